@@ -1,0 +1,34 @@
+#include "core/simd/simd_level.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace st::simd {
+
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+}
+
+Level parse_level(const std::string& name) {
+  if (name == "portable") return Level::kPortable;
+  if (name == "avx2") {
+    if (!cpu_has_avx2()) throw std::runtime_error("SIMD level 'avx2' requested but this CPU lacks AVX2/FMA/F16C");
+    return Level::kAvx2;
+  }
+  if (name == "auto" || name.empty()) return cpu_has_avx2() ? Level::kAvx2 : Level::kPortable;
+  throw std::invalid_argument("unknown SIMD level '" + name + "' (expected portable, avx2 or auto)");
+}
+
+Level default_level() {
+  static const Level level = [] {
+    const char* env = std::getenv("ST_SIMD");
+    return parse_level(env ? std::string(env) : std::string("auto"));
+  }();
+  return level;
+}
+
+const char* level_name(Level level) { return level == Level::kAvx2 ? "avx2" : "portable"; }
+
+}  // namespace st::simd

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project needs. Idempotent: when all
+# packages are present it prints one line and exits without touching apt.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git python3
+  libtorch-dev libopenblas0-pthread
+  libns3-dev ns3 libgsl-dev
+  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libgloo-dev zlib1g-dev
+  libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
+  dataset-fashion-mnist python3-matplotlib python3-pandas
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${#missing[@]} missing packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
