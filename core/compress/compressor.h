@@ -36,6 +36,7 @@ class TensorState {
   virtual ~TensorState() = default;
   std::string name;     // for error messages
   std::size_t numel = 0;
+  std::size_t max_k = 0;
   // Diagnostics of the last compress() call.
   std::size_t last_threshold_count = 0;  // elements the threshold alone selected (threshold compressors)
   float last_threshold = 0.0f;

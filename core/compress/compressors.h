@@ -1,0 +1,114 @@
+#pragma once
+// The concrete compressors. Use make_compressor() unless a test needs the
+// type itself.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/compress/compressor.h"
+#include "core/compress/kernels.h"
+
+namespace st::compress {
+
+// Exactly the k largest |g|; ties go to the lower index (see top_select.h).
+class TopK final : public Compressor {
+ public:
+  explicit TopK(simd::Level simd);
+  std::string name() const override { return "topk"; }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+ private:
+  const Kernels& kernels_;
+};
+
+// k indices uniform without replacement from a per-tensor generator seeded
+// with `seed`: the same seed gives the same sequence of selections.
+class RandomK final : public Compressor {
+ public:
+  RandomK(simd::Level simd, uint64_t seed);
+  std::string name() const override { return "randomk"; }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+ private:
+  const Kernels& kernels_;
+  uint64_t seed_;
+};
+
+// Elements with |g| >= a per-tensor threshold, at most k (the largest k when
+// more pass). The threshold is kept across iterations as a multiple of a
+// scale measured on a fixed strided sample of the gradient, so a gradient
+// whose scale drifts keeps its count; the first threshold is a sample
+// quantile. The count can fall short of k (no top-up).
+class ThresholdV final : public Compressor {
+ public:
+  explicit ThresholdV(simd::Level simd);
+  std::string name() const override { return "thresholdv"; }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+ private:
+  const Kernels& kernels_;
+};
+
+// Cache-aware block selection: whole blocks of 16 contiguous floats (one
+// 64-byte line) ranked by the sum of |g| over the block. Exactly
+// B = ceil(k/16) blocks are written (the last block of the tensor may be
+// shorter), so the count lies in [k-15, k+15]. The per-tensor threshold,
+// kept relative to the gradient's L1 norm, predicts the B-th largest block
+// sum; one filter pass at that threshold usually yields the candidates, and
+// the trim/top-up to exactly B blocks is exact (best B blocks, ties to the
+// lower index), scanning the whole tensor with no early exit.
+class ThresholdV16 final : public Compressor {
+ public:
+  explicit ThresholdV16(simd::Level simd);
+  std::string name() const override { return "thresholdv16"; }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t max_output(std::size_t numel, std::size_t k) const override;
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+ private:
+  const Kernels& kernels_;
+};
+
+// Error feedback around any compressor: it compresses acc = g + r and keeps
+// r <- acc - sent per tensor, so nothing a step leaves out is lost. On an
+// error (e.g. a non-finite gradient) the residual is left unchanged.
+class ErrorFeedback final : public Compressor {
+ public:
+  ErrorFeedback(std::unique_ptr<Compressor> inner, simd::Level simd);
+  std::string name() const override { return "ef:" + inner_->name(); }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t max_output(std::size_t numel, std::size_t k) const override {
+    return inner_->max_output(numel, k);
+  }
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+  // The residual kept for a tensor (for tests and checkpoints).
+  static Span<const float> residual(const TensorState& state);
+
+ private:
+  std::unique_ptr<Compressor> inner_;
+  const Kernels& kernels_;
+};
+
+// Throws NonFiniteGradient for the first NaN/Inf in g (or, when there is
+// none, for a sum that overflowed).
+[[noreturn]] void throw_nonfinite(const TensorState& state, const float* g, std::size_t n);
+
+// Checks grad/k/out against the state; throws std::invalid_argument.
+void check_compress_args(const Compressor& c, Span<const float> grad, std::size_t k,
+                         const TensorState& state, SparseBuffers out);
+
+}  // namespace st::compress

@@ -1,0 +1,46 @@
+#include <numeric>
+
+#include "core/compress/compressors.h"
+#include "core/compress/top_select.h"
+
+namespace st::compress {
+namespace {
+
+struct TopKState final : TensorState {
+  TopKState(std::size_t n, std::size_t k) : selector(n, k) {}
+  TopSelector selector;
+  float last_cutoff = 0.0f;
+};
+
+}  // namespace
+
+TopK::TopK(simd::Level simd) : kernels_(kernels(simd)) {}
+
+std::unique_ptr<TensorState> TopK::make_state(std::size_t numel, std::size_t max_k,
+                                              const std::string& tensor_name) const {
+  auto state = std::make_unique<TopKState>(numel, std::min(max_k, numel));
+  state->name = tensor_name;
+  state->numel = numel;
+  state->max_k = max_k;
+  return state;
+}
+
+std::size_t TopK::compress(Span<const float> grad, std::size_t k, TensorState& base,
+                           SparseBuffers out) {
+  check_compress_args(*this, grad, k, base, out);
+  auto& state = static_cast<TopKState&>(base);
+  const std::size_t n = grad.size();
+  if (n == 0) return 0;
+  // The previous cutoff, lowered a little, is usually a good first filter
+  // threshold for the next iteration's gradient of the same tensor.
+  const float hint = state.last_cutoff * 0.9f;
+  const auto result = state.selector.select(kernels_, grad.data(), n, k, hint, out.indices);
+  if (result.nonfinite) throw_nonfinite(state, grad.data(), n);
+  if (result.cutoff > 0.0f) state.last_cutoff = result.cutoff;
+  for (std::size_t j = 0; j < result.count; ++j) out.values[j] = grad[out.indices[j]];
+  state.last_threshold = result.cutoff;
+  state.last_threshold_count = result.count;
+  return result.count;
+}
+
+}  // namespace st::compress

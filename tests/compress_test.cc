@@ -1,0 +1,253 @@
+// Compressor behaviour: exactness of topk, reproducibility of randomk,
+// count tracking of the threshold compressors, block selection of
+// thresholdv16, mass conservation of error feedback, and identical results
+// from the portable and AVX2 kernels.
+#include <cstring>
+
+#include "compress_test_util.h"
+#include "core/compress/compressors.h"
+#include "core/compress/kernels.h"
+
+namespace st::compress {
+namespace {
+
+using testing::gaussian;
+using testing::run;
+using testing::simd_levels;
+using testing::structured;
+
+class PerSimd : public ::testing::TestWithParam<simd::Level> {};
+
+TEST_P(PerSimd, TopkIsExactlyTheKLargest) {
+  TopK topk(GetParam());
+  for (std::size_t k : {1u, 17u, 1000u, 20000u}) {
+    auto g = structured(100003, 7 + k);
+    auto state = topk.make_state(g.size(), k, "w");
+    // Two calls: the second uses the previous cutoff as its filter hint.
+    for (int call = 0; call < 2; ++call) {
+      for (auto& x : g) x *= 1.3f;
+      const auto out = run(topk, *state, g, k);
+      EXPECT_EQ(out.indices, testing::reference_topk(g, k)) << "k=" << k << " call " << call;
+      for (std::size_t j = 0; j < out.indices.size(); ++j) ASSERT_EQ(out.values[j], g[out.indices[j]]);
+    }
+  }
+}
+
+TEST_P(PerSimd, TopkTiesGoToTheLowerIndex) {
+  TopK topk(GetParam());
+  // Quantised values: huge tie blocks at every magnitude.
+  std::mt19937 rng(3);
+  std::vector<float> g(50000);
+  for (auto& x : g) x = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+  for (std::size_t k : {1u, 5000u, 19999u, 20000u, 20001u, 49999u}) {
+    auto state = topk.make_state(g.size(), k, "q");
+    EXPECT_EQ(run(topk, *state, g, k).indices, testing::reference_topk(g, k)) << "k=" << k;
+  }
+  // All magnitudes equal: the first k indices.
+  std::vector<float> flat(40000, -0.5f);
+  auto state = topk.make_state(flat.size(), 300, "flat");
+  const auto out = run(topk, *state, flat, 300);
+  ASSERT_EQ(out.indices.size(), 300u);
+  EXPECT_EQ(out.indices.back(), 299u);
+}
+
+TEST_P(PerSimd, RandomkIsReproducibleFromItsSeedAndUniform) {
+  const std::size_t n = 10000, k = 100;
+  RandomK a(GetParam(), 42), b(GetParam(), 42), c(GetParam(), 43);
+  auto sa = a.make_state(n, k, "x"), sb = b.make_state(n, k, "x"), sc = c.make_state(n, k, "x");
+  const auto g = gaussian(n, 1);
+  std::vector<int> hits(n, 0);
+  bool differs_from_other_seed = false;
+  for (int call = 0; call < 2000; ++call) {
+    const auto oa = run(a, *sa, g, k);
+    const auto ob = run(b, *sb, g, k);
+    const auto oc = run(c, *sc, g, k);
+    ASSERT_EQ(oa.indices, ob.indices) << "call " << call;
+    differs_from_other_seed |= oa.indices != oc.indices;
+    ASSERT_EQ(oa.indices.size(), k);
+    testing::expect_strictly_increasing(oa.indices, n);
+    for (std::size_t j = 0; j < k; ++j) ASSERT_EQ(oa.values[j], g[oa.indices[j]]);
+    for (auto i : oa.indices) ++hits[i];
+  }
+  EXPECT_TRUE(differs_from_other_seed);
+  // Each index is chosen with probability k/n per call: 20 expected hits.
+  // Pool into 100 buckets of 100 indices (2000 expected each, sd ~44).
+  for (std::size_t bucket = 0; bucket < 100; ++bucket) {
+    const int sum = std::accumulate(hits.begin() + bucket * 100, hits.begin() + bucket * 100 + 100, 0);
+    EXPECT_NEAR(sum, 2000, 250) << "bucket " << bucket;
+  }
+}
+
+// The count the threshold alone selects stays within +-10% of k after a
+// 5-step warm-up, on a gradient sequence whose scale drifts (growing 7% a
+// step, with a +-30% oscillation). Like a real training run, consecutive
+// gradients share structure: a fixed heavy-tailed part plus fresh noise of
+// half its size every step.
+void expect_count_tracks_k(Compressor& c, bool block_output) {
+  const std::size_t n = 1 << 20;
+  const auto base = structured(n, 99);
+  for (double density : {0.01, 0.05}) {
+    const std::size_t k = k_for_density(n, density);
+    auto state = c.make_state(n, k, "drift");
+    for (int step = 0; step < 20; ++step) {
+      const float scale = std::pow(1.07f, step) * (1.0f + 0.3f * std::sin(0.9f * step));
+      auto g = structured(n, 100 + step, 0.5f);
+      for (std::size_t i = 0; i < n; ++i) g[i] = scale * (base[i] + g[i]);
+      const auto out = run(c, *state, g, k);
+      testing::expect_strictly_increasing(out.indices, n);
+      if (block_output) {
+        EXPECT_LE(out.indices.size(), k + 15);
+        EXPECT_GE(out.indices.size() + 15, k);
+      } else {
+        EXPECT_LE(out.indices.size(), k);
+      }
+      if (step < 5) continue;
+      const double ratio = static_cast<double>(state->last_threshold_count) / static_cast<double>(k);
+      EXPECT_NEAR(ratio, 1.0, 0.10) << c.name() << " density " << density << " step " << step;
+      if (!block_output) EXPECT_GE(static_cast<double>(out.indices.size()), 0.9 * static_cast<double>(k));
+    }
+  }
+}
+
+TEST_P(PerSimd, ThresholdvCountTracksKUnderScaleDrift) {
+  ThresholdV c(GetParam());
+  expect_count_tracks_k(c, false);
+}
+
+TEST_P(PerSimd, Thresholdv16CountTracksKUnderScaleDrift) {
+  ThresholdV16 c(GetParam());
+  expect_count_tracks_k(c, true);
+}
+
+// Reference: blocks ranked by (sum of |g| descending, block id ascending).
+std::vector<uint32_t> reference_blocks(const std::vector<float>& g, std::size_t blocks) {
+  std::vector<float> sums((g.size() + 15) / 16);
+  portable::kKernels.block_abs_sums(g.data(), g.size(), sums.data());
+  std::vector<uint32_t> ids(sums.size());
+  std::iota(ids.begin(), ids.end(), 0u);
+  std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return sums[a] > sums[b]; });
+  ids.resize(blocks);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST_P(PerSimd, Thresholdv16WritesTheBestWholeBlocks) {
+  ThresholdV16 c(GetParam());
+  const std::size_t n = 16 * 5000 + 7;  // a short tail block
+  for (std::size_t k : {16u, 100u, 4000u}) {
+    auto state = c.make_state(n, k, "blocks");
+    for (int step = 0; step < 3; ++step) {
+      auto g = structured(n, 900 + step);
+      g[n - 1] = 1e6f;  // the tail block must be eligible
+      const auto out = run(c, *state, g, k);
+      std::vector<uint32_t> blocks;
+      for (std::size_t j = 0; j < out.indices.size(); ++j) {
+        if (out.indices[j] % 16 == 0) blocks.push_back(out.indices[j] / 16);
+        ASSERT_EQ(out.indices[j], blocks.back() * 16 + (out.indices[j] % 16)) << "run broken at " << j;
+        ASSERT_EQ(out.values[j], g[out.indices[j]]);
+      }
+      EXPECT_EQ(blocks, reference_blocks(g, (k + 15) / 16)) << "k=" << k << " step " << step;
+      EXPECT_EQ(blocks.back(), (n - 1) / 16);
+    }
+  }
+}
+
+TEST_P(PerSimd, Thresholdv16HasNoFrontBias) {
+  // Large values only in the back half: a scan that stopped once its output
+  // was full would return front blocks.
+  ThresholdV16 c(GetParam());
+  const std::size_t n = 1 << 16, k = 1024;
+  auto state = c.make_state(n, k, "back");
+  for (int step = 0; step < 4; ++step) {
+    auto g = gaussian(n, 50 + step, 1e-3f);
+    const auto big = gaussian(n / 2, 70 + step, 1.0f);
+    std::copy(big.begin(), big.end(), g.begin() + n / 2);
+    // After step 0 the threshold was learnt on this shape; make the front
+    // cross it too, at a lower level than the back.
+    if (step == 3) for (std::size_t i = 0; i < n / 2; ++i) g[i] *= 500.0f;
+    const auto out = run(c, *state, g, k);
+    ASSERT_FALSE(out.indices.empty());
+    EXPECT_GE(out.indices.front(), n / 2) << "step " << step;
+  }
+}
+
+TEST_P(PerSimd, ErrorFeedbackConservesMass) {
+  for (const char* inner : {"topk", "randomk", "thresholdv", "thresholdv16"}) {
+    auto c = make_compressor(std::string("ef:") + inner, {GetParam(), 5});
+    const std::size_t n = 16 * 700 + 3, k = 300;
+    auto state = c->make_state(n, k, "ef");
+    std::vector<double> inputs(n, 0.0), sent(n, 0.0);
+    for (int step = 0; step < 12; ++step) {
+      const auto g = structured(n, 300 + step);
+      for (std::size_t i = 0; i < n; ++i) inputs[i] += g[i];
+      const auto out = run(*c, *state, g, k);
+      for (std::size_t j = 0; j < out.indices.size(); ++j) sent[out.indices[j]] += out.values[j];
+    }
+    const auto r = ErrorFeedback::residual(*state);
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      worst = std::max(worst, std::fabs(inputs[i] - (sent[i] + r[i])));
+      scale = std::max(scale, std::fabs(inputs[i]));
+    }
+    EXPECT_LE(worst, 1e-5 * scale) << inner;
+  }
+}
+
+TEST(CompressSimd, PortableAndAvx2GiveIdenticalResults) {
+  if (!simd::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+  for (const char* name : {"topk", "randomk", "thresholdv", "thresholdv16", "ef:thresholdv16"}) {
+    auto p = make_compressor(name, {simd::Level::kPortable, 9});
+    auto a = make_compressor(name, {simd::Level::kAvx2, 9});
+    const std::size_t n = 16 * 3001 + 9, k = 2000;
+    auto sp = p->make_state(n, k, "t"), sa = a->make_state(n, k, "t");
+    for (int step = 0; step < 6; ++step) {
+      const auto g = structured(n, 500 + step, 1.0f + 0.1f * step);
+      const auto op = run(*p, *sp, g, k);
+      const auto oa = run(*a, *sa, g, k);
+      EXPECT_EQ(op.indices, oa.indices) << name << " step " << step;
+      EXPECT_EQ(op.values, oa.values) << name << " step " << step;
+    }
+  }
+}
+
+TEST(CompressKernels, PortableAndAvx2AgreeBitwise) {
+  if (!simd::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+  for (std::size_t n : {0u, 1u, 15u, 16u, 17u, 127u, 128u, 129u, 1000003u}) {
+    const auto g = structured(n, n + 1);
+    std::vector<float> sp((n + 15) / 16), sa((n + 15) / 16);
+    const double tp = portable::kKernels.block_abs_sums(g.data(), n, sp.data());
+    const double ta = avx2::kKernels.block_abs_sums(g.data(), n, sa.data());
+    EXPECT_EQ(tp, ta) << n;
+    EXPECT_EQ(sp, sa) << n;
+    double exact = 0.0;
+    for (float x : g) exact += std::fabs(x);
+    EXPECT_NEAR(tp, exact, 1e-5 * exact + 1e-12) << n;
+    std::vector<uint32_t> ip(n), ia(n);
+    bool bp = true, ba = true;
+    const auto cp = portable::kKernels.select_abs_ge(g.data(), n, 0.5f, ip.data(), n / 3, &bp);
+    const auto ca = avx2::kKernels.select_abs_ge(g.data(), n, 0.5f, ia.data(), n / 3, &ba);
+    EXPECT_EQ(cp, ca);
+    EXPECT_EQ(ip, ia);
+    EXPECT_FALSE(bp);
+    EXPECT_FALSE(ba);
+  }
+  // Half conversions, including subnormals, rounding ties and overflow.
+  std::vector<float> v = gaussian(4099, 11, 100.0f);
+  for (float x : {0.0f, -0.0f, 5.96e-8f, 2.98e-8f, 6.1e-5f, 65504.0f, 65520.0f, 1e9f, 1.0009765625f,
+                  1.00048828125f, 1.00146484375f})
+    v.push_back(x);
+  std::vector<uint16_t> hp(v.size()), ha(v.size());
+  portable::kKernels.to_half(v.data(), hp.data(), v.size());
+  avx2::kKernels.to_half(v.data(), ha.data(), v.size());
+  EXPECT_EQ(hp, ha);
+  std::vector<float> fp(v.size()), fa(v.size());
+  portable::kKernels.from_half(hp.data(), fp.data(), v.size());
+  avx2::kKernels.from_half(hp.data(), fa.data(), v.size());
+  EXPECT_EQ(0, std::memcmp(fp.data(), fa.data(), fp.size() * 4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, PerSimd, ::testing::ValuesIn(simd_levels()),
+                         [](const auto& info) { return std::string(simd::level_name(info.param)); });
+
+}  // namespace
+}  // namespace st::compress
