@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/simd/simd_level.h"
 #include "core/util/span.h"
@@ -28,6 +29,22 @@ class ParamState {
   uint32_t step = 0;  // number of step() calls so far on this tensor
 };
 
+// State of the sparse SGD optimizer. Both vectors are empty when momentum is
+// 0 (plain SGD needs no per-entry state).
+class SgdState : public ParamState {
+ public:
+  std::vector<float> momentum_buffer;  // numel entries, 0 until first touch
+  std::vector<uint32_t> last_step;     // step of the last touch, 0 = never
+};
+
+// State of the sparse Adam optimizer.
+class AdamState : public ParamState {
+ public:
+  std::vector<float> exp_avg;          // first moment, numel entries
+  std::vector<float> exp_avg_sq;       // second moment, numel entries
+  std::vector<uint32_t> last_step;     // step of the last touch, 0 = never
+};
+
 class SparseOptimizer {
  public:
   virtual ~SparseOptimizer() = default;
@@ -36,7 +53,8 @@ class SparseOptimizer {
                                                  const std::string& tensor_name = "") const = 0;
   // Applies one step. Throws std::invalid_argument (naming the tensor and
   // position) when an index is out of range or not strictly increasing, or
-  // when sizes disagree; nothing is modified in that case.
+  // when sizes disagree or the state is not this optimizer's; nothing is
+  // modified in that case.
   virtual void step(Span<float> param, SparseGrad grad, ParamState& state) = 0;
 };
 
@@ -62,6 +80,10 @@ struct ExecutionOptions {
   std::size_t min_parallel_nnz = 1 << 16;  // below this, one thread
 };
 
+// The factories check the options as torch::optim does (lr, momentum,
+// weight_decay, eps >= 0; betas in [0, 1); nesterov needs momentum > 0 and
+// dampening == 0), plus threads >= 1 and AVX2 only on a CPU that has it;
+// violations throw std::invalid_argument.
 std::unique_ptr<SparseOptimizer> make_sparse_sgd(const SgdOptions& options,
                                                  const ExecutionOptions& exec = {});
 std::unique_ptr<SparseOptimizer> make_sparse_adam(const AdamOptions& options,

@@ -1,0 +1,30 @@
+// The `stellatrain` command: one binary, CLI11 subcommands.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "apps/bench/bench_command.h"
+#include "apps/info_command.h"
+
+int main(int argc, char** argv) {
+  // Logs and progress go to stderr so that --json output on stdout stays clean.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stellatrain"));
+  spdlog::set_pattern("[%H:%M:%S] %v");
+
+  CLI::App app{"StellaTrain testbed: distributed training over simulated and emulated WAN links"};
+  app.require_subcommand(1);
+  st::bench::add_bench_commands(app);
+  st::apps::add_info_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& done) {
+    return done.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}
