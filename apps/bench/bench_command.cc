@@ -42,14 +42,15 @@ std::string fmt_opt(const nlohmann::json& e, const char* key) {
 }
 
 void print_table(const nlohmann::json& entries) {
-  fmt::print("{:<16} {:<9} {:>10} {:>7} {:>10} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "name", "input", "numel",
-             "density", "median_ms", "gbps", "vs_topk", "vs_memcpy", "l2_capt", "blk_eff", "cnt_rat", "vs_dsgd");
+  fmt::print("{:<16} {:<9} {:>10} {:>7} {:>10} {:>8} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "name", "input", "numel",
+             "density", "median_ms", "gbps", "vs_topk", "vs_memcpy", "l2_capt", "blk_eff", "cnt_rat", "thr_next", "vs_dsgd");
   for (const auto& e : entries)
-    fmt::print("{:<16} {:<9} {:>10} {:>7} {:>10.3f} {:>8.2f} {:>9.2f} {:>9.2f} {:>8} {:>8} {:>8} {:>9}\n",
+    fmt::print("{:<16} {:<9} {:>10} {:>7} {:>10.3f} {:>8.2f} {:>9.2f} {:>9.2f} {:>8} {:>8} {:>8} {:>8} {:>9}\n",
                e["name"].get<std::string>(), e["input"].get<std::string>(), e["numel"].get<std::size_t>(),
                e["density"].get<double>(), e["median_ms"].get<double>(), e["gbps"].get<double>(),
                e["vs_torch_topk"].get<double>(), e["vs_memcpy"].get<double>(), fmt_opt(e, "l2_capture"),
-               fmt_opt(e, "block_efficiency"), fmt_opt(e, "count_ratio"), fmt_opt(e, "vs_torch_dense_sgd"));
+               fmt_opt(e, "block_efficiency"), fmt_opt(e, "count_ratio"), fmt_opt(e, "threshold_ratio_next"),
+               fmt_opt(e, "vs_torch_dense_sgd"));
 }
 
 }  // namespace

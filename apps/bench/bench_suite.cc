@@ -90,12 +90,14 @@ void add_quality(json& entry, const std::string& name, const BenchInput& input, 
   const std::size_t count = compress_once(run, input.values, k);
   const std::vector<float> selected(run.chunk.values.begin(), run.chunk.values.begin() + count);
   entry["count"] = count;
+  entry["count_ratio"] = static_cast<double>(count) / static_cast<double>(std::max<std::size_t>(k, 1));
   entry["l2_capture"] = quality.l2_capture(selected);
   if (name.find("thresholdv16") != std::string::npos)
     entry["block_efficiency"] = quality.block_efficiency(selected, (count + 15) / 16);
   if (name.find("thresholdv") != std::string::npos) {
+    // The threshold learnt on this step, applied to the next step's gradient.
     compress_once(run, input.next, k);
-    entry["count_ratio"] = static_cast<double>(run.state->last_threshold_count) / static_cast<double>(k);
+    entry["threshold_ratio_next"] = static_cast<double>(run.state->last_threshold_count) / static_cast<double>(k);
   }
 }
 

@@ -4,8 +4,10 @@
 // median_ms, gbps (dense gradient bytes / time), vs_torch_topk
 // (torch::topk(|g|) time / this time), vs_memcpy (this time / single-thread
 // memcpy time of the gradient's bytes); compressors add l2_capture,
-// block_efficiency (block compressors) and count_ratio (threshold
-// compressors); optimizers add vs_torch_dense_sgd. See docs/benchmarks.md.
+// block_efficiency (block compressors), count_ratio (= count / k) and
+// threshold_ratio_next (threshold: count_ratio = count / k, and threshold_ratio_next = what the
+// threshold learnt on this step alone selects on the next step's gradient,
+// divided by k); optimizers add vs_torch_dense_sgd. See docs/benchmarks.md.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>

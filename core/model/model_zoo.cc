@@ -1,0 +1,102 @@
+// The factory and the Model handle around a ZooModule.
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "core/model/model.h"
+#include "core/model/zoo_module.h"
+
+namespace st::model {
+namespace {
+
+using Builder = std::shared_ptr<ZooModule> (*)(const ModelShape&);
+
+struct ZooEntry {
+  const char* name;
+  Builder build;
+};
+
+constexpr ZooEntry kZoo[] = {
+    {"mlp", build_mlp},
+    {"cnn", build_cnn},
+    {"resnet18", build_resnet18},
+    {"vit", build_vit},
+};
+
+void validate_shape(const std::string& name, const ModelShape& shape) {
+  if (shape.channels <= 0 || shape.height <= 0 || shape.width <= 0 || shape.classes < 2) {
+    throw std::invalid_argument(fmt::format(
+        "model '{}': shape {}x{}x{} with {} classes is invalid (need positive sizes, >= 2 classes)",
+        name, shape.channels, shape.height, shape.width, shape.classes));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const ZooEntry& entry : kZoo) names.emplace_back(entry.name);
+  return names;
+}
+
+Model make_model(const std::string& name, const ModelShape& shape) {
+  for (const ZooEntry& entry : kZoo) {
+    if (name == entry.name) {
+      validate_shape(name, shape);
+      return Model(name, shape, entry.build(shape));
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("unknown model '{}'; known models: {}", name, fmt::join(model_names(), ", ")));
+}
+
+Model make_model(const std::string& name, const ModelShape& shape, uint64_t init_seed) {
+  torch::manual_seed(init_seed);
+  return make_model(name, shape);
+}
+
+Model::Model(std::string name, ModelShape shape, std::shared_ptr<ZooModule> module)
+    : name_(std::move(name)), shape_(shape), module_(std::move(module)) {
+  if (!module_) throw std::invalid_argument("Model '" + name_ + "' needs a module");
+}
+
+at::Tensor Model::forward(const at::Tensor& images) const {
+  const bool matches = images.dim() == 4 && images.size(1) == shape_.channels &&
+                       images.size(2) == shape_.height && images.size(3) == shape_.width;
+  if (!matches) {
+    throw std::invalid_argument(fmt::format("model '{}' expects input [batch, {}, {}, {}], got {}",
+                                            name_, shape_.channels, shape_.height, shape_.width,
+                                            fmt::join(images.sizes(), "x")));
+  }
+  return module_->forward(images);
+}
+
+std::vector<at::Tensor> Model::parameters() const { return module_->parameters(); }
+
+std::vector<NamedTensor> Model::named_parameters() const {
+  std::vector<NamedTensor> named;
+  for (const auto& item : module_->named_parameters()) named.push_back({item.key(), item.value()});
+  return named;
+}
+
+std::vector<NamedTensor> Model::named_buffers() const {
+  std::vector<NamedTensor> named;
+  for (const auto& item : module_->named_buffers()) named.push_back({item.key(), item.value()});
+  return named;
+}
+
+int64_t Model::parameter_count() const {
+  int64_t count = 0;
+  for (const at::Tensor& parameter : module_->parameters()) count += parameter.numel();
+  return count;
+}
+
+void Model::set_training(bool training) const { module_->train(training); }
+bool Model::is_training() const { return module_->is_training(); }
+void Model::zero_grad() const { module_->zero_grad(); }
+void Model::to(const c10::Device& device) const { module_->to(device); }
+
+std::shared_ptr<torch::nn::Module> Model::module() const { return module_; }
+
+}  // namespace st::model
