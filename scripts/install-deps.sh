@@ -9,7 +9,7 @@ PACKAGES=(
   libns3-dev ns3 libgsl-dev
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libgloo-dev zlib1g-dev
+  libgloo-dev libasio-dev zlib1g-dev
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
 )

@@ -162,6 +162,7 @@ json run_optim_suite(const BenchInput& input, double density, const SuiteOptions
   std::vector<std::unique_ptr<optim::SparseOptimizer>> optimizers;
   std::vector<std::unique_ptr<optim::ParamState>> states;
   std::vector<std::vector<float>> params;
+  params.reserve(options.optimizers.size());  // the timed bodies keep pointers into it
   for (const auto& name : options.optimizers) {
     if (name == "sparse_sgd") {
       optimizers.push_back(optim::make_sparse_sgd({0.01, 0.9}, exec));
