@@ -316,7 +316,8 @@ TEST_P(OptimExec, LongGapsMatchReference) {
     ref.step(expected, used, values);
   }
   EXPECT_LE(relative_difference(ours, expected), kTolerance);
-  EXPECT_EQ(dynamic_cast<const SgdState&>(*state).momentum_buffer, ref.buf);
+  const auto& buffer = dynamic_cast<const SgdState&>(*state).momentum_buffer;
+  EXPECT_EQ(std::vector<float>(buffer.begin(), buffer.end()), ref.buf);
 }
 
 TEST_P(OptimExec, EmptyStepChangesNothingButTheCounter) {
@@ -327,7 +328,7 @@ TEST_P(OptimExec, EmptyStepChangesNothingButTheCounter) {
   EXPECT_EQ(p, (std::vector<float>{1, 2, 3, 4, 5}));
   EXPECT_EQ(state->step, 1u);
   const auto& s = dynamic_cast<const AdamState&>(*state);
-  EXPECT_EQ(s.last_step, std::vector<uint32_t>(5, 0));
+  EXPECT_EQ(std::vector<uint32_t>(s.last_step.begin(), s.last_step.end()), std::vector<uint32_t>(5, 0));
 }
 
 TEST_P(OptimExec, SingleEntryTensor) {
@@ -357,7 +358,8 @@ struct Snapshot {
 
 Snapshot snapshot(const std::vector<float>& p, const ParamState& state) {
   const auto& s = dynamic_cast<const SgdState&>(state);
-  return Snapshot{p, s.momentum_buffer, s.last_step, s.step};
+  return Snapshot{p, {s.momentum_buffer.begin(), s.momentum_buffer.end()}, {s.last_step.begin(), s.last_step.end()},
+                  s.step};
 }
 
 void expect_rejected(SparseOptimizer& sgd, std::vector<float>& p, SparseGrad grad, ParamState& state,
@@ -437,10 +439,13 @@ Outcome run_lazy(bool adam, const ExecutionOptions& exec) {
   }
   if (adam) {
     const auto& s = dynamic_cast<const AdamState&>(*state);
-    out.first = s.exp_avg, out.second = s.exp_avg_sq, out.last = s.last_step;
+    out.first.assign(s.exp_avg.begin(), s.exp_avg.end());
+    out.second.assign(s.exp_avg_sq.begin(), s.exp_avg_sq.end());
+    out.last.assign(s.last_step.begin(), s.last_step.end());
   } else {
     const auto& s = dynamic_cast<const SgdState&>(*state);
-    out.first = s.momentum_buffer, out.last = s.last_step;
+    out.first.assign(s.momentum_buffer.begin(), s.momentum_buffer.end());
+    out.last.assign(s.last_step.begin(), s.last_step.end());
   }
   return out;
 }

@@ -161,7 +161,7 @@ json run_optim_suite(const BenchInput& input, double density, const SuiteOptions
   const optim::ExecutionOptions exec{options.simd, options.threads};
   std::vector<std::unique_ptr<optim::SparseOptimizer>> optimizers;
   std::vector<std::unique_ptr<optim::ParamState>> states;
-  std::vector<std::vector<float>> params;
+  std::vector<LargeVector<float>> params;  // master copies, as the engine keeps them
   params.reserve(options.optimizers.size());  // the timed bodies keep pointers into it
   for (const auto& name : options.optimizers) {
     if (name == "sparse_sgd") {
@@ -172,7 +172,7 @@ json run_optim_suite(const BenchInput& input, double density, const SuiteOptions
       throw std::invalid_argument(fmt::format("unknown optimizer '{}' (expected sparse_sgd or sparse_adam)", name));
     }
     states.push_back(optimizers.back()->make_state(n, input.name));
-    params.push_back(input.next);
+    params.emplace_back(input.next.begin(), input.next.end());
     auto* opt = optimizers.back().get();
     auto* state = states.back().get();
     auto* param = &params.back();

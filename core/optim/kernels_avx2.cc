@@ -148,6 +148,7 @@ void walk_chunk(const Args& args, Chunk chunk, ContiguousFn contiguous, Gathered
   std::size_t j = 0;
   for (; j + kLanes <= chunk.count; j += kLanes) {
     const uint32_t* indices = chunk.indices + j;
+    prefetch_ahead(args, chunk, j);
     if (is_run_of_8(indices)) {
       contiguous(args, indices, chunk.values + j);
     } else if (args.gather_ok) {

@@ -91,6 +91,7 @@ template <class Args, class RunFn, class EntryFn>
 void walk_chunk(const Args& args, Chunk chunk, RunFn run, EntryFn entry) {
   std::size_t j = 0;
   for (; j + kRun <= chunk.count; j += kRun) {
+    prefetch_ahead(args, chunk, j);
     if (is_run_of_8(chunk.indices + j)) {
       run(args, chunk.indices[j], chunk.values + j);
     } else {

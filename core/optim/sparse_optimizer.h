@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/simd/simd_level.h"
+#include "core/util/huge_page_allocator.h"
 #include "core/util/span.h"
 
 namespace st::optim {
@@ -33,16 +34,16 @@ class ParamState {
 // 0 (plain SGD needs no per-entry state).
 class SgdState : public ParamState {
  public:
-  std::vector<float> momentum_buffer;  // numel entries, 0 until first touch
-  std::vector<uint32_t> last_step;     // step of the last touch, 0 = never
+  LargeVector<float> momentum_buffer;  // numel entries, 0 until first touch
+  LargeVector<uint32_t> last_step;     // step of the last touch, 0 = never
 };
 
 // State of the sparse Adam optimizer.
 class AdamState : public ParamState {
  public:
-  std::vector<float> exp_avg;          // first moment, numel entries
-  std::vector<float> exp_avg_sq;       // second moment, numel entries
-  std::vector<uint32_t> last_step;     // step of the last touch, 0 = never
+  LargeVector<float> exp_avg;           // first moment, numel entries
+  LargeVector<float> exp_avg_sq;        // second moment, numel entries
+  LargeVector<uint32_t> last_step;     // step of the last touch, 0 = never
 };
 
 class SparseOptimizer {

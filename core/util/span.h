@@ -13,10 +13,10 @@ class Span {
  public:
   constexpr Span() noexcept = default;
   constexpr Span(T* data, std::size_t size) noexcept : data_(data), size_(size) {}
-  template <class U, class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
-  Span(std::vector<U>& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT implicit
-  template <class U, class = std::enable_if_t<std::is_convertible_v<const U (*)[], T (*)[]>>>
-  Span(const std::vector<U>& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT implicit
+  template <class U, class A, class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
+  Span(std::vector<U, A>& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT implicit
+  template <class U, class A, class = std::enable_if_t<std::is_convertible_v<const U (*)[], T (*)[]>>>
+  Span(const std::vector<U, A>& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT implicit
   template <class U, class = std::enable_if_t<std::is_convertible_v<U (*)[], T (*)[]>>>
   constexpr Span(Span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
 
