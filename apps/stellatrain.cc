@@ -6,6 +6,7 @@
 
 #include "apps/bench/bench_command.h"
 #include "apps/info_command.h"
+#include "apps/train_command.h"
 
 int main(int argc, char** argv) {
   // Logs and progress go to stderr so that --json output on stdout stays clean.
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   st::bench::add_bench_commands(app);
   st::apps::add_info_command(app);
+  st::apps::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& done) {

@@ -1,0 +1,78 @@
+#include "apps/train_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "core/train/trainer.h"
+
+namespace st::apps {
+namespace {
+
+// torchrun-style: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT fill what the
+// flags left unset.
+void apply_environment(train::TrainConfig& c, const CLI::App& cmd) {
+  auto env = [](const char* name) -> const char* { return std::getenv(name); };
+  auto parse_int = [](const char* name, const char* value) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(value, &used);
+      if (used != std::string(value).size()) throw std::invalid_argument("trailing characters");
+      return v;
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("environment variable {}='{}' is not an integer", name, value));
+    }
+  };
+  if (cmd.count("--rank") == 0 && env("RANK")) c.rank = parse_int("RANK", env("RANK"));
+  if (cmd.count("--nodes") == 0 && env("WORLD_SIZE")) c.nodes = parse_int("WORLD_SIZE", env("WORLD_SIZE"));
+  if (cmd.count("--master-addr") == 0 && env("MASTER_ADDR")) c.master_addr = env("MASTER_ADDR");
+  if (cmd.count("--master-port") == 0 && env("MASTER_PORT")) c.master_port = parse_int("MASTER_PORT", env("MASTER_PORT"));
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto config = std::make_shared<train::TrainConfig>();
+  auto* cmd = app.add_subcommand("train", "Train one system on real threads and sockets");
+  auto& c = *config;
+  cmd->add_option("--system", c.system, "stellatrain, ddp, topk-sync or ddp-gloo")->capture_default_str();
+  cmd->add_option("--model", c.model, "mlp, cnn, resnet18 or vit")->capture_default_str();
+  cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10 or synthetic")->capture_default_str();
+  cmd->add_option("--data-dir", c.data_dir, "Dataset folder (default: the dataset's own)");
+  cmd->add_option("--nodes", c.nodes, "Nodes (processes over tcp; WORLD_SIZE)")->capture_default_str();
+  cmd->add_option("--gpus-per-node", c.gpus_per_node, "Local workers per node")->capture_default_str();
+  cmd->add_option("--batch", c.batch_per_worker, "Batch size per worker")->capture_default_str();
+  cmd->add_option("--iterations", c.iterations, "Training iterations")->capture_default_str();
+  cmd->add_option("--lr", c.lr, "SGD learning rate")->capture_default_str();
+  cmd->add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--weight-decay", c.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd->add_option("--density", c.density, "Fraction of gradient elements sent (stellatrain, topk-sync)")->capture_default_str();
+  cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();
+  cmd->add_option("--staleness", c.staleness, "stellatrain: 0 or 1")->capture_default_str();
+  cmd->add_flag("--fp16", c.fp16_values, "Send gradient values as fp16");
+  cmd->add_option("--eval-interval", c.eval_interval, "Iterations between evaluations (0: end only)")->capture_default_str();
+  cmd->add_option("--eval-samples", c.eval_samples, "Test samples per evaluation (0: all)")->capture_default_str();
+  cmd->add_option("--transport", c.transport, "inproc (all nodes in this process) or tcp (this process is one node)")
+      ->capture_default_str();
+  cmd->add_option("--rank", c.rank, "This node's rank (tcp; RANK)");
+  cmd->add_option("--master-addr", c.master_addr, "Rendezvous host (tcp; MASTER_ADDR)")->capture_default_str();
+  cmd->add_option("--master-port", c.master_port, "Rendezvous port (tcp; MASTER_PORT)")->capture_default_str();
+  cmd->add_option("--peer-timeout", c.peer_timeout_s, "Seconds before a silent peer is an error")->capture_default_str();
+  cmd->add_option("--threads", c.executor_threads, "Executor threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "Seed of initialisation, data order and compressors")->capture_default_str();
+  cmd->add_option("--out", c.out_dir, "Results folder (manifest.json, iterations.csv, eval.csv)");
+  cmd->add_flag("--quiet", c.quiet, "No progress output");
+  cmd->callback([config, cmd] {
+    apply_environment(*config, *cmd);
+    const auto result = train::run_training(*config);
+    const double accuracy = result.evaluations.empty() ? 0.0 : result.evaluations.back().accuracy;
+    fmt::print("{}: final test accuracy {:.2f}%, {:.1f} s, mean iteration {:.1f} ms{}\n", config->system,
+               100 * accuracy, result.wall_s, result.mean_iteration_ms,
+               config->out_dir.empty() ? "" : ", results in " + config->out_dir);
+  });
+}
+
+}  // namespace st::apps

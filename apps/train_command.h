@@ -1,0 +1,8 @@
+#pragma once
+namespace CLI {
+class App;
+}
+namespace st::apps {
+// `stellatrain train`: one training run of one system (see core/train/config.h).
+void add_train_command(CLI::App& app);
+}  // namespace st::apps

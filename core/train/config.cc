@@ -1,0 +1,41 @@
+#include "core/train/config.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace st::train {
+namespace {
+
+void require(bool ok, const char* field, const std::string& why) {
+  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
+}
+
+}  // namespace
+
+void validate(const TrainConfig& c) {
+  require(c.system == "stellatrain" || c.system == "ddp" || c.system == "topk-sync" || c.system == "ddp-gloo",
+          "system", fmt::format("'{}' is not one of stellatrain, ddp, topk-sync, ddp-gloo", c.system));
+  require(c.dataset == "fashion-mnist" || c.dataset == "cifar10" || c.dataset == "synthetic", "dataset",
+          fmt::format("'{}' is not one of fashion-mnist, cifar10, synthetic", c.dataset));
+  require(c.nodes >= 1, "nodes", "must be at least 1");
+  require(c.gpus_per_node >= 1, "gpus_per_node", "must be at least 1");
+  require(c.batch_per_worker >= 1, "batch_per_worker", "must be at least 1");
+  require(c.iterations >= 1, "iterations", "must be at least 1");
+  require(c.lr > 0, "lr", "must be positive");
+  require(c.momentum >= 0 && c.momentum < 1, "momentum", "must be in [0, 1)");
+  require(c.weight_decay >= 0, "weight_decay", "must be >= 0");
+  require(c.density > 0 && c.density <= 1, "density", "must be in (0, 1]");
+  require(c.staleness == 0 || c.staleness == 1, "staleness", "must be 0 or 1");
+  require(c.eval_interval >= 0, "eval_interval", "must be >= 0");
+  require(c.transport == "inproc" || c.transport == "tcp", "transport",
+          fmt::format("'{}' is not one of inproc, tcp", c.transport));
+  require(c.transport != "tcp" || (c.rank >= 0 && c.rank < c.nodes), "rank",
+          fmt::format("{} is outside [0, nodes = {})", c.rank, c.nodes));
+  require(c.master_port > 0 && c.master_port < 65536, "master_port", "must be in 1..65535");
+  require(c.compressor == "thresholdv16" || c.compressor == "thresholdv" || c.compressor == "topk" ||
+              c.compressor == "randomk",
+          "compressor", fmt::format("'{}' is not one of thresholdv16, thresholdv, topk, randomk", c.compressor));
+}
+
+}  // namespace st::train

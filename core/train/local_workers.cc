@@ -1,0 +1,161 @@
+#include "core/train/local_workers.h"
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "core/data/dataset.h"
+#include "core/data/sampler.h"
+#include "core/model/local_training.h"
+#include "core/model/model.h"
+#include "core/train/versioned_parameters.h"
+
+namespace st::train {
+namespace {
+
+double ms_between(runtime::Nanos a, runtime::Nanos b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+model::ModelShape shape_of(const data::Dataset& d) {
+  const auto s = d.image_shape();
+  return {s.channels, s.height, s.width, d.classes()};
+}
+
+void copy_into(const at::Tensor& param, const float* data, std::size_t n) {
+  torch::NoGradGuard no_grad;
+  param.copy_(torch::from_blob(const_cast<float*>(data), {static_cast<int64_t>(n)}, torch::kFloat).view_as(param));
+}
+
+}  // namespace
+
+struct Worker {
+  model::Model model;
+  data::BatchStream stream;
+  LocalStepTimes times;
+};
+
+struct LocalWorkers::Impl {
+  const TrainConfig config;
+  const data::Dataset& train;
+  runtime::Executor& executor;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<model::Model> evaluator;
+};
+
+LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train,
+                           runtime::Executor& executor)
+    : impl_(new Impl{config, train, executor, {}, {}}) {
+  const int world = config.nodes * config.gpus_per_node;
+  for (int w = 0; w < config.gpus_per_node; ++w) {
+    const int global = node * config.gpus_per_node + w;
+    data::ShardSampler sampler(train.size(), world, global, config.seed);
+    // Same init seed everywhere: every replica starts from identical weights.
+    impl_->workers.push_back(std::make_unique<Worker>(
+        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}}));
+  }
+  impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
+}
+
+LocalWorkers::~LocalWorkers() = default;
+
+std::size_t LocalWorkers::layers() const { return impl_->workers.front()->model.parameters().size(); }
+
+std::vector<std::size_t> LocalWorkers::layer_numels() const {
+  std::vector<std::size_t> out;
+  for (const auto& p : impl_->workers.front()->model.parameters()) out.push_back(static_cast<std::size_t>(p.numel()));
+  return out;
+}
+
+std::vector<std::string> LocalWorkers::layer_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : impl_->workers.front()->model.named_parameters()) out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
+  std::vector<std::vector<float>> out;
+  for (const auto& p : impl_->workers.front()->model.parameters()) {
+    const auto c = p.detach().contiguous();
+    out.emplace_back(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return out;
+}
+
+void LocalWorkers::load(VersionedParameters& master) {
+  for (auto& worker : impl_->workers) {
+    const auto params = worker->model.parameters();
+    for (std::size_t l = 0; l < params.size(); ++l)
+      master.with_layer(l, [&](float* data, std::size_t n) { copy_into(params[l], data, n); });
+  }
+}
+
+void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out,
+                                     std::function<void(const LocalStepTimes&)> done) {
+  auto& ex = impl_->executor;
+  const std::size_t g = impl_->workers.size();
+  auto remaining = std::make_shared<std::atomic<std::size_t>>(g);
+  auto finish = [this, &out, done = std::move(done), g] {
+    const auto start = impl_->executor.now();
+    const auto numels = layer_numels();
+    out.resize(numels.size());
+    LocalStepTimes sum;
+    for (std::size_t l = 0; l < numels.size(); ++l) {
+      out[l].assign(numels[l], 0.0f);
+      for (auto& worker : impl_->workers) {  // worker order: deterministic sums
+        const auto grad = worker->model.parameters()[l].grad();
+        if (!grad.defined()) continue;
+        const float* src = grad.data_ptr<float>();
+        float* dst = out[l].data();
+        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
+      }
+    }
+    for (auto& worker : impl_->workers) {
+      sum.forward_ms += worker->times.forward_ms / g;
+      sum.backward_ms += worker->times.backward_ms / g;
+      sum.loss += worker->times.loss / g;
+    }
+    sum.gather_ms = ms_between(start, impl_->executor.now());
+    done(sum);
+  };
+  for (auto& worker_ptr : impl_->workers) {
+    Worker* worker = worker_ptr.get();
+    ex.compute(
+        [this, worker] {
+          const auto indices = worker->stream.next(impl_->config.batch_per_worker);
+          const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
+          auto& ex2 = impl_->executor;
+          const auto t0 = ex2.now();
+          worker->model.zero_grad();
+          const auto logits = worker->model.forward(batch.images);
+          const auto loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+          const auto t1 = ex2.now();
+          loss.backward();
+          const auto t2 = ex2.now();
+          worker->times = {ms_between(t0, t1), ms_between(t1, t2), 0, loss.item<double>()};
+        },
+        runtime::ComputeCost{"forward_backward", -1, static_cast<double>(impl_->config.batch_per_worker)},
+        [remaining, finish] {
+          if (remaining->fetch_sub(1) == 1) finish();
+        });
+  }
+}
+
+LocalWorkers::Accuracy LocalWorkers::evaluate(const std::vector<std::vector<float>>& parameters,
+                                              const data::Dataset& test, std::size_t samples) {
+  const auto params = impl_->evaluator->parameters();
+  for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], parameters[l].data(), parameters[l].size());
+  // BatchNorm statistics are per replica, not synchronized: take worker 0's.
+  const auto from = impl_->workers.front()->model.named_buffers();
+  const auto to = impl_->evaluator->named_buffers();
+  {
+    torch::NoGradGuard no_grad;
+    for (std::size_t b = 0; b < from.size() && b < to.size(); ++b) to[b].tensor.copy_(from[b].tensor);
+  }
+  const auto e = model::evaluate(*impl_->evaluator, test, samples);
+  return {e.accuracy, e.mean_loss, e.samples};
+}
+
+}  // namespace st::train

@@ -1,0 +1,68 @@
+#pragma once
+// The G local workers of one node: each a thread-level worker with its own
+// model replica and data shard (on its device: CPU here). A step runs
+// forward and backward on every replica as compute tasks on the executor,
+// then sums their gradients per layer in worker order (deterministic) into
+// the node's gradient buffers. LibTorch stays behind this header.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/runtime/executor.h"
+#include "core/train/config.h"
+
+namespace st::data {
+class Dataset;
+}
+
+namespace st::train {
+
+class VersionedParameters;
+
+struct LocalStepTimes {
+  double forward_ms = 0;   // mean over workers
+  double backward_ms = 0;  // mean over workers
+  double gather_ms = 0;    // summing the workers' gradients
+  double loss = 0;         // mean over workers
+};
+
+class LocalWorkers {
+ public:
+  // Replicas start from identical weights on every node (init seed from the
+  // config); worker w of node n reads shard n * G + w of the training set.
+  LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train, runtime::Executor& executor);
+  ~LocalWorkers();
+
+  std::size_t layers() const;
+  std::vector<std::size_t> layer_numels() const;
+  std::vector<std::string> layer_names() const;
+  std::vector<std::vector<float>> initial_parameters() const;
+
+  // Copies every layer of the master into every replica (each layer under
+  // its lock).
+  void load(VersionedParameters& master);
+
+  // Forward and backward on every worker, then out[l] = sum over workers of
+  // their layer-l gradient (out is resized on first use). `done` is posted
+  // to the executor once out holds the sums.
+  void compute_gradients(std::vector<std::vector<float>>& out, std::function<void(const LocalStepTimes&)> done);
+
+  // Test accuracy of `parameters` on the first `samples` test samples (0:
+  // all), on a dedicated evaluation replica. Blocking: call from a task.
+  struct Accuracy {
+    double accuracy = 0;
+    double loss = 0;
+    std::size_t samples = 0;
+  };
+  Accuracy evaluate(const std::vector<std::vector<float>>& parameters, const data::Dataset& test,
+                    std::size_t samples);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace st::train

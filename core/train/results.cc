@@ -1,0 +1,64 @@
+#include "core/train/results.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace st::train {
+namespace {
+
+std::ofstream open_csv(const std::string& path, const char* header) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
+  out << header << '\n';
+  out.flush();
+  return out;
+}
+
+void write_json(const std::string& path, const nlohmann::json& value) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
+  out << value.dump(2) << '\n';
+}
+
+}  // namespace
+
+ResultsWriter::ResultsWriter(const std::string& dir, const nlohmann::json& manifest)
+    : dir_(dir), manifest_(manifest) {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create results folder {}: {}", dir_, ec.message()));
+  write_json(dir_ + "/manifest.json", manifest_);
+  iterations_ = open_csv(dir_ + "/iterations.csv",
+                         "rank,iteration,start_s,iteration_ms,wait_ms,forward_ms,backward_ms,gather_ms,"
+                         "compress_ms,exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss");
+  eval_ = open_csv(dir_ + "/eval.csv", "time_s,iteration,accuracy,loss,samples");
+}
+
+void ResultsWriter::add_iteration(const IterationRecord& r) {
+  if (dir_.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  iterations_ << fmt::format("{},{},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.6f}\n",
+                             r.rank, r.iteration, r.start_s, r.iteration_ms, r.wait_ms, r.forward_ms,
+                             r.backward_ms, r.gather_ms, r.compress_ms, r.exchange_ms, r.optimize_ms,
+                             r.pipeline_ms, r.bytes_sent, r.bytes_received, r.loss);
+  iterations_.flush();
+}
+
+void ResultsWriter::add_eval(const EvalRecord& r) {
+  if (dir_.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  eval_ << fmt::format("{:.6f},{},{:.6f},{:.6f},{}\n", r.time_s, r.iteration, r.accuracy, r.loss, r.samples);
+  eval_.flush();
+}
+
+void ResultsWriter::update_manifest(const nlohmann::json& extra) {
+  if (dir_.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  manifest_.update(extra);
+  write_json(dir_ + "/manifest.json", manifest_);
+}
+
+}  // namespace st::train

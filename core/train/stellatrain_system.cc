@@ -1,0 +1,213 @@
+// StellaTrain (paper section 3): per layer, after backward, the node's summed
+// gradient is compressed with error feedback, exchanged by the sparse ring
+// allgather, and applied by the sparse optimizer to the CPU master copy,
+// which publishes the layer's new version. The next iteration's forward only
+// waits until every layer is at version >= t - staleness, so with staleness 1
+// compression, exchange and optimizer of iteration t overlap with the
+// forward and backward of iteration t+1.
+//
+// Forward gating is per model, not per layer: LibTorch runs a module's
+// forward as one call, so the replica is loaded once every layer is recent
+// enough (docs/engine.md discusses what per-layer gating would add).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "core/collective/sparse_allgather.h"
+#include "core/compress/compressor.h"
+#include "core/optim/sparse_optimizer.h"
+#include "core/train/ordered_stage.h"
+#include "core/train/system.h"
+
+namespace st::train {
+namespace {
+
+using runtime::Nanos;
+
+class StellaTrainSystem final : public System {
+ public:
+  explicit StellaTrainSystem(NodeContext& ctx) : ctx_(ctx), numels_(ctx.workers.layer_numels()) {
+    const auto& c = ctx.config;
+    const std::size_t layers = numels_.size();
+    const auto names = ctx.workers.layer_names();
+    compressor_ = compress::make_compressor("ef:" + c.compressor, {simd::default_level(), c.seed});
+    optimizer_ = optim::make_sparse_sgd({c.lr, c.momentum, 0.0, false, c.weight_decay});
+    slots_ = static_cast<std::size_t>(c.staleness) + 1;
+    grads_.resize(slots_);
+    chunks_.assign(slots_, std::vector<compress::SparseChunk>(layers));
+    compress_stage_ = std::vector<OrderedStage>(layers);
+    optimize_stage_ = std::vector<OrderedStage>(layers);
+    for (std::size_t l = 0; l < layers; ++l) {
+      const std::size_t k = compress::k_for_density(numels_[l], c.density);
+      ks_.push_back(k);
+      compress_states_.push_back(compressor_->make_state(numels_[l], k, names[l]));
+      optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
+      for (auto& slot : chunks_) slot[l].reserve(compressor_->max_output(numels_[l], k));
+    }
+    records_.resize(static_cast<std::size_t>(c.iterations));
+    remaining_layers_ = std::vector<std::atomic<std::size_t>>(static_cast<std::size_t>(c.iterations));
+    for (auto& r : remaining_layers_) r = layers;
+    events_ = std::vector<std::atomic<int>>(static_cast<std::size_t>(c.iterations));
+    backward_done_.resize(static_cast<std::size_t>(c.iterations));
+    pipeline_end_s_.resize(static_cast<std::size_t>(c.iterations));
+    scale_ = 1.0f / static_cast<float>(c.nodes * c.gpus_per_node);
+  }
+
+  std::string name() const override { return "stellatrain"; }
+
+  void start(runtime::Task finished) override {
+    finished_ = std::move(finished);
+    run_iteration(0);
+  }
+
+ private:
+  void run_iteration(int t) {
+    if (t == ctx_.config.iterations) return;
+    const Nanos asked = ctx_.executor.now();
+    ctx_.master.when_all_at_least(t - ctx_.config.staleness, [this, t, asked] {
+      IterationRecord& record = records_[static_cast<std::size_t>(t)];
+      record.rank = ctx_.rank;
+      record.iteration = t;
+      record.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
+      record.wait_ms = detail::ms_since(ctx_.executor, asked);
+      if (t > 0) mark_event(t - 1);  // the previous iteration's duration is known now
+      ctx_.workers.load(ctx_.master);
+      auto& grads = grads_[static_cast<std::size_t>(t) % slots_];
+      ctx_.workers.compute_gradients(grads, [this, t](const LocalStepTimes& times) {
+        IterationRecord& r = records_[static_cast<std::size_t>(t)];
+        r.forward_ms = times.forward_ms;
+        r.backward_ms = times.backward_ms;
+        r.gather_ms = times.gather_ms;
+        r.loss = times.loss;
+        backward_done_[static_cast<std::size_t>(t)] = ctx_.executor.now();
+        start_pipeline(t);
+        run_iteration(t + 1);
+      });
+    });
+  }
+
+  // Layers enter in the order backward produces them: last layer first.
+  void start_pipeline(int t) {
+    const std::size_t layers = numels_.size();
+    for (std::size_t j = 0; j < layers; ++j) {
+      const std::size_t l = layers - 1 - j;
+      compress_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l](std::function<void()> next) {
+        ctx_.executor.compute([this, t, l] { compress_layer(t, l); },
+                              runtime::ComputeCost{"compress", static_cast<int>(l), static_cast<double>(numels_[l])},
+                              [this, t, l, next] {
+                                next();
+                                // Collectives start in one global order on every rank.
+                                const uint64_t order = static_cast<uint64_t>(t) * numels_.size() +
+                                                       (numels_.size() - 1 - l);
+                                exchange_order_.submit(order, [this, t, l](std::function<void()> started) {
+                                  exchange_layer(t, l);
+                                  started();
+                                });
+                              });
+      });
+    }
+  }
+
+  void compress_layer(int t, std::size_t l) {
+    const Nanos start = ctx_.executor.now();
+    const std::size_t slot = static_cast<std::size_t>(t) % slots_;
+    auto& chunk = chunks_[slot][l];
+    chunk.count = compressor_->compress(Span<const float>(grads_[slot][l]), ks_[l], *compress_states_[l],
+                                        chunk.buffers());
+    add_ms(records_[static_cast<std::size_t>(t)].compress_ms, detail::ms_since(ctx_.executor, start));
+  }
+
+  void exchange_layer(int t, std::size_t l) {
+    const Nanos start = ctx_.executor.now();
+    const auto& chunk = chunks_[static_cast<std::size_t>(t) % slots_][l];
+    collective::SparseAllgatherOptions options;
+    options.values = ctx_.config.fp16_values ? compress::ValueEncoding::kF16 : compress::ValueEncoding::kF32;
+    collective::sparse_ring_allgather(
+        ctx_.comm, chunk.view(), numels_[l], options,
+        [this, t, l, start](std::exception_ptr error, compress::SparseChunk&& sum, const collective::CollectiveStats& stats) {
+          if (error) std::rethrow_exception(error);
+          IterationRecord& r = records_[static_cast<std::size_t>(t)];
+          add_ms(r.exchange_ms, detail::ms_since(ctx_.executor, start));
+          {
+            std::lock_guard<std::mutex> lock(record_mutex_);
+            r.bytes_sent += stats.bytes_sent;
+            r.bytes_received += stats.bytes_received;
+          }
+          auto shared_sum = std::make_shared<compress::SparseChunk>(std::move(sum));
+          optimize_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l, shared_sum](std::function<void()> next) {
+            ctx_.executor.compute([this, t, l, shared_sum] { optimize_layer(t, l, *shared_sum); },
+                                  runtime::ComputeCost{"optimize", static_cast<int>(l), static_cast<double>(shared_sum->count)},
+                                  [this, t, l, next] {
+                                    next();
+                                    layer_done(t, l);
+                                  });
+          });
+        });
+  }
+
+  void optimize_layer(int t, std::size_t l, compress::SparseChunk& sum) {
+    const Nanos start = ctx_.executor.now();
+    for (std::size_t j = 0; j < sum.count; ++j) sum.values[j] *= scale_;  // mean over all workers
+    const optim::SparseGrad grad{Span<const uint32_t>(sum.indices.data(), sum.count),
+                                 Span<const float>(sum.values.data(), sum.count)};
+    ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
+      optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
+    });
+    ctx_.master.publish(l, t + 1);
+    add_ms(records_[static_cast<std::size_t>(t)].optimize_ms, detail::ms_since(ctx_.executor, start));
+  }
+
+  void layer_done(int t, std::size_t) {
+    if (remaining_layers_[static_cast<std::size_t>(t)].fetch_sub(1) != 1) return;
+    IterationRecord& r = records_[static_cast<std::size_t>(t)];
+    r.pipeline_ms = detail::ms_since(ctx_.executor, backward_done_[static_cast<std::size_t>(t)]);
+    pipeline_end_s_[static_cast<std::size_t>(t)] = std::chrono::duration<double>(ctx_.executor.now()).count();
+    mark_event(t);
+  }
+
+  // An iteration's record is complete once its pipeline is done and the next
+  // iteration has started (its start time ends this one's duration).
+  void mark_event(int t) {
+    const std::size_t i = static_cast<std::size_t>(t);
+    const int needed = t + 1 < ctx_.config.iterations ? 2 : 1;
+    if (events_[i].fetch_add(1) + 1 != needed) return;
+    IterationRecord& r = records_[i];
+    const double end_s = t + 1 < ctx_.config.iterations ? records_[i + 1].start_s : pipeline_end_s_[i];
+    r.iteration_ms = (end_s - r.start_s) * 1e3;
+    ctx_.on_iteration_done(t, r);
+    if (t + 1 == ctx_.config.iterations) ctx_.executor.post(finished_);
+  }
+
+  void add_ms(double& field, double ms) {
+    std::lock_guard<std::mutex> lock(record_mutex_);
+    field += ms;
+  }
+
+  NodeContext& ctx_;
+  std::vector<std::size_t> numels_;
+  std::vector<std::size_t> ks_;
+  std::unique_ptr<compress::Compressor> compressor_;
+  std::unique_ptr<optim::SparseOptimizer> optimizer_;
+  std::vector<std::unique_ptr<compress::TensorState>> compress_states_;
+  std::vector<std::unique_ptr<optim::ParamState>> optim_states_;
+  std::size_t slots_ = 1;
+  std::vector<std::vector<std::vector<float>>> grads_;          // [slot][layer]
+  std::vector<std::vector<compress::SparseChunk>> chunks_;      // [slot][layer]
+  std::vector<OrderedStage> compress_stage_, optimize_stage_;   // per layer
+  OrderedStage exchange_order_;
+  std::vector<IterationRecord> records_;
+  std::vector<std::atomic<std::size_t>> remaining_layers_;
+  std::vector<std::atomic<int>> events_;
+  std::vector<Nanos> backward_done_;
+  std::vector<double> pipeline_end_s_;
+  std::mutex record_mutex_;
+  float scale_ = 1.0f;
+  runtime::Task finished_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_stellatrain_system(NodeContext& ctx) { return std::make_unique<StellaTrainSystem>(ctx); }
+
+}  // namespace st::train

@@ -1,0 +1,208 @@
+// The synchronous baselines. Both load the parameters, run forward and
+// backward, reduce the gradients across nodes, then take one standard
+// (dense) SGD step on every layer before the next iteration starts:
+// * ddp: PyTorch DDP's algorithm, dense bucketed ring allreduce (25 MB
+//   buckets in reverse layer order, 1 MB first bucket);
+// * topk-sync: the paper's "compressed" baseline, top-k with error feedback
+//   per layer and a sparse allgather, no CPU offload, no pipelining.
+// The dense step uses the sparse SGD with every index listed, which computes
+// exactly torch::optim::SGD's update (docs/optim.md) on the master copy.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "core/collective/bucketed_allreduce.h"
+#include "core/collective/sparse_allgather.h"
+#include "core/compress/compressor.h"
+#include "core/optim/sparse_optimizer.h"
+#include "core/train/system.h"
+
+namespace st::train {
+namespace {
+
+using runtime::Nanos;
+
+class SyncSystem : public System {
+ public:
+  explicit SyncSystem(NodeContext& ctx)
+      : ctx_(ctx), numels_(ctx.workers.layer_numels()), all_indices_(detail::dense_indices(numels_)) {
+    const auto& c = ctx.config;
+    optimizer_ = optim::make_sparse_sgd({c.lr, c.momentum, 0.0, false, c.weight_decay});
+    const auto names = ctx.workers.layer_names();
+    for (std::size_t l = 0; l < numels_.size(); ++l) optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
+    scale_ = 1.0f / static_cast<float>(c.nodes * c.gpus_per_node);
+  }
+
+  void start(runtime::Task finished) override {
+    finished_ = std::move(finished);
+    run_iteration(0);
+  }
+
+ protected:
+  // Replaces grads[l] by the sum over all nodes, then calls done (from a task).
+  virtual void reduce(int t, std::vector<std::vector<float>>& grads, IterationRecord& record,
+                      std::function<void()> done) = 0;
+
+  NodeContext& ctx_;
+  std::vector<std::size_t> numels_;
+
+ private:
+  void run_iteration(int t) {
+    if (t == ctx_.config.iterations) {
+      ctx_.executor.post(finished_);
+      return;
+    }
+    record_ = IterationRecord{};
+    record_.rank = ctx_.rank;
+    record_.iteration = t;
+    record_.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
+    ctx_.workers.load(ctx_.master);
+    ctx_.workers.compute_gradients(grads_, [this, t](const LocalStepTimes& times) {
+      record_.forward_ms = times.forward_ms;
+      record_.backward_ms = times.backward_ms;
+      record_.gather_ms = times.gather_ms;
+      record_.loss = times.loss;
+      const Nanos reduce_start = ctx_.executor.now();
+      reduce(t, grads_, record_, [this, t, reduce_start] {
+        record_.exchange_ms = detail::ms_since(ctx_.executor, reduce_start);
+        ctx_.executor.compute([this, t] { step_all_layers(t); }, runtime::ComputeCost{"optimize", -1, 0}, [this, t] {
+          record_.iteration_ms = (std::chrono::duration<double>(ctx_.executor.now()).count() - record_.start_s) * 1e3;
+          ctx_.on_iteration_done(t, record_);
+          run_iteration(t + 1);
+        });
+      });
+    });
+  }
+
+  void step_all_layers(int t) {
+    const Nanos start = ctx_.executor.now();
+    for (std::size_t l = 0; l < numels_.size(); ++l) {
+      auto& g = grads_[l];
+      for (auto& v : g) v *= scale_;  // mean over all workers
+      const optim::SparseGrad grad{Span<const uint32_t>(all_indices_[l]), Span<const float>(g)};
+      ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
+        optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
+      });
+      ctx_.master.publish(l, t + 1);
+    }
+    record_.optimize_ms = detail::ms_since(ctx_.executor, start);
+  }
+
+  std::vector<std::vector<uint32_t>> all_indices_;
+  std::unique_ptr<optim::SparseOptimizer> optimizer_;
+  std::vector<std::unique_ptr<optim::ParamState>> optim_states_;
+  std::vector<std::vector<float>> grads_;
+  IterationRecord record_;
+  float scale_ = 1.0f;
+  runtime::Task finished_;
+};
+
+class DdpSystem final : public SyncSystem {
+ public:
+  explicit DdpSystem(NodeContext& ctx) : SyncSystem(ctx) {
+    // Buckets in the order backward produces gradients: last layer first.
+    std::vector<std::size_t> reversed(numels_.rbegin(), numels_.rend());
+    plan_ = collective::plan_buckets(reversed);
+  }
+  std::string name() const override { return "ddp"; }
+
+ protected:
+  void reduce(int, std::vector<std::vector<float>>& grads, IterationRecord& record,
+              std::function<void()> done) override {
+    auto allreduce = std::make_shared<collective::BucketedAllreduce>(
+        ctx_.comm, plan_, collective::AllreduceOptions{false},
+        [&record, done](std::exception_ptr error, const collective::CollectiveStats& stats) {
+          if (error) std::rethrow_exception(error);
+          record.bytes_sent = stats.bytes_sent;
+          record.bytes_received = stats.bytes_received;
+          done();
+        });
+    const std::size_t layers = grads.size();
+    for (std::size_t j = 0; j < layers; ++j) allreduce->mark_ready(j, grads[layers - 1 - j].data());
+    keep_alive_ = allreduce;
+  }
+
+ private:
+  collective::BucketPlan plan_;
+  std::shared_ptr<collective::BucketedAllreduce> keep_alive_;
+};
+
+class TopkSyncSystem final : public SyncSystem {
+ public:
+  explicit TopkSyncSystem(NodeContext& ctx) : SyncSystem(ctx) {
+    compressor_ = compress::make_compressor("ef:topk", {simd::default_level(), ctx.config.seed});
+    const auto names = ctx.workers.layer_names();
+    chunks_.resize(numels_.size());
+    for (std::size_t l = 0; l < numels_.size(); ++l) {
+      ks_.push_back(compress::k_for_density(numels_[l], ctx.config.density));
+      states_.push_back(compressor_->make_state(numels_[l], ks_[l], names[l]));
+      chunks_[l].reserve(compressor_->max_output(numels_[l], ks_[l]));
+    }
+  }
+  std::string name() const override { return "topk-sync"; }
+
+ protected:
+  void reduce(int, std::vector<std::vector<float>>& grads, IterationRecord& record,
+              std::function<void()> done) override {
+    const std::size_t layers = grads.size();
+    const Nanos start = ctx_.executor.now();
+    for (std::size_t l = 0; l < layers; ++l)
+      chunks_[l].count = compressor_->compress(Span<const float>(grads[l]), ks_[l], *states_[l], chunks_[l].buffers());
+    record.compress_ms = detail::ms_since(ctx_.executor, start);
+    auto remaining = std::make_shared<std::atomic<std::size_t>>(layers);
+    for (std::size_t j = 0; j < layers; ++j) {
+      const std::size_t l = layers - 1 - j;
+      std::fill(grads[l].begin(), grads[l].end(), 0.0f);  // the dense sum accumulates here
+      collective::sparse_ring_allgather_dense(
+          ctx_.comm, chunks_[l].view(), numels_[l], grads[l].data(), {},
+          [this, &record, remaining, done](std::exception_ptr error, const collective::CollectiveStats& stats) {
+            if (error) std::rethrow_exception(error);
+            {
+              std::lock_guard<std::mutex> lock(mutex_);
+              record.bytes_sent += stats.bytes_sent;
+              record.bytes_received += stats.bytes_received;
+            }
+            if (remaining->fetch_sub(1) == 1) done();
+          });
+    }
+  }
+
+ private:
+  std::unique_ptr<compress::Compressor> compressor_;
+  std::vector<std::unique_ptr<compress::TensorState>> states_;
+  std::vector<compress::SparseChunk> chunks_;
+  std::vector<std::size_t> ks_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> make_stellatrain_system(NodeContext& ctx);
+
+std::unique_ptr<System> make_system(NodeContext& ctx) {
+  const auto& name = ctx.config.system;
+  if (name == "stellatrain") return make_stellatrain_system(ctx);
+  if (name == "ddp") return std::make_unique<DdpSystem>(ctx);
+  if (name == "topk-sync") return std::make_unique<TopkSyncSystem>(ctx);
+  throw std::invalid_argument(fmt::format("unknown system '{}' (expected stellatrain, ddp, topk-sync or ddp-gloo)", name));
+}
+
+namespace detail {
+
+std::vector<std::vector<uint32_t>> dense_indices(const std::vector<std::size_t>& numels) {
+  std::vector<std::vector<uint32_t>> out;
+  for (std::size_t n : numels) {
+    out.emplace_back(n);
+    for (std::size_t i = 0; i < n; ++i) out.back()[i] = static_cast<uint32_t>(i);
+  }
+  return out;
+}
+
+double ms_since(runtime::Executor& executor, runtime::Nanos start) {
+  return std::chrono::duration<double, std::milli>(executor.now() - start).count();
+}
+
+}  // namespace detail
+
+}  // namespace st::train

@@ -1,0 +1,51 @@
+#pragma once
+// A training system (stellatrain, ddp, topk-sync, ddp-gloo) running on one
+// node. Systems are written once against the seams (Executor, Transport via
+// the collectives) and run unchanged on every backend.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/collective/communicator.h"
+#include "core/train/config.h"
+#include "core/train/local_workers.h"
+#include "core/train/results.h"
+#include "core/train/versioned_parameters.h"
+
+namespace st::train {
+
+// Everything a system on one node works with. Owned by the trainer.
+struct NodeContext {
+  const TrainConfig& config;
+  int rank = 0;
+  runtime::Executor& executor;
+  collective::Communicator& comm;
+  LocalWorkers& workers;
+  VersionedParameters& master;
+  ResultsWriter& results;
+  // Called (from a task) when iteration `iteration` has left the pipeline on
+  // this node: every layer is at version iteration + 1.
+  std::function<void(int iteration, const IterationRecord& record)> on_iteration_done;
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  virtual std::string name() const = 0;
+  // Starts training; `finished` is posted once every iteration has left the
+  // pipeline on this node. Errors are thrown from executor tasks.
+  virtual void start(runtime::Task finished) = 0;
+};
+
+// The systems that run on the engine's own transport; "ddp-gloo" is built by
+// the trainer separately (it brings its own process group).
+std::unique_ptr<System> make_system(NodeContext& context);
+
+// Per-layer helpers shared by the systems.
+namespace detail {
+std::vector<std::vector<uint32_t>> dense_indices(const std::vector<std::size_t>& numels);
+double ms_since(runtime::Executor& executor, runtime::Nanos start);
+}  // namespace detail
+
+}  // namespace st::train

@@ -1,0 +1,248 @@
+#include "core/train/trainer.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "core/collective/communicator.h"
+#include "core/comm/inproc_transport.h"
+#include "core/comm/mailbox.h"
+#include "core/comm/rendezvous.h"
+#include "core/data/cifar10.h"
+#include "core/data/dataset.h"
+#include "core/data/fashion_mnist.h"
+#include "core/data/synthetic.h"
+#include "core/model/local_training.h"
+#include "core/runtime/executor.h"
+#include "core/train/local_workers.h"
+#include "core/train/system.h"
+#include "core/train/versioned_parameters.h"
+
+namespace st::train {
+namespace {
+
+std::unique_ptr<data::Dataset> load_dataset(const TrainConfig& c, data::Split split) {
+  if (c.dataset == "fashion-mnist") {
+    if (c.data_dir.empty()) return data::load_fashion_mnist(split);
+    return data::load_fashion_mnist(split, c.data_dir);
+  }
+  if (c.dataset == "cifar10") {
+    if (c.data_dir.empty()) return data::load_cifar10(split);
+    return data::load_cifar10(split, c.data_dir);
+  }
+  data::SyntheticOptions options;
+  options.seed = c.seed;
+  return data::make_synthetic_dataset(options, split);
+}
+
+nlohmann::json manifest_of(const TrainConfig& c) {
+  return {{"system", c.system},
+          {"model", c.model},
+          {"dataset", c.dataset},
+          {"nodes", c.nodes},
+          {"gpus_per_node", c.gpus_per_node},
+          {"batch_per_worker", c.batch_per_worker},
+          {"iterations", c.iterations},
+          {"optimizer", {{"name", "sgd"}, {"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay}}},
+          {"density", c.density},
+          {"compressor", c.compressor},
+          {"staleness", c.staleness},
+          {"value_encoding", c.fp16_values ? "f16" : "f32"},
+          {"seed", c.seed},
+          {"backend", "real"},
+          {"transport", c.transport},
+          {"compute_time_model", "measured (wall clock)"},
+          {"eval", {{"interval", c.eval_interval}, {"samples", c.eval_samples}}}};
+}
+
+// One node run in this process.
+struct Node {
+  comm::Transport* transport = nullptr;
+  std::unique_ptr<comm::Transport> owned_transport;
+  std::unique_ptr<comm::Mailbox> mailbox;
+  std::unique_ptr<collective::Communicator> comm;
+  std::unique_ptr<LocalWorkers> workers;
+  std::unique_ptr<VersionedParameters> master;
+  std::unique_ptr<NodeContext> context;
+  std::unique_ptr<System> system;
+  std::atomic<bool> finished{false};
+};
+
+// Node 0's view of the run: evaluations and progress lines.
+class Monitor {
+ public:
+  Monitor(const TrainConfig& c, runtime::Executor& ex, const data::Dataset& test, ResultsWriter& results)
+      : config_(c), executor_(ex), test_(test), results_(results) {}
+
+  void iteration_done(Node& node, int t, const IterationRecord& r) {
+    results_.add_iteration(r);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      iteration_ms_sum_ += r.iteration_ms;
+      pipeline_ms_sum_ += r.pipeline_ms;
+      compute_ms_sum_ += r.forward_ms + r.backward_ms + r.gather_ms + r.compress_ms + r.exchange_ms + r.optimize_ms;
+      bytes_sent_ += r.bytes_sent;
+      ++iterations_;
+    }
+    const int done = t + 1;
+    const int every = std::max(1, config_.iterations / 20);
+    if (!config_.quiet && (done % every == 0 || done == config_.iterations))
+      spdlog::info("{} node 0: iteration {}/{} loss {:.4f} iteration {:.1f} ms", config_.system, done,
+                   config_.iterations, r.loss, r.iteration_ms);
+    if (config_.eval_interval > 0 && done % config_.eval_interval == 0 && done < config_.iterations)
+      evaluate_async(node, done);
+  }
+
+  void evaluate_now(Node& node, int iteration) {
+    record(node, iteration, node.master->snapshot(), executor_.now());
+  }
+
+  bool idle() const { return pending_ == 0; }
+  std::vector<EvalRecord> evaluations() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return evaluations_;
+  }
+  double mean_iteration_ms() const { return iterations_ ? iteration_ms_sum_ / iterations_ : 0; }
+  double mean_pipeline_ms() const { return iterations_ ? pipeline_ms_sum_ / iterations_ : 0; }
+  double mean_compute_ms() const { return iterations_ ? compute_ms_sum_ / iterations_ : 0; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+
+ private:
+  void evaluate_async(Node& node, int iteration) {
+    ++pending_;
+    auto params = std::make_shared<std::vector<std::vector<float>>>(node.master->snapshot());
+    const auto taken = executor_.now();
+    executor_.compute([this, &node, iteration, params, taken] { record(node, iteration, *params, taken); },
+                      runtime::ComputeCost{"evaluate", -1, static_cast<double>(config_.eval_samples)},
+                      [this] { --pending_; });
+  }
+
+  void record(Node& node, int iteration, const std::vector<std::vector<float>>& params, runtime::Nanos taken) {
+    const auto a = node.workers->evaluate(params, test_, config_.eval_samples);
+    EvalRecord e{std::chrono::duration<double>(taken).count(), iteration, a.accuracy, a.loss, a.samples};
+    results_.add_eval(e);
+    if (!config_.quiet)
+      spdlog::info("{} node 0: iteration {} test accuracy {:.2f}% ({} samples)", config_.system, iteration,
+                   100 * a.accuracy, a.samples);
+    std::lock_guard<std::mutex> lock(mutex_);
+    evaluations_.push_back(e);
+    std::sort(evaluations_.begin(), evaluations_.end(),
+              [](const EvalRecord& x, const EvalRecord& y) { return x.iteration < y.iteration; });
+  }
+
+  const TrainConfig& config_;
+  runtime::Executor& executor_;
+  const data::Dataset& test_;
+  ResultsWriter& results_;
+  std::mutex mutex_;
+  std::atomic<int> pending_{0};
+  std::vector<EvalRecord> evaluations_;
+  double iteration_ms_sum_ = 0, pipeline_ms_sum_ = 0, compute_ms_sum_ = 0;
+  uint64_t bytes_sent_ = 0;
+  int iterations_ = 0;
+};
+
+comm::TcpOptions tcp_options(const TrainConfig& c) {
+  comm::TcpOptions o;
+  o.rank = c.rank;
+  o.world_size = c.nodes;
+  o.master_addr = c.master_addr;
+  o.master_port = static_cast<uint16_t>(c.master_port);
+  o.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
+  o.connect_timeout = std::max(o.connect_timeout, o.peer_timeout);
+  return o;
+}
+
+std::string results_dir(const TrainConfig& c) {
+  if (c.out_dir.empty() || c.transport == "inproc" || c.rank == 0) return c.out_dir;
+  return c.out_dir + "/rank" + std::to_string(c.rank);  // other processes of a TCP run
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainConfig& config) {
+  validate(config);
+  model::ThreadCountGuard one_torch_thread(1);
+  const auto train = load_dataset(config, data::Split::kTrain);
+  const auto test = load_dataset(config, data::Split::kTest);
+  const int threads = config.executor_threads > 0
+                          ? config.executor_threads
+                          : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  auto executor = runtime::make_thread_pool_executor(threads);
+  ResultsWriter results(results_dir(config), manifest_of(config));
+
+  std::unique_ptr<comm::InProcFabric> fabric;
+  std::vector<int> local_ranks;
+  if (config.transport == "inproc") {
+    comm::LinkDelay delay;
+    delay.latency = std::chrono::nanoseconds(static_cast<int64_t>(config.inproc_latency_ms * 1e6));
+    delay.bytes_per_second = config.inproc_bandwidth_mbps * 1e6 / 8;
+    fabric = std::make_unique<comm::InProcFabric>(config.nodes, delay);
+    for (int r = 0; r < config.nodes; ++r) local_ranks.push_back(r);
+  } else {
+    local_ranks.push_back(config.rank);
+  }
+
+  Monitor monitor(config, *executor, *test, results);
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (int rank : local_ranks) {
+    auto node = std::make_unique<Node>();
+    if (fabric) {
+      node->transport = &fabric->endpoint(rank);
+    } else {
+      node->owned_transport = comm::make_tcp_transport(tcp_options(config));
+      node->transport = node->owned_transport.get();
+    }
+    node->mailbox = std::make_unique<comm::Mailbox>(*node->transport);
+    node->comm = std::make_unique<collective::Communicator>(*node->transport, *node->mailbox, *executor);
+    node->workers = std::make_unique<LocalWorkers>(config, rank, *train, *executor);
+    node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
+    Node* raw = node.get();
+    auto on_done = [&monitor, raw, rank](int t, const IterationRecord& r) {
+      if (rank == 0) monitor.iteration_done(*raw, t, r);
+    };
+    node->context.reset(new NodeContext{config, rank, *executor, *node->comm, *node->workers, *node->master,
+                                        results, on_done});
+    node->system = make_system(*node->context);
+    nodes.push_back(std::move(node));
+  }
+
+  if (!config.quiet)
+    spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, transport {}", config.system,
+                 config.model, config.nodes, config.gpus_per_node, config.iterations, config.transport);
+  const auto start = executor->now();
+  for (auto& node : nodes) {
+    Node* raw = node.get();
+    executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
+  }
+  executor->run_until([&] {
+    for (auto& node : nodes)
+      if (!node->finished) return false;
+    return monitor.idle();
+  });
+
+  TrainResult result;
+  result.wall_s = std::chrono::duration<double>(executor->now() - start).count();
+  Node& first = *nodes.front();
+  if (first.context->rank == 0) monitor.evaluate_now(first, config.iterations);
+  for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
+  result.final_parameters = first.master->snapshot();
+  result.evaluations = monitor.evaluations();
+  result.mean_iteration_ms = monitor.mean_iteration_ms();
+  result.mean_pipeline_ms = monitor.mean_pipeline_ms();
+  result.mean_compute_ms = monitor.mean_compute_ms();
+  result.bytes_sent = monitor.bytes_sent();
+  nlohmann::json summary = {{"wall_s", result.wall_s},
+                            {"mean_iteration_ms", result.mean_iteration_ms},
+                            {"checksums", result.checksums}};
+  if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
+  results.update_manifest({{"summary", summary}});
+  for (auto& node : nodes) node->transport->close();
+  return result;
+}
+
+}  // namespace st::train

@@ -1,0 +1,30 @@
+#pragma once
+// Runs one training: builds the nodes (all in this process over the
+// in-process transport, or this process as one node over TCP), runs the
+// chosen system on each, evaluates periodically on node 0 and writes the
+// results folder.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/train/config.h"
+#include "core/train/results.h"
+
+namespace st::train {
+
+struct TrainResult {
+  std::vector<EvalRecord> evaluations;   // node 0's, in order
+  std::vector<uint64_t> checksums;       // per node run in this process, in rank order
+  std::vector<std::vector<float>> final_parameters;  // node 0's (or this node's) master copy
+  double wall_s = 0;
+  double mean_iteration_ms = 0;          // node 0
+  double mean_pipeline_ms = 0;
+  double mean_compute_ms = 0;            // forward + backward + gather + compress + exchange + optimize
+  uint64_t bytes_sent = 0;               // node 0, payload bytes
+};
+
+// Throws on bad configuration (naming the field), missing datasets (naming
+// the file and package), transport failures (naming the peer).
+TrainResult run_training(const TrainConfig& config);
+
+}  // namespace st::train
