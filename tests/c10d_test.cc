@@ -1,0 +1,411 @@
+// The ddp-gloo baseline on the real c10d stack: several ranks, each a thread
+// of this process with its own TCPStore client and ProcessGroupGloo (rank 0
+// also hosts the store), train a small model on disjoint synthetic shards.
+// Checked against a single-process reference that averages every worker's
+// gradient by hand and steps torch::optim::SGD.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "core/c10d/gloo_ddp.h"
+#include "core/c10d/gloo_group.h"
+#include "core/data/dataset.h"
+#include "core/data/sampler.h"
+#include "core/data/synthetic.h"
+#include "core/model/model.h"
+
+namespace st::c10d_ddp {
+namespace {
+
+using ::testing::HasSubstr;
+
+class OneThread : public ::testing::Environment {
+ public:
+  void SetUp() override { at::set_num_threads(1); }
+};
+const auto* const kThreads = ::testing::AddGlobalTestEnvironment(new OneThread);
+
+// Binds port 0 to let the kernel pick a free port, then releases it for the
+// TCPStore about to be started (a small race, acceptable in a test).
+uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+GlooGroupOptions loopback(int rank, int world_size, uint16_t port, int timeout_ms = 20000) {
+  GlooGroupOptions options;
+  options.rank = rank;
+  options.world_size = world_size;
+  options.master_port = port;
+  options.timeout = std::chrono::milliseconds(timeout_ms);
+  return options;
+}
+
+struct Scenario {
+  std::string model = "mlp";
+  int world_size = 2;
+  int local_workers = 1;
+  int steps = 5;
+  std::size_t batch_size = 16;
+  GlooDdpOptions ddp;
+};
+
+GlooDdpOptions small_buckets(GradientEngine engine) {
+  GlooDdpOptions options;
+  options.engine = engine;
+  options.first_bucket_cap_bytes = 8 * 1024;  // several buckets even for the mlp
+  options.bucket_cap_bytes = 64 * 1024;
+  options.sgd = {0.05, 0.9, 1e-4};
+  return options;
+}
+
+constexpr model::ModelShape kShape{1, 28, 28, 10};
+constexpr uint64_t kInitSeed = 42;
+constexpr uint64_t kShardSeed = 7;
+
+const data::Dataset& synthetic_train() {
+  static const std::unique_ptr<data::Dataset> dataset = [] {
+    data::SyntheticOptions options;
+    options.train_size = 1024;
+    return data::make_synthetic_dataset(options, data::Split::kTrain);
+  }();
+  return *dataset;
+}
+
+// batches[step][worker] for global worker index rank * G + g: every worker in
+// the job has its own shard, as DistributedSampler would give.
+std::vector<std::vector<data::Batch>> batches_of_rank(const Scenario& s, int rank) {
+  const int workers_in_job = s.world_size * s.local_workers;
+  std::vector<data::BatchStream> streams;
+  for (int g = 0; g < s.local_workers; ++g)
+    streams.emplace_back(
+        data::ShardSampler(synthetic_train().size(), workers_in_job, rank * s.local_workers + g, kShardSeed));
+  std::vector<std::vector<data::Batch>> batches(s.steps);
+  for (int step = 0; step < s.steps; ++step)
+    for (auto& stream : streams) batches[step].push_back(synthetic_train().get_batch(stream.next(s.batch_size)));
+  return batches;
+}
+
+// Runs body(rank, port) on one thread per rank, each with its own
+// GlooGroup; returns each rank's error message ("" when it succeeded).
+std::vector<std::string> run_ranks(int world_size, const std::function<void(int rank, uint16_t port)>& body) {
+  const uint16_t port = free_port();
+  std::vector<std::string> errors(world_size);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < world_size; ++r) {
+    ranks.emplace_back([&, r] {
+      try {
+        body(r, port);
+      } catch (const std::exception& error) {
+        errors[r] = error.what();
+      }
+    });
+  }
+  for (std::thread& rank : ranks) rank.join();
+  return errors;
+}
+
+std::vector<at::Tensor> buffers_of(const model::Model& model) {
+  std::vector<at::Tensor> buffers;
+  for (const auto& buffer : model.named_buffers()) buffers.push_back(buffer.tensor.clone());
+  return buffers;
+}
+
+struct RankOutcome {
+  std::vector<at::Tensor> parameters;
+  GradientEngine engine = GradientEngine::kAuto;
+  StepTelemetry last_step;
+  TelemetryTotals totals;
+  std::vector<std::vector<std::size_t>> layout;
+};
+
+// Models are built up front on this thread: make_model seeds LibTorch's
+// global generator, which rank threads would race on. Each rank gets a
+// different seed: the initial broadcast must make them equal.
+std::vector<std::vector<model::Model>> replicas_per_rank(const Scenario& s) {
+  std::vector<std::vector<model::Model>> replicas(s.world_size);
+  for (int r = 0; r < s.world_size; ++r)
+    for (int g = 0; g < s.local_workers; ++g) replicas[r].push_back(model::make_model(s.model, kShape, kInitSeed + r));
+  return replicas;
+}
+
+std::vector<RankOutcome> run_ddp(const Scenario& s) {
+  const auto replicas = replicas_per_rank(s);
+  std::vector<std::vector<std::vector<data::Batch>>> batches;
+  for (int r = 0; r < s.world_size; ++r) batches.push_back(batches_of_rank(s, r));
+  std::vector<RankOutcome> outcomes(s.world_size);
+  const auto errors = run_ranks(s.world_size, [&](int r, uint16_t port) {
+    GlooDdp ddp(GlooGroup::connect(loopback(r, s.world_size, port)), replicas[r], s.ddp);
+    for (int step = 0; step < s.steps; ++step) ddp.train_step(batches[r][step]);
+    outcomes[r] = {replicas[r][0].parameters(), ddp.engine(), ddp.last_step(), ddp.totals(), ddp.bucket_layout()};
+    ddp.group().barrier();  // keep every group alive until all ranks are done
+  });
+  EXPECT_EQ(errors, std::vector<std::string>(s.world_size, ""));
+  return outcomes;
+}
+
+// Single process: every worker's gradient computed separately, averaged by
+// hand, then torch::optim::SGD; starts from rank 0's initial parameters.
+std::vector<at::Tensor> reference_parameters(const Scenario& s) {
+  model::Model model = model::make_model(s.model, kShape, kInitSeed);
+  const auto parameters = model.parameters();
+  torch::optim::SGD optimizer(
+      parameters,
+      torch::optim::SGDOptions(s.ddp.sgd.lr).momentum(s.ddp.sgd.momentum).weight_decay(s.ddp.sgd.weight_decay));
+  std::vector<std::vector<std::vector<data::Batch>>> batches;
+  for (int r = 0; r < s.world_size; ++r) batches.push_back(batches_of_rank(s, r));
+  const double workers_in_job = s.world_size * s.local_workers;
+  for (int step = 0; step < s.steps; ++step) {
+    std::vector<at::Tensor> sum;
+    for (int r = 0; r < s.world_size; ++r) {
+      for (int g = 0; g < s.local_workers; ++g) {
+        model.zero_grad();
+        const data::Batch& batch = batches[r][step][g];
+        torch::nn::functional::cross_entropy(model.forward(batch.images), batch.labels).backward();
+        for (std::size_t i = 0; i < parameters.size(); ++i) {
+          if (sum.size() <= i)
+            sum.push_back(parameters[i].grad().clone());
+          else
+            sum[i] += parameters[i].grad();
+        }
+      }
+    }
+    for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i].mutable_grad() = sum[i] / workers_in_job;
+    optimizer.step();
+  }
+  return parameters;
+}
+
+void expect_ranks_bitwise_identical(const std::vector<RankOutcome>& outcomes) {
+  for (std::size_t r = 1; r < outcomes.size(); ++r) {
+    ASSERT_EQ(outcomes[r].parameters.size(), outcomes[0].parameters.size());
+    for (std::size_t i = 0; i < outcomes[0].parameters.size(); ++i)
+      EXPECT_TRUE(at::equal(outcomes[r].parameters[i], outcomes[0].parameters[i]))
+          << "rank " << r << " parameter " << i << " differs from rank 0";
+  }
+}
+
+void expect_matches_reference(const std::vector<at::Tensor>& actual, const std::vector<at::Tensor>& reference) {
+  ASSERT_EQ(actual.size(), reference.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const double relative = (actual[i] - reference[i]).norm().item<double>() / reference[i].norm().item<double>();
+    EXPECT_LT(relative, 1e-5) << "parameter " << i;
+  }
+}
+
+void expect_layout_covers_every_parameter(const std::vector<std::vector<std::size_t>>& layout, std::size_t count) {
+  std::vector<int> seen(count, 0);
+  for (const auto& bucket : layout)
+    for (std::size_t i : bucket) ++seen.at(i);
+  EXPECT_EQ(seen, std::vector<int>(count, 1));
+}
+
+void check_scenario(const Scenario& s, GradientEngine expected_engine) {
+  const auto outcomes = run_ddp(s);
+  if (::testing::Test::HasFailure()) return;
+  EXPECT_EQ(outcomes[0].engine, expected_engine);
+  expect_ranks_bitwise_identical(outcomes);
+  expect_matches_reference(outcomes[0].parameters, reference_parameters(s));
+  expect_layout_covers_every_parameter(outcomes[0].layout, outcomes[0].parameters.size());
+  EXPECT_GE(outcomes[0].layout.size(), 2u) << "small caps should give several buckets";
+}
+
+TEST(DdpGloo, ReducerTwoRanksMatchTheHandAveragedReference) {
+  Scenario s;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  check_scenario(s, GradientEngine::kReducer);
+}
+
+TEST(DdpGloo, ReducerThreeRanksCnnMatchTheHandAveragedReference) {
+  Scenario s;
+  s.model = "cnn";
+  s.world_size = 3;
+  s.ddp = small_buckets(GradientEngine::kReducer);
+  s.ddp.bucket_cap_bytes = 256 * 1024;
+  check_scenario(s, GradientEngine::kReducer);
+}
+
+TEST(DdpGloo, BucketedAllreduceOneWorkerMatchesTheReference) {
+  Scenario s;
+  s.world_size = 3;
+  s.ddp = small_buckets(GradientEngine::kBucketedAllreduce);
+  check_scenario(s, GradientEngine::kBucketedAllreduce);
+}
+
+TEST(DdpGloo, TwoLocalWorkersPerRankMatchTheReference) {
+  Scenario s;
+  s.local_workers = 2;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  check_scenario(s, GradientEngine::kBucketedAllreduce);
+}
+
+TEST(DdpGloo, TwoLocalWorkersThreeRanksCnnMatchTheReference) {
+  Scenario s;
+  s.model = "cnn";
+  s.world_size = 3;
+  s.local_workers = 2;
+  s.steps = 3;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  check_scenario(s, GradientEngine::kBucketedAllreduce);
+}
+
+std::vector<std::vector<std::size_t>> sorted_buckets(std::vector<std::vector<std::size_t>> layout) {
+  for (auto& bucket : layout) std::sort(bucket.begin(), bucket.end());
+  return layout;
+}
+
+TEST(DdpGloo, ReducerRebuildsIntoTheReadyOrderLayoutOfTheBucketedEngine) {
+  // mlp parameters: 0 fc1.weight (784 KiB), 1 fc1.bias, 2 fc2.weight (10 KiB), 3 fc2.bias.
+  // Ready order 3,2,1,0; first bucket closes at >= 8 KiB after fc2.weight.
+  const std::vector<std::vector<std::size_t>> expected{{2, 3}, {0, 1}};
+  for (GradientEngine engine : {GradientEngine::kReducer, GradientEngine::kBucketedAllreduce}) {
+    SCOPED_TRACE(engine_name(engine));
+    Scenario s;
+    s.steps = 2;
+    s.ddp = small_buckets(engine);
+    const auto outcomes = run_ddp(s);
+    EXPECT_EQ(sorted_buckets(outcomes[0].layout), expected);
+  }
+}
+
+TEST(DdpGloo, TelemetryCountsEveryGradientByteAndEveryStep) {
+  Scenario s;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  const auto outcomes = run_ddp(s);
+  for (const RankOutcome& outcome : outcomes) {
+    EXPECT_EQ(outcome.last_step.bytes_allreduced, 203530 * 4);
+    EXPECT_EQ(outcome.last_step.buckets, 2);
+    EXPECT_GT(outcome.last_step.loss, 0.0);
+    EXPECT_GT(outcome.last_step.forward_ms, 0.0);
+    EXPECT_GT(outcome.last_step.backward_ms, 0.0);
+    EXPECT_GE(outcome.last_step.allreduce_wait_ms, 0.0);
+    EXPECT_GE(outcome.last_step.optimizer_ms, 0.0);
+    EXPECT_EQ(outcome.totals.steps, s.steps);
+    EXPECT_EQ(outcome.totals.bytes_allreduced, int64_t{s.steps} * 203530 * 4);
+  }
+}
+
+// DDP's broadcast_buffers: BatchNorm statistics are rank 0's after
+// construction and at the start of every forward, which then updates them
+// from the local batch. Rank 1 drifts its statistics by a large offset
+// between construction and the step; after the step the ranks differ only
+// by the local update (momentum 0.1 of a batch statistic), not the drift.
+TEST(DdpGloo, BatchNormBuffersFollowRankZeroAtConstructionAndBeforeEachForward) {
+  constexpr float kDrift = 1e4f;
+  Scenario s;
+  s.model = "resnet18";
+  s.steps = 1;
+  s.batch_size = 4;
+  const auto replicas = replicas_per_rank(s);
+  std::vector<std::vector<at::Tensor>> constructed(2), stepped(2), parameters(2);
+  const auto errors = run_ranks(2, [&](int r, uint16_t port) {
+    GlooDdp ddp(GlooGroup::connect(loopback(r, 2, port)), replicas[r]);
+    constructed[r] = buffers_of(replicas[r][0]);
+    if (r == 1) {
+      torch::NoGradGuard no_grad;
+      for (const auto& buffer : replicas[r][0].named_buffers())
+        if (buffer.tensor.is_floating_point()) buffer.tensor.add_(kDrift);
+    }
+    ddp.train_step(batches_of_rank(s, r)[0]);
+    stepped[r] = buffers_of(replicas[r][0]);
+    parameters[r] = replicas[r][0].parameters();
+    ddp.group().barrier();
+  });
+  ASSERT_EQ(errors, std::vector<std::string>(2, ""));
+  ASSERT_FALSE(constructed[0].empty());
+  for (std::size_t i = 0; i < constructed[0].size(); ++i) {
+    EXPECT_TRUE(at::equal(constructed[1][i], constructed[0][i])) << "buffer " << i << " after construction";
+    EXPECT_LT((stepped[1][i] - stepped[0][i]).abs().max().item<double>(), kDrift / 10) << "buffer " << i;
+  }
+  for (std::size_t i = 0; i < parameters[0].size(); ++i)
+    EXPECT_TRUE(at::equal(parameters[1][i], parameters[0][i])) << "parameter " << i;
+}
+
+TEST(DdpGloo, ReducerRefusesSeveralLocalWorkersAndBatchCountsMustMatch) {
+  GlooGroup group = GlooGroup::connect(loopback(0, 1, free_port()));
+  std::vector<model::Model> two{model::make_model("mlp", kShape, 1), model::make_model("mlp", kShape, 1)};
+  GlooDdpOptions reducer;
+  reducer.engine = GradientEngine::kReducer;
+  EXPECT_THROW((GlooDdp{group, two, reducer}), std::invalid_argument);
+  GlooDdp ddp(group, two);
+  EXPECT_EQ(ddp.engine(), GradientEngine::kBucketedAllreduce);
+  EXPECT_THROW(ddp.train_step(synthetic_train().get_range(0, 8)), std::invalid_argument);
+}
+
+// Expects connect() to fail with a GlooGroupError mentioning every fragment,
+// no later than `bound` after the start.
+void expect_connect_fails(const GlooGroupOptions& options, const std::vector<std::string>& fragments,
+                          std::chrono::milliseconds bound) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    GlooGroup::connect(options);
+    ADD_FAILURE() << "connect() succeeded";
+  } catch (const GlooGroupError& error) {
+    for (const std::string& fragment : fragments) EXPECT_THAT(error.what(), HasSubstr(fragment));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, bound);
+}
+
+TEST(GlooGroup, NobodyListeningOnTheMasterPortFailsWithinTheTimeout) {
+  const uint16_t port = free_port();
+  const auto options = loopback(1, 2, port, 2500);
+  expect_connect_fails(options, {"rank 1 of 2", "127.0.0.1:" + std::to_string(port), "2500 ms"},
+                       std::chrono::milliseconds(2500 + 3000));
+}
+
+TEST(GlooGroup, UnresolvableMasterAddressFailsWithinTheTimeout) {
+  auto options = loopback(1, 2, 29999, 1500);
+  options.master_addr = "no-such-host.invalid";
+  expect_connect_fails(options, {"rank 1 of 2", "no-such-host.invalid:29999", "cannot resolve"},
+                       std::chrono::milliseconds(1500 + 5000));
+}
+
+TEST(GlooGroup, RankZeroWithoutPeersFailsWithinTheTimeout) {
+  expect_connect_fails(loopback(0, 2, free_port(), 1000), {"rank 0 of 2", "only 1 of 2 ranks joined"},
+                       std::chrono::milliseconds(1000 + 3000));
+}
+
+TEST(GlooGroup, RejectsInvalidOptions) {
+  expect_connect_fails(loopback(2, 2, 29500), {"rank must be in [0, world_size)"}, std::chrono::milliseconds(1000));
+  auto both_devices = loopback(0, 1, 29500);
+  both_devices.device_interface = "lo";
+  both_devices.device_hostname = "127.0.0.1";
+  expect_connect_fails(both_devices, {"not both"}, std::chrono::milliseconds(1000));
+}
+
+TEST(GlooGroup, LoopbackMasterPutsTheGlooDeviceOnLoopback) {
+  auto options = loopback(0, 1, 29500);
+  EXPECT_EQ(default_device_address(options), "127.0.0.1");
+  options.master_addr = "localhost";
+  EXPECT_EQ(default_device_address(options), "127.0.0.1");
+}
+
+TEST(GlooGroup, TwoRanksMeetAndPassABarrier) {
+  const auto errors = run_ranks(2, [](int r, uint16_t port) {
+    GlooGroup group = GlooGroup::connect(loopback(r, 2, port));
+    EXPECT_EQ(group.rank(), r);
+    EXPECT_EQ(group.device_address(), "127.0.0.1");
+    group.barrier();
+  });
+  EXPECT_EQ(errors, std::vector<std::string>(2, ""));
+}
+
+}  // namespace
+}  // namespace st::c10d_ddp
