@@ -4,16 +4,24 @@
 // Checked against a single-process reference that averages every worker's
 // gradient by hand and steps torch::optim::SGD.
 #include <arpa/inet.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <torch/torch.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -399,12 +407,109 @@ TEST(GlooGroup, LoopbackMasterPutsTheGlooDeviceOnLoopback) {
 
 TEST(GlooGroup, TwoRanksMeetAndPassABarrier) {
   const auto errors = run_ranks(2, [](int r, uint16_t port) {
-    GlooGroup group = GlooGroup::connect(loopback(r, 2, port));
+    auto options = loopback(r, 2, port);
+    if (r == 1) options.device_interface = "lo";  // by interface name instead of the loopback default
+    GlooGroup group = GlooGroup::connect(options);
     EXPECT_EQ(group.rank(), r);
-    EXPECT_EQ(group.device_address(), "127.0.0.1");
+    EXPECT_EQ(group.device_address(), r == 1 ? "lo" : "127.0.0.1");
     group.barrier();
   });
   EXPECT_EQ(errors, std::vector<std::string>(2, ""));
+}
+
+// One rank per process, the way the baseline really runs: the test binary
+// re-executes itself as two children that run only ChildRank (which skips
+// itself unless ST_C10D_CHILD_RANK is set). Each child writes its final
+// parameters, flattened, to a file; the parent compares them.
+at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& tensor : tensors) flat.push_back(tensor.detach().reshape(-1));
+  return at::cat(flat);
+}
+
+TEST(DdpGlooProcesses, ChildRank) {
+  const char* rank_text = std::getenv("ST_C10D_CHILD_RANK");
+  if (rank_text == nullptr) GTEST_SKIP() << "runs only as a child of TwoProcessesMatchTheReference";
+  const int rank = std::atoi(rank_text);
+  Scenario s;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  const auto batches = batches_of_rank(s, rank);
+  const model::Model replica = model::make_model(s.model, kShape, kInitSeed + rank);
+  GlooDdp ddp(GlooGroup::connect(loopback(rank, 2, std::atoi(std::getenv("ST_C10D_CHILD_PORT")))), {replica}, s.ddp);
+  for (int step = 0; step < s.steps; ++step) ddp.train_step(batches[step]);
+  const at::Tensor flat = flatten(replica.parameters());
+  std::ofstream(std::getenv("ST_C10D_CHILD_OUT"), std::ios::binary)
+      .write(static_cast<const char*>(flat.data_ptr()), flat.numel() * sizeof(float));
+  ddp.group().barrier();
+}
+
+// fork + execve of this binary; the child's output goes to `log`.
+pid_t spawn_rank(int rank, uint16_t port, const std::string& out, const std::string& log) {
+  std::vector<std::string> env{"ST_C10D_CHILD_RANK=" + std::to_string(rank),
+                               "ST_C10D_CHILD_PORT=" + std::to_string(port), "ST_C10D_CHILD_OUT=" + out};
+  std::vector<char*> envp;
+  for (std::string& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  char filter[] = "--gtest_filter=DdpGlooProcesses.ChildRank";
+  char* argv[] = {filter, filter, nullptr};
+  const pid_t pid = fork();
+  if (pid == 0) {  // only async-signal-safe calls until execve
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execve("/proc/self/exe", argv, envp.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Exit status of `pid`, or -1 after killing it when it outlives `deadline`.
+int wait_or_kill(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+at::Tensor read_floats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  at::Tensor values = at::empty({static_cast<int64_t>(in.tellg()) / 4}, at::kFloat);
+  in.seekg(0).read(static_cast<char*>(values.data_ptr()), values.numel() * 4);
+  return values;
+}
+
+TEST(DdpGlooProcesses, TwoProcessesMatchTheReference) {
+  if (std::getenv("ST_C10D_CHILD_RANK") != nullptr) GTEST_SKIP();
+  const std::string dir = ::testing::TempDir() + "c10d_test_" + std::to_string(getpid()) + "_";
+  const uint16_t port = free_port();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::vector<pid_t> children;
+  for (int r = 0; r < 2; ++r)
+    children.push_back(spawn_rank(r, port, dir + std::to_string(r) + ".bin", dir + std::to_string(r) + ".log"));
+  std::vector<at::Tensor> results;
+  for (int r = 0; r < 2; ++r) {
+    const std::string out = dir + std::to_string(r) + ".bin", log = dir + std::to_string(r) + ".log";
+    const int status = wait_or_kill(children[r], deadline);
+    EXPECT_EQ(status, 0) << "rank " << r << " failed; output:\n"
+                         << std::string(std::istreambuf_iterator<char>(std::ifstream(log).rdbuf()), {});
+    if (status == 0) results.push_back(read_floats(out));
+    std::remove(out.c_str());
+    std::remove(log.c_str());
+  }
+  if (::testing::Test::HasFailure()) return;
+  const at::Tensor& rank0 = results[0];
+  EXPECT_TRUE(at::equal(rank0, results[1]));
+  Scenario s;
+  s.ddp = small_buckets(GradientEngine::kAuto);
+  const at::Tensor reference = flatten(reference_parameters(s));
+  ASSERT_EQ(rank0.numel(), reference.numel());
+  EXPECT_LT((rank0 - reference).norm().item<double>() / reference.norm().item<double>(), 1e-5);
 }
 
 }  // namespace

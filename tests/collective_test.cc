@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -107,8 +108,13 @@ std::map<uint32_t, float> reference_sum(const std::vector<SparseChunk>& chunks, 
 }
 
 bool same_bits(const SparseChunk& a, const SparseChunk& b) {
-  return a.count == b.count && std::memcmp(a.indices.data(), b.indices.data(), 4 * a.count) == 0 &&
-         std::memcmp(a.values.data(), b.values.data(), 4 * a.count) == 0;
+  if (a.count != b.count) return false;
+  return a.count == 0 || (std::memcmp(a.indices.data(), b.indices.data(), 4 * a.count) == 0 &&
+                          std::memcmp(a.values.data(), b.values.data(), 4 * a.count) == 0);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), 4 * a.size()) == 0);
 }
 
 struct SparseOutcome {
@@ -188,7 +194,7 @@ TEST(SparseRingAllgather, DenseVariantAccumulatesInRankOrder) {
                                 });
   ASSERT_TRUE(cluster.wait(finished, world));
   EXPECT_EQ(failures.load(), 0);
-  for (Rank r = 0; r < world; ++r) EXPECT_EQ(std::memcmp(buffers[r].data(), expected.data(), 4 * numel), 0);
+  for (Rank r = 0; r < world; ++r) EXPECT_TRUE(same_bits(buffers[r], expected));
 }
 
 TEST(SparseRingAllgather, ReportsTrafficAndSendsOutOfRangeHalvesAsF32) {
@@ -211,6 +217,22 @@ TEST(SparseRingAllgather, ReportsTrafficAndSendsOutOfRangeHalvesAsF32) {
     EXPECT_EQ(out.stats[r].bytes_sent, 2u * 32);
     EXPECT_EQ(out.stats[r].bytes_received, 2u * 32);
   }
+}
+
+TEST(SparseRingAllgather, SendsWholeBlocksAsBlock16) {
+  std::vector<SparseChunk> chunks(2);
+  for (uint32_t i = 16; i < 48; ++i) {  // blocks 1 and 2 of a 100-element tensor
+    chunks[0].indices.push_back(i);
+    chunks[0].values.push_back(0.25f * i);
+  }
+  chunks[0].count = 32;
+  Cluster cluster(2);
+  const auto out = run_sparse(cluster, chunks, 100, ValueEncoding::kF32);
+  expect_sparse_correct(out, chunks, ValueEncoding::kF32);
+  // 4 (collective header) + 16 (wire header) + 4 + 2 * 4 (block ids) + 32 * 4 (values);
+  // u16 indices would need 4 + 16 + 32 * 2 + 32 * 4 = 212.
+  EXPECT_EQ(out.stats[0].bytes_sent, 160u);
+  EXPECT_EQ(out.stats[1].bytes_received, 160u);
 }
 
 TEST(SparseRingAllgather, ABadContributionFailsEveryRank) {
@@ -284,7 +306,7 @@ TEST(RingAllreduce, MatchesTheFixedOrderSumOnEveryRank) {
         const auto errors = run_dense(cluster, buffers, {average});
         for (Rank r = 0; r < world; ++r) {
           ASSERT_FALSE(errors[r]);
-          EXPECT_EQ(std::memcmp(buffers[r].data(), expected.data(), 4 * n), 0) << "rank " << r;
+          EXPECT_TRUE(same_bits(buffers[r], expected)) << "rank " << r;
         }
       }
     }
@@ -325,7 +347,7 @@ TEST(Collectives, ConcurrentCollectivesSurviveJitterThatReordersCompletions) {
   }
   ASSERT_TRUE(cluster.wait(finished, 2 * world));
   ASSERT_EQ(failures.load(), 0);
-  for (Rank r = 0; r < world; ++r) EXPECT_EQ(std::memcmp(dense[r].data(), dense_expected.data(), 4 * 20'000), 0);
+  for (Rank r = 0; r < world; ++r) EXPECT_TRUE(same_bits(dense[r], dense_expected));
   expect_sparse_correct(SparseOutcome{sums, std::vector<std::exception_ptr>(world), {}}, chunks, ValueEncoding::kF16);
 }
 
@@ -387,7 +409,7 @@ TEST(BucketedAllreduce, AveragesEveryBucketWhateverTheReadyOrder) {
   EXPECT_EQ(failures.load(), 0);
   for (Rank r = 0; r < world; ++r)
     for (std::size_t t = 0; t < sizes.size(); ++t)
-      EXPECT_EQ(std::memcmp(tensors[r][t].data(), expected[t].data(), 4 * sizes[t]), 0) << "rank " << r << " tensor " << t;
+      EXPECT_TRUE(same_bits(tensors[r][t], expected[t])) << "rank " << r << " tensor " << t;
 }
 
 // ---------------------------------------------------------------- failures
@@ -411,12 +433,38 @@ TEST(Collectives, APeerFailureMidCollectiveEndsEveryRankWithAnError) {
                             ++finished;
                           });
   }
+  // A bucketed allreduce whose last bucket never becomes ready on rank 0.
+  const auto plan = plan_buckets({100, 100, 100}, BucketOptions{400, 400});
+  ASSERT_EQ(plan.buckets.size(), 3u);
+  std::vector<std::vector<float>> grads(world, std::vector<float>(300, 1.0f));
+  std::vector<std::unique_ptr<BucketedAllreduce>> reducers;
+  for (Rank r = 0; r < world; ++r) {
+    reducers.push_back(std::make_unique<BucketedAllreduce>(cluster.comm(r), plan, AllreduceOptions{},
+                                                           [&](std::exception_ptr e, const CollectiveStats&) {
+                                                             failures += e != nullptr;
+                                                             ++finished;
+                                                           }));
+    for (std::size_t t = 0; t < (r == 0 ? 2u : 3u); ++t) reducers[r]->mark_ready(t, grads[r].data() + 100 * t);
+  }
   std::this_thread::sleep_for(25ms);
   cluster.fabric().fail(3);
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(cluster.wait(finished, 2 * world, 5s));
+  ASSERT_TRUE(cluster.wait(finished, 3 * world, 5s));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
-  EXPECT_EQ(failures.load(), 2 * world);
+  EXPECT_EQ(failures.load(), 3 * world);
+  // A collective started on a broken communicator fails at once.
+  std::atomic<int> late{0};
+  std::exception_ptr late_error;
+  ring_allreduce(cluster.comm(1), dense[1].data(), 1000, {}, [&](std::exception_ptr e, const CollectiveStats&) {
+    late_error = e;
+    ++late;
+  });
+  ASSERT_TRUE(cluster.wait(late, 1, 5s));
+  try {
+    std::rethrow_exception(late_error);
+  } catch (const comm::TransportError& e) {
+    EXPECT_EQ(e.peer(), 3);
+  }
 }
 
 }  // namespace

@@ -1,143 +1,33 @@
 // TCP transport on 127.0.0.1: several ranks per test process (each its own
-// transport; rank 0 hosts the TCPStore on an OS-chosen port), peers in forked
-// child processes that die or stall, raw sockets sending bad frames, and a
-// loopback throughput measurement (printed; see docs/transport.md).
+// transport; rank 0 hosts the TCPStore on an OS-chosen port): all-to-all
+// exchanges, clean close, missing peers, options, and a loopback throughput
+// measurement (printed; see docs/transport.md). Failures: tcp_failure_test.cc.
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <cstring>
-#include <future>
 #include <iostream>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "core/comm/frame.h"
-#include "core/comm/rendezvous.h"
-#include "core/comm/tcp_transport.h"
+#include "tests/tcp_test_util.h"
 
-namespace st::comm {
+namespace st::comm::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-
-TcpOptions test_options(Rank rank, int world_size, uint16_t store_port) {
-  TcpOptions options;
-  options.rank = rank;
-  options.world_size = world_size;
-  options.master_port = store_port;
-  options.listen_host = "127.0.0.1";
-  options.connect_timeout = milliseconds(10000);
-  options.heartbeat_interval = milliseconds(100);
-  options.peer_timeout = milliseconds(1000);
-  options.close_timeout = milliseconds(1000);
-  return options;
-}
-
-// Starts rank 0 (which hosts the store on a free port), then ranks 1 ..
-// started - 1 of a world of world_size.
-std::vector<std::unique_ptr<Transport>> start_world(int world_size, TcpOptions base = test_options(0, 1, 0),
-                                                    int started = -1) {
-  if (started < 0) started = world_size;
-  std::vector<std::unique_ptr<Transport>> transports(world_size);
-  std::vector<std::exception_ptr> errors(world_size);
-  std::promise<uint16_t> store_port;
-  auto start_rank = [&](Rank rank, uint16_t port) {
-    TcpOptions options = base;
-    options.rank = rank;
-    options.world_size = world_size;
-    options.master_port = port;
-    if (rank == 0 && world_size > 1) options.on_store_listening = [&](uint16_t chosen) { store_port.set_value(chosen); };
-    if (world_size == 1) store_port.set_value(0);
-    try {
-      transports[rank] = make_tcp_transport(options);
-    } catch (...) {
-      errors[rank] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.emplace_back(start_rank, 0, 0);
-  auto port_future = store_port.get_future();
-  const bool hosted = port_future.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  const uint16_t port = hosted ? port_future.get() : 1;
-  for (Rank rank = 1; rank < started; ++rank) threads.emplace_back(start_rank, rank, port);
-  for (auto& thread : threads) thread.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-  return transports;
-}
-
-bool wait_until(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
-}
-
-// Collects what one rank receives and the errors it is told about.
-struct Inbox {
-  std::mutex mutex;
-  std::vector<Message> messages;
-  std::vector<std::pair<TransportError, Clock::time_point>> errors;
-
-  void attach(Transport& transport) {
-    transport.on_receive([this](Message&& message) {
-      std::lock_guard lock(mutex);
-      messages.push_back(std::move(message));
-    });
-    transport.on_error([this](const TransportError& error) {
-      std::lock_guard lock(mutex);
-      errors.emplace_back(error, Clock::now());
-    });
-  }
-  std::size_t message_count() {
-    std::lock_guard lock(mutex);
-    return messages.size();
-  }
-  std::size_t error_count() {
-    std::lock_guard lock(mutex);
-    return errors.size();
-  }
-};
-
-uint64_t mix(uint64_t x) {  // splitmix64
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-std::vector<uint8_t> make_payload(std::size_t size, uint64_t seed) {
-  std::vector<uint8_t> payload(size);
-  for (std::size_t i = 0; i < size; i += 8) {
-    const uint64_t word = mix(seed + i);
-    std::memcpy(payload.data() + i, &word, std::min<std::size_t>(8, size - i));
-  }
-  return payload;
-}
-
-uint64_t seed_of(Rank source, Rank destination, uint32_t sequence) {
-  return (uint64_t(source) << 48) ^ (uint64_t(destination) << 32) ^ sequence;
-}
-
-// Every rank sends every size to every rank (itself included), in order.
 void exchange_all_to_all(int world_size) {
   const std::vector<std::size_t> sizes = {0, 1, 64 * 1024, 32 * 1024 * 1024, 1, 0};
+  std::vector<Inbox> inboxes(world_size);  // declared first: outlives the transports
   auto transports = start_world(world_size);
-  std::vector<Inbox> inboxes(world_size);
-  for (Rank r = 0; r < world_size; ++r) inboxes[r].attach(*transports[r]);
+  for (Rank r = 0; r < world_size; ++r) {
+    inboxes[r].check = [&sizes, r](const Message& message) {
+      const uint32_t sequence = message.tag - 1000;
+      return sequence < sizes.size() &&
+             message.payload == make_payload(sizes[sequence], seed_of(message.source, r, sequence));
+    };
+    inboxes[r].attach(*transports[r]);
+  }
   std::atomic<int> completed{0};
   std::atomic<int> failed{0};
   for (Rank source = 0; source < world_size; ++source) {
@@ -164,8 +54,8 @@ void exchange_all_to_all(int world_size) {
     for (const Message& message : inbox.messages) {
       const uint32_t sequence = next_sequence[message.source]++;
       ASSERT_EQ(message.tag, 1000 + sequence) << "order from rank " << message.source;
-      ASSERT_EQ(message.payload, make_payload(sizes[sequence], seed_of(message.source, destination, sequence)));
     }
+    EXPECT_EQ(inbox.rejected, 0u) << "payloads that differ from what was sent";
     const TransportStats stats = transports[destination]->stats();
     EXPECT_EQ(stats.messages_sent, world_size * sizes.size());
     EXPECT_EQ(stats.messages_received, world_size * sizes.size());
@@ -179,8 +69,8 @@ TEST(TcpTransport, TwoRanksExchangeAllSizes) { exchange_all_to_all(2); }
 TEST(TcpTransport, FourRanksAllToAll) { exchange_all_to_all(4); }
 
 TEST(TcpTransport, SingleRankSendsToItself) {
-  auto transports = start_world(1);
   Inbox inbox;
+  auto transports = start_world(1);
   inbox.attach(*transports[0]);
   transports[0]->send(0, 9, {1, 2, 3}, nullptr);
   ASSERT_TRUE(wait_until([&] { return inbox.message_count() == 1; }, milliseconds(2000)));
@@ -189,10 +79,10 @@ TEST(TcpTransport, SingleRankSendsToItself) {
 }
 
 TEST(TcpTransport, MessagesBeforeTheHandlerAreKept) {
+  Inbox inbox;
   auto transports = start_world(2);
   transports[1]->send(0, 5, {42}, nullptr);
   std::this_thread::sleep_for(milliseconds(100));
-  Inbox inbox;
   inbox.attach(*transports[0]);
   ASSERT_TRUE(wait_until([&] { return inbox.message_count() == 1; }, milliseconds(2000)));
   EXPECT_EQ(inbox.messages[0].tag, 5u);
@@ -202,20 +92,20 @@ TEST(TcpTransport, BadSendsCompleteWithErrors) {
   TcpOptions base = test_options(0, 1, 0);
   base.max_message_bytes = 1000;
   auto transports = start_world(2, base);
-  std::promise<std::exception_ptr> bad_rank, too_big;
-  transports[0]->send(7, 0, {}, [&](std::exception_ptr error) { bad_rank.set_value(error); });
+  std::promise<std::exception_ptr> too_big;
+  EXPECT_THROW(transports[0]->send(7, 0, {}, nullptr), std::invalid_argument);
+  EXPECT_THROW(transports[0]->send(-1, 0, {}, nullptr), std::invalid_argument);
   transports[0]->send(1, 0, std::vector<uint8_t>(1001), [&](std::exception_ptr error) { too_big.set_value(error); });
-  EXPECT_THROW(std::rethrow_exception(bad_rank.get_future().get()), TransportError);
   EXPECT_THROW(std::rethrow_exception(too_big.get_future().get()), TransportError);
 }
 
 // --- clean close ------------------------------------------------------------------------
 
 TEST(TcpTransport, CleanCloseIsNotAFailureButLaterSendsSeeIt) {
-  auto transports = start_world(2);
   Inbox survivor;
-  survivor.attach(*transports[0]);
   Inbox leaver;
+  auto transports = start_world(2);
+  survivor.attach(*transports[0]);
   leaver.attach(*transports[1]);
   std::atomic<int> done{0};
   for (int i = 0; i < 50; ++i) transports[1]->send(0, i, std::vector<uint8_t>(100000), [&](auto) { ++done; });
@@ -282,41 +172,108 @@ TEST(TcpTransport, ConnectTimeoutNamesThePeer) {
   }
 }
 
-// --- throughput ---------------------------------------------------------------------------
+// --- options ---------------------------------------------------------------------------------
 
-// Rank 0 streams large messages to rank 1 (and, second, both ways at once);
-// prints the goodput. Both ranks share this process's two cores, like two
-// processes on one host would.
-double measure_goodput(Transport& sender, Inbox& receiver, std::size_t message_bytes, int count) {
-  const std::size_t before = receiver.message_count();
-  std::vector<std::vector<uint8_t>> payloads;
-  for (int i = 0; i < count; ++i) payloads.emplace_back(message_bytes, static_cast<uint8_t>(i));
-  const auto start = Clock::now();
-  for (auto& payload : payloads) sender.send(1 - sender.rank(), 0, std::move(payload), nullptr);
-  EXPECT_TRUE(wait_until([&] { return receiver.message_count() == before + count; }, milliseconds(60000)));
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(message_bytes) * count / seconds / 1e9;
+TEST(TcpOptions, ReadFromTheEnvironment) {
+  const std::map<std::string, std::string> good = {{"RANK", "2"},          {"WORLD_SIZE", "4"},
+                                                   {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29501"},
+                                                   {"ST_PEER_TIMEOUT_MS", "5000"}};
+  auto from = [](const std::map<std::string, std::string>& env) {
+    return tcp_options_from_env([&env](const char* name) -> const char* {
+      const auto found = env.find(name);
+      return found == env.end() ? nullptr : found->second.c_str();
+    });
+  };
+  const TcpOptions options = from(good);
+  EXPECT_EQ(options.rank, 2);
+  EXPECT_EQ(options.world_size, 4);
+  EXPECT_EQ(options.master_addr, "10.0.0.1");
+  EXPECT_EQ(options.master_port, 29501);
+  EXPECT_EQ(options.peer_timeout, milliseconds(5000));
+  auto expect_error_naming = [&](std::map<std::string, std::string> env, const std::string& name) {
+    try {
+      from(env);
+      ADD_FAILURE() << "accepted bad " << name;
+    } catch (const std::invalid_argument& error) {
+      EXPECT_NE(std::string(error.what()).find(name), std::string::npos) << error.what();
+    }
+  };
+  for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) {
+    auto missing = good;
+    missing.erase(name);
+    expect_error_naming(missing, name);
+  }
+  const std::vector<std::pair<std::string, std::string>> malformed = {
+      {"RANK", "x"},          {"RANK", "4"},          {"RANK", "-1"},      {"WORLD_SIZE", "0"},
+      {"WORLD_SIZE", "2.5"},  {"MASTER_PORT", "70000"}, {"MASTER_PORT", "12ab"}, {"ST_PEER_TIMEOUT_MS", "-5"}};
+  for (const auto& [name, value] : malformed) {
+    auto env = good;
+    env[name] = value;
+    expect_error_naming(env, name);
+  }
 }
 
+TEST(TcpOptions, ParsesPeerAddresses) {
+  EXPECT_EQ(parse_peer_address("127.0.0.1:80").port, 80);
+  EXPECT_EQ(parse_peer_address("[::1]:9000").host, "::1");
+  EXPECT_EQ(parse_peer_address("node-7:65535").host, "node-7");
+  EXPECT_EQ((PeerAddress{"::1", 5}.to_string()), "[::1]:5");
+  for (const char* bad : {"nohost", ":80", "h:", "h:0", "h:70000", "h:8x"}) {
+    EXPECT_THROW(parse_peer_address(bad), std::invalid_argument) << bad;
+  }
+}
+
+// --- throughput ---------------------------------------------------------------------------
+
+// Sends count messages of message_bytes from each sender to the other rank,
+// all at once; returns the goodput (payload bytes over the time until the
+// last one arrived). Payloads are made before the clock starts.
+double measure_goodput(std::vector<Transport*> senders, std::vector<Inbox*> receivers, std::size_t message_bytes,
+                       int count) {
+  std::vector<std::size_t> before;
+  for (Inbox* inbox : receivers) before.push_back(inbox->message_count());
+  std::vector<std::vector<std::vector<uint8_t>>> payloads(senders.size());
+  for (auto& batch : payloads) {
+    for (int i = 0; i < count; ++i) batch.emplace_back(message_bytes, static_cast<uint8_t>(i));
+  }
+  const auto start = Clock::now();
+  for (std::size_t s = 0; s < senders.size(); ++s) {
+    for (auto& payload : payloads[s]) senders[s]->send(1 - senders[s]->rank(), 0, std::move(payload), nullptr);
+  }
+  for (std::size_t r = 0; r < receivers.size(); ++r) {
+    EXPECT_TRUE(wait_until([&] { return receivers[r]->message_count() == before[r] + count; }, milliseconds(60000)));
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(message_bytes) * count * senders.size() / seconds / 1e9;
+}
+
+// Two ranks in this process share its two cores, like two processes on one
+// host would. Compare with Gloo's 1.3-1.5 GB/s (ENVIRONMENT.md).
 TEST(TcpThroughput, TwoRankLoopback) {
-  auto transports = start_world(2);
   Inbox inbox0, inbox1;
+  auto transports = start_world(2);
+  inbox0.check = inbox1.check = [](const Message&) { return true; };
   inbox0.attach(*transports[0]);
   inbox1.attach(*transports[1]);
   constexpr std::size_t kMessage = 100 * 1000 * 1000;  // 100 MB, like the Gloo figure
-  constexpr int kCount = 8;
-  measure_goodput(*transports[0], inbox1, kMessage, 1);  // warm-up
-  const double one_way = measure_goodput(*transports[0], inbox1, kMessage, kCount);
-  std::cout << "[ throughput ] one way, " << kCount << " x 100 MB: " << one_way << " GB/s\n";
-  const auto start = Clock::now();
-  std::thread reverse([&] { measure_goodput(*transports[1], inbox0, kMessage, kCount / 2); });
-  measure_goodput(*transports[0], inbox1, kMessage, kCount / 2);
-  reverse.join();
-  const double both = kMessage * double(kCount) / std::chrono::duration<double>(Clock::now() - start).count() / 1e9;
-  std::cout << "[ throughput ] both ways at once, " << kCount << " x 100 MB in total: " << both << " GB/s\n";
+  constexpr int kCount = 4;
+  Transport* rank0 = transports[0].get();
+  Transport* rank1 = transports[1].get();
+  // Warm-up: the heap grows to its working set (first-touch page faults are
+  // slow on these VMs; see keep_freed_memory()).
+  for (int pass = 0; pass < 3; ++pass) {
+    std::cout << "[ throughput ] warm-up " << measure_goodput({rank0}, {&inbox1}, kMessage, kCount) << " GB/s\n";
+  }
+  const double one_way = measure_goodput({rank0}, {&inbox1}, kMessage, kCount);
+  measure_goodput({rank0, rank1}, {&inbox1, &inbox0}, kMessage, kCount / 2);  // warm-up
+  const double both_ways = measure_goodput({rank0, rank1}, {&inbox1, &inbox0}, kMessage, kCount / 2);
+  std::cout << "[ throughput ] one way, " << kCount << " x 100 MB: " << one_way << " GB/s\n"
+            << "[ throughput ] both ways at once, " << kCount / 2 << " x 100 MB each way: " << both_ways
+            << " GB/s in total\n";
   RecordProperty("one_way_GBps", std::to_string(one_way));
-  RecordProperty("both_ways_GBps", std::to_string(both));
+  RecordProperty("both_ways_GBps", std::to_string(both_ways));
+  EXPECT_GT(one_way, 0.05);  // a sanity floor, not a benchmark gate
 }
 
 }  // namespace
-}  // namespace st::comm
+}  // namespace st::comm::test

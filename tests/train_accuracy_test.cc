@@ -19,7 +19,7 @@ TEST_P(Accuracy, CnnOnFashionMnistReaches85Percent) {
   c.nodes = 2;
   c.gpus_per_node = 2;
   c.batch_per_worker = 64;
-  c.iterations = 400;
+  c.iterations = 600;  // density 5% converges ~20% slower per iteration (paper); 400 gave 84.3%
   c.lr = 0.05;
   c.momentum = 0.9;
   c.density = 0.05;

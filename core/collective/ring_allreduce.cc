@@ -1,0 +1,105 @@
+#include "core/collective/ring_allreduce.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/collective/ring_run.h"
+
+namespace st::collective {
+namespace {
+
+// The schedule of one rank. Step g (0 .. 2W-3) sends chunk r-g and receives
+// chunk r-g-1 (mod W); steps < W-1 reduce, the rest copy. What arrives at
+// step g is exactly what leaves at step g+1.
+struct DenseRing {
+  float* data = nullptr;
+  std::size_t n = 0;
+  int world = 1;
+  Rank rank = 0;
+  bool average = false;
+
+  int wrap(int chunk) const { return ((chunk % world) + world) % world; }
+  std::size_t begin(int chunk) const { return ring_chunk_begin(n, world, chunk); }
+  std::size_t size(int chunk) const { return ring_chunk_begin(n, world, chunk + 1) - begin(chunk); }
+  int chunk_out(int step) const { return wrap(rank - step); }
+  int chunk_in(int step) const { return wrap(rank - step - 1); }
+  int steps() const { return 2 * (world - 1); }
+  bool reducing(int step) const { return step < world - 1; }
+};
+
+std::vector<uint8_t> pack(const DenseRing& ring, int chunk) {
+  auto payload = detail::data_payload(ring.size(chunk) * sizeof(float));
+  std::memcpy(payload.data() + detail::kHeaderBytes, ring.data + ring.begin(chunk), ring.size(chunk) * sizeof(float));
+  return payload;
+}
+
+void absorb(const DenseRing& ring, uint32_t id, int step, const std::vector<uint8_t>& payload) {
+  const int chunk = ring.chunk_in(step);
+  const std::size_t count = ring.size(chunk);
+  if (payload.size() != detail::kHeaderBytes + count * sizeof(float))
+    throw CollectiveError(fmt::format(
+        "collective {}: step {} message from rank {} has {} bytes, expected {} (do all ranks pass the same n?)", id,
+        step, (ring.rank + ring.world - 1) % ring.world, payload.size(), detail::kHeaderBytes + count * sizeof(float)));
+  const uint8_t* in = payload.data() + detail::kHeaderBytes;
+  float* out = ring.data + ring.begin(chunk);
+  if (!ring.reducing(step)) {
+    std::memcpy(out, in, count * sizeof(float));
+    return;
+  }
+  // The partial sum coming from upstream is the left operand: chunk c is
+  // summed as ((d_c + d_c+1) + d_c+2) + ...
+  for (std::size_t i = 0; i < count; ++i) {
+    float upstream;
+    std::memcpy(&upstream, in + i * sizeof(float), sizeof(float));
+    out[i] = upstream + out[i];
+  }
+  if (ring.average && step == ring.world - 2) {  // this rank owns the chunk
+    const auto world = static_cast<float>(ring.world);
+    for (std::size_t i = 0; i < count; ++i) out[i] /= world;
+  }
+}
+
+void complete_now(Communicator& comm, std::exception_ptr error, DoneCallback done) {
+  comm.executor().post([error, done = std::move(done)] { done(error, CollectiveStats{}); });
+}
+
+}  // namespace
+
+void ring_allreduce(Communicator& comm, float* data, std::size_t n, AllreduceOptions options, DoneCallback done) {
+  ring_allreduce_with_id(comm, comm.next_collective_id(), data, n, options, std::move(done));
+}
+
+void ring_allreduce_with_id(Communicator& comm, uint32_t collective_id, float* data, std::size_t n,
+                            AllreduceOptions options, DoneCallback done) {
+  const DenseRing ring{data, n, comm.world_size(), comm.rank(), options.average};
+  if (static_cast<uint32_t>(ring.steps()) > kMaxSteps)
+    return complete_now(comm, std::make_exception_ptr(CollectiveError(fmt::format(
+                                  "ring allreduce: {} ranks need more than {} steps", ring.world, kMaxSteps))),
+                        std::move(done));
+  std::vector<int> send_steps;
+  for (int step = 0; step < ring.steps(); ++step)
+    if (ring.size(ring.chunk_out(step)) > 0) send_steps.push_back(step);
+
+  auto run = detail::RingRun::create(comm, collective_id, std::move(send_steps), std::move(done));
+  if (n > 0 && data == nullptr) {
+    // Still joins the ring, to abort it: the others are waiting for this rank.
+    run->fail(std::make_exception_ptr(CollectiveError("ring allreduce: null buffer with n > 0")));
+    run->started();
+    return;
+  }
+  for (int step = 0; step < ring.steps(); ++step) {
+    if (ring.size(ring.chunk_in(step)) == 0) continue;  // the sender skips it too
+    run->expect(step, [run, ring, step](std::vector<uint8_t>&& payload) {
+      absorb(ring, run->id(), step, payload);
+      if (step + 1 < ring.steps()) run->send(step + 1, pack(ring, ring.chunk_in(step)));
+    });
+  }
+  if (ring.steps() > 0 && ring.size(ring.chunk_out(0)) > 0) run->send(0, pack(ring, ring.chunk_out(0)));
+  run->started();
+}
+
+}  // namespace st::collective
