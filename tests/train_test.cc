@@ -77,6 +77,24 @@ TEST(Train, StellatrainAtFullDensityAndStalenessZeroMatchesDdp) {
   EXPECT_LE(max_relative_difference(ours.final_parameters, ddp.final_parameters), 1e-5);
 }
 
+TEST(Train, DdpGlooGivesTheParametersOfDdp) {
+  // The real PyTorch stack (c10d Reducer over ProcessGroupGloo, torch SGD)
+  // against the engine's ddp (ring allreduce, sparse SGD with every index):
+  // same models, shards and hyper-parameters, so only float rounding differs.
+  for (int workers : {1, 2}) {
+    auto c = small_config("ddp");
+    c.gpus_per_node = workers;
+    const auto ours = run_training(c);
+    c.system = "ddp-gloo";
+    c.master_port = 20000 + static_cast<int>(::testing::UnitTest::GetInstance()->random_seed() % 20000) + workers;
+    c.peer_timeout_s = 30;
+    const auto gloo = run_training(c);
+    ASSERT_EQ(gloo.checksums.size(), 2u);
+    EXPECT_EQ(gloo.checksums[0], gloo.checksums[1]);
+    EXPECT_LE(max_relative_difference(gloo.final_parameters, ours.final_parameters), 1e-5) << workers << " workers";
+  }
+}
+
 TEST(Train, PipelineOverlapsCommunicationWithTheNextIteration) {
   // Slow messages: 40 ms per message makes every layer's exchange (ring of
   // 2 nodes, so one message) outlast the next forward and backward.

@@ -185,10 +185,6 @@ std::unique_ptr<System> make_system(NodeContext& ctx) {
   if (name == "stellatrain") return make_stellatrain_system(ctx);
   if (name == "ddp") return std::make_unique<DdpSystem>(ctx);
   if (name == "topk-sync") return std::make_unique<TopkSyncSystem>(ctx);
-  if (name == "ddp-gloo")
-    throw std::invalid_argument(
-        "system 'ddp-gloo' is built as a library (core/c10d, docs/ddp-gloo.md, tested in c10d_test) but is not "
-        "wired into `stellatrain train` yet");
   throw std::invalid_argument(fmt::format("unknown system '{}' (expected stellatrain, ddp, topk-sync or ddp-gloo)", name));
 }
 

@@ -18,6 +18,7 @@
 #include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/runtime/executor.h"
+#include "core/train/gloo_training.h"
 #include "core/train/local_workers.h"
 #include "core/train/system.h"
 #include "core/train/versioned_parameters.h"
@@ -172,8 +173,13 @@ TrainResult run_training(const TrainConfig& config) {
   const int threads = config.executor_threads > 0
                           ? config.executor_threads
                           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
-  auto executor = runtime::make_thread_pool_executor(threads);
   ResultsWriter results(results_dir(config), manifest_of(config));
+  if (config.system == "ddp-gloo") {
+    auto result = run_gloo_training(config, *train, *test, results);
+    results.update_manifest({{"summary", {{"wall_s", result.wall_s}, {"checksums", result.checksums}}}});
+    return result;
+  }
+  auto executor = runtime::make_thread_pool_executor(threads);
 
   std::unique_ptr<comm::InProcFabric> fabric;
   std::vector<int> local_ranks;
