@@ -7,7 +7,7 @@ set -euo pipefail
 BIN=$1
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-for system in stellatrain ddp topk-sync; do
+for system in stellatrain ddp topk-sync ddp-gloo; do
   PORT=$(( 20000 + (RANDOM % 20000) ))
   args=(train --system "$system" --transport tcp --nodes 2 --master-port "$PORT" --model mlp --dataset synthetic
         --iterations 20 --eval-interval 0 --peer-timeout 20 --quiet --out "$OUT/$system")
