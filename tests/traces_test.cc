@@ -150,6 +150,8 @@ TEST(TraceCsv, EveryErrorNamesTheFileAndLine) {
       {"0,5\n1,-3\n", 2, "rate -3"},
       {"0,5\n1,nan\n", 2, "must be finite"},
       {"0,5\n1,inf\n", 2, "must be finite"},
+      {"0,5\n1,2e9\n", 2, "at most"},
+      {"0,5\n\x01\x02,3\n", 2, "time_s '?" "?' is not a number"},
       {"nan,5\n", 1, "must be finite"},
       {"0,5,10,1\n", 1, "loss 1"},
       {"0,5,10,-0.1\n", 1, "loss -0.1"},

@@ -22,6 +22,16 @@ inline std::string_view trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
+// Text from a file, fit for an error message: at most 60 characters, bytes
+// that are not printable ASCII shown as '?' (a binary file must not garble
+// the terminal).
+inline std::string printable(std::string_view text) {
+  std::string shown;
+  for (char c : text.substr(0, 60)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > 60) shown += "...";
+  return shown;
+}
+
 // The whole cell as a number, or nothing. from_chars: no locale, no leading
 // whitespace surprises; a leading '+' is accepted as people write it.
 inline std::optional<double> parse_double(std::string_view cell) {

@@ -35,7 +35,7 @@ TimestampRuns read_timestamp_runs(std::istream& in, const std::string& source) {
     const auto timestamp = detail::parse_unsigned(content);
     if (!timestamp)
       throw TraceError(source, line,
-                       fmt::format("'{}' is not a millisecond timestamp (a non-negative integer)", content.substr(0, 60)));
+                       fmt::format("'{}' is not a millisecond timestamp (a non-negative integer)", detail::printable(content)));
     if (*timestamp > kMaxTimestampMs)
       throw TraceError(source, line, fmt::format("timestamp {} ms is beyond ten years", *timestamp));
     if (!runs.empty() && *timestamp < runs.back().first)

@@ -23,7 +23,8 @@ void validate_step(const TraceStep& step, const TraceStep* previous, std::size_t
   if (!std::isfinite(step.time_s) || step.time_s < 0) fail("time must be finite and >= 0");
   if (previous && !(step.time_s > previous->time_s))
     fail(fmt::format("time must be after the previous step's {} s", previous->time_s));
-  if (!std::isfinite(step.mbps) || step.mbps < 0) fail(fmt::format("rate {} Mbps must be finite and >= 0", step.mbps));
+  if (!(step.mbps >= 0 && step.mbps <= kMaxTraceMbps))
+    fail(fmt::format("rate {} Mbps must be in [0, {}]", step.mbps, kMaxTraceMbps));
   if (!std::isfinite(step.delay_ms)) fail("delay must be finite (< 0: not given)");
   if (!(step.loss >= 0 && step.loss < 1)) fail(fmt::format("loss {} must be in [0, 1)", step.loss));
 }

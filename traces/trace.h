@@ -25,6 +25,9 @@ struct TraceStep {
   double loss = 0;       // packet loss probability in [0, 1)
 };
 
+// Rates above this (1 Pbit/s) are mistakes, and would overflow statistics.
+inline constexpr double kMaxTraceMbps = 1e9;
+
 // A bad trace: names the file (or "<string>") and the 1-based line.
 class TraceError : public std::runtime_error {
  public:
@@ -41,8 +44,8 @@ class Trace {
  public:
   Trace() = default;
   // Validates (non-empty, first time 0 or later, strictly increasing times,
-  // finite non-negative rates, loss in [0,1)); throws TraceError naming
-  // `source` otherwise.
+  // finite non-negative rates up to kMaxTraceMbps, loss in [0,1)); throws
+  // TraceError naming `source` otherwise.
   explicit Trace(std::vector<TraceStep> steps, std::string source = "<generated>");
 
   const std::vector<TraceStep>& steps() const { return steps_; }

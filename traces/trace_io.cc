@@ -68,7 +68,8 @@ Layout layout_from_header(const std::vector<std::string_view>& cells, const std:
     const auto column = column_named(cells[i]);
     if (!column)
       throw TraceError(source, line,
-                       fmt::format("unknown column '{}' in the header (expected time_s, mbps, delay_ms, loss)", cells[i]));
+                       fmt::format("unknown column '{}' in the header (expected time_s, mbps, delay_ms, loss)",
+                                   detail::printable(cells[i])));
     if (layout.position[*column] != kAbsent)
       throw TraceError(source, line, fmt::format("column '{}' appears twice in the header", kColumnNames[*column]));
     layout.position[*column] = static_cast<int>(i);
@@ -108,7 +109,8 @@ class RowReader {
     if (previous && !(step.time_s > previous->time_s))
       fail(fmt::format("time {} s is not after the previous row's {} s (times must increase)", step.time_s,
                        previous->time_s));
-    if (!std::isfinite(step.mbps) || step.mbps < 0) fail(fmt::format("rate {} Mbps must be finite and >= 0", step.mbps));
+    if (!std::isfinite(step.mbps) || step.mbps < 0 || step.mbps > kMaxTraceMbps)
+      fail(fmt::format("rate {} Mbps must be finite, >= 0 and at most {}", step.mbps, kMaxTraceMbps));
     if (const auto delay = number(cells, layout, kDelay, true)) {
       if (!std::isfinite(*delay) || *delay < 0) fail(fmt::format("delay {} ms must be finite and >= 0", *delay));
       step.delay_ms = *delay;
@@ -129,7 +131,7 @@ class RowReader {
     const std::string_view cell = cells[static_cast<std::size_t>(position)];
     if (cell.empty() && optional) return std::nullopt;
     const auto value = parse_double(cell);
-    if (!value) fail(fmt::format("{} '{}' is not a number", kColumnNames[column], cell));
+    if (!value) fail(fmt::format("{} '{}' is not a number", kColumnNames[column], detail::printable(cell)));
     return value;
   }
 
@@ -211,7 +213,7 @@ TraceFormat guess_trace_format(const std::string& path) {
     throw TraceError(path, line,
                      fmt::format("cannot tell the format: '{}' is neither a CSV row (time_s,mbps) nor a Mahimahi "
                                  "millisecond timestamp",
-                                 content.substr(0, 60)));
+                                 detail::printable(content)));
   }
   detail::check_read_complete(in, path);
   throw TraceError(path, 0, "empty file (no rows, no timestamps)");
