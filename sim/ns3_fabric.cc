@@ -1,0 +1,302 @@
+#include "sim/ns3_fabric.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace st::sim {
+
+using comm::Rank;
+using comm::TransportError;
+
+Ns3Fabric::Ns3Fabric(FabricConfig config) : config_(std::move(config)) {
+  const auto world = static_cast<std::size_t>(world_size());
+  if (config_.tcp_type_names.size() != world * world)
+    throw std::invalid_argument("ns-3 fabric: one congestion control name per ordered pair is needed");
+  pairs_.resize(world * world);
+  endpoints_.resize(world);
+}
+
+void Ns3Fabric::check_rank(Rank rank, const char* what) const {
+  if (rank < 0 || rank >= world_size())
+    throw std::invalid_argument(fmt::format("ns-3 transport: {} {} outside world of {}", what, rank, world_size()));
+}
+
+// --- connections -----------------------------------------------------------
+
+void Ns3Fabric::start() {
+  for (Rank rank = 0; rank < world_size(); ++rank) listen(rank);
+  for (Rank from = 0; from < world_size(); ++from)
+    for (Rank to = 0; to < world_size(); ++to)
+      if (from != to) connect(from, to);
+}
+
+void Ns3Fabric::configure_socket(ns3::Ptr<ns3::Socket> socket, const std::string& tcp_type_name) const {
+  socket->SetAttribute("SegmentSize", ns3::UintegerValue(config_.segment_bytes));
+  socket->SetAttribute("SndBufSize", ns3::UintegerValue(config_.socket_buffer_bytes));
+  socket->SetAttribute("RcvBufSize", ns3::UintegerValue(config_.socket_buffer_bytes));
+  // BBR models a paced sender; the others are ACK-clocked as usual.
+  if (tcp_type_name == "ns3::TcpBbr") ns3::DynamicCast<ns3::TcpSocketBase>(socket)->SetPacingStatus(true);
+}
+
+void Ns3Fabric::listen(Rank rank) {
+  Endpoint& endpoint = endpoints_[rank];
+  endpoint.listener = ns3::Socket::CreateSocket(config_.nodes[rank].node, ns3::TcpSocketFactory::GetTypeId());
+  configure_socket(endpoint.listener, "");  // accepted sockets inherit sizes; they only send ACKs
+  endpoint.listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), config_.port));
+  endpoint.listener->Listen();
+  endpoint.listener->SetAcceptCallback(
+      ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(),
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>, const ns3::Address&>(
+          [this, rank](ns3::Ptr<ns3::Socket> socket, const ns3::Address& peer) { accept(rank, socket, peer); }));
+}
+
+void Ns3Fabric::connect(Rank from, Rank to) {
+  const std::string& type = config_.tcp_type_names[static_cast<std::size_t>(from) * world_size() + to];
+  auto tcp = config_.nodes[from].node->GetObject<ns3::TcpL4Protocol>();
+  Pair& link = pair(from, to);
+  link.socket = tcp->CreateSocket(ns3::TypeId::LookupByName(type));
+  configure_socket(link.socket, type);
+  link.socket->Bind();
+  link.socket->SetConnectCallback(
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>>([this, from, to](ns3::Ptr<ns3::Socket>) {
+        pair(from, to).connected = true;
+        pump(from, to);
+      }),
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>>(
+          [this, from, to](ns3::Ptr<ns3::Socket>) { connection_failed(from, to, "connection failed"); }));
+  link.socket->SetSendCallback(
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>, uint32_t>([this, from, to](ns3::Ptr<ns3::Socket>, uint32_t) {
+        pump(from, to);
+      }));
+  link.socket->SetCloseCallbacks(
+      ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>>(),
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>>(
+          [this, from, to](ns3::Ptr<ns3::Socket>) { connection_failed(from, to, "connection reset"); }));
+  link.socket->Connect(ns3::InetSocketAddress(config_.nodes[to].address, config_.port));
+}
+
+void Ns3Fabric::accept(Rank to, ns3::Ptr<ns3::Socket> socket, const ns3::Address& peer) {
+  const ns3::Ipv4Address address = ns3::InetSocketAddress::ConvertFrom(peer).GetIpv4();
+  const auto node = std::find_if(config_.nodes.begin(), config_.nodes.end(),
+                                 [&](const FabricNode& candidate) { return candidate.address == address; });
+  if (node == config_.nodes.end()) {  // not one of ours: nothing else listens on this port
+    socket->Close();
+    return;
+  }
+  const Rank from = static_cast<Rank>(node - config_.nodes.begin());
+  pair(from, to).receiver = socket;
+  socket->SetRecvCallback(
+      ns3::Callback<void, ns3::Ptr<ns3::Socket>>([this, from, to](ns3::Ptr<ns3::Socket> s) { read(from, to, s); }));
+  socket->SetCloseCallbacks(ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>>(),
+                            ns3::Callback<void, ns3::Ptr<ns3::Socket>>([this, from, to](ns3::Ptr<ns3::Socket>) {
+                              connection_failed(from, to, "connection reset");
+                            }));
+  read(from, to, socket);  // in case data came with the handshake's last ACK
+}
+
+void Ns3Fabric::detach() {
+  const auto null_socket = ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>>();
+  for (Pair& link : pairs_) {
+    if (link.socket) {
+      link.socket->SetConnectCallback(null_socket, null_socket);
+      link.socket->SetSendCallback(ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>, uint32_t>());
+      link.socket->SetCloseCallbacks(null_socket, null_socket);
+    }
+    if (link.receiver) {
+      link.receiver->SetRecvCallback(null_socket);
+      link.receiver->SetCloseCallbacks(null_socket, null_socket);
+    }
+  }
+  for (Endpoint& endpoint : endpoints_)
+    if (endpoint.listener)
+      endpoint.listener->SetAcceptCallback(ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(),
+                                           ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>, const ns3::Address&>());
+}
+
+// --- data ------------------------------------------------------------------
+
+void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
+  check_rank(from, "source rank");
+  check_rank(to, "destination rank");
+  if (endpoints_[from].closed) {
+    const std::string why = fmt::format("ns-3 transport: rank {} is closed", from);
+    complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(from, why)), 0);
+    return;
+  }
+  if (from == to) return send_to_self(from, tag, std::move(payload), std::move(on_done));
+  Pair& link = pair(from, to);
+  if (endpoints_[to].closed || link.failed) {
+    const std::string why = endpoints_[to].closed ? fmt::format("ns-3 transport: rank {} left (closed)", to)
+                                                  : fmt::format("ns-3 transport: connection {} -> {} failed", from, to);
+    complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(to, why)), 0);
+    report_later(from, to, why);
+    return;
+  }
+  const uint64_t payload_bytes = payload.size();
+  const uint64_t stream_bytes = kFrameHeaderBytes + payload_bytes;
+  link.stream_queued += stream_bytes;
+  link.arriving.push_back(Arriving{link.stream_queued, std::make_shared<comm::Message>(
+                                                           comm::Message{from, tag, std::move(payload)})});
+  link.outgoing.push_back(Outgoing{stream_bytes, 0, payload_bytes, std::move(on_done)});
+  pump(from, to);
+}
+
+void Ns3Fabric::send_to_self(Rank rank, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
+  const uint64_t payload_bytes = payload.size();
+  auto message = std::make_shared<comm::Message>(comm::Message{rank, tag, std::move(payload)});
+  complete_later(rank, std::move(on_done), nullptr, payload_bytes);
+  deliver_later(rank, std::move(message));
+}
+
+// Hands as much of the queued messages to TCP as its buffer takes; the send
+// callback (buffer space freed by ACKs) calls this again.
+void Ns3Fabric::pump(Rank from, Rank to) {
+  Pair& link = pair(from, to);
+  if (!link.connected || link.failed || endpoints_[from].closed) return;
+  while (!link.outgoing.empty()) {
+    Outgoing& message = link.outgoing.front();
+    const uint32_t available = link.socket->GetTxAvailable();
+    if (available == 0) return;
+    const auto chunk = static_cast<uint32_t>(std::min<uint64_t>(message.stream_bytes - message.handed, available));
+    // A zero-filled virtual packet: ns-3 allocates nothing for its bytes.
+    const int taken = link.socket->Send(ns3::Create<ns3::Packet>(chunk));
+    if (taken <= 0) return;
+    message.handed += static_cast<uint64_t>(taken);
+    if (message.handed < message.stream_bytes) continue;
+    complete_later(from, std::move(message.on_done), nullptr, message.payload_bytes);
+    link.outgoing.pop_front();
+  }
+}
+
+// Drains the socket, counting in-order bytes; every message whose last byte
+// is in is delivered.
+void Ns3Fabric::read(Rank from, Rank to, ns3::Ptr<ns3::Socket> socket) {
+  Pair& link = pair(from, to);
+  while (ns3::Ptr<ns3::Packet> packet = socket->Recv()) {
+    if (packet->GetSize() == 0) break;
+    link.stream_received += packet->GetSize();
+  }
+  while (!link.arriving.empty() && link.arriving.front().stream_end <= link.stream_received) {
+    deliver_later(to, std::move(link.arriving.front().message));
+    link.arriving.pop_front();
+  }
+}
+
+// --- failures and close ----------------------------------------------------
+
+// Sends of `from` to `to` that are not fully handed to TCP fail; their
+// payloads will never be delivered (their bytes, if partly handed, are the
+// stream's last ones, since nothing more is sent on the pair).
+void Ns3Fabric::fail_outgoing(Rank from, Rank to, Rank blamed, const std::string& why, bool report) {
+  Pair& link = pair(from, to);
+  if (link.outgoing.empty()) return;
+  const std::size_t count = std::min(link.outgoing.size(), link.arriving.size());
+  link.arriving.erase(link.arriving.end() - static_cast<std::ptrdiff_t>(count), link.arriving.end());
+  for (Outgoing& message : link.outgoing)
+    complete_later(from, std::move(message.on_done), std::make_exception_ptr(TransportError(blamed, why)), 0);
+  link.outgoing.clear();
+  if (report) report_later(from, blamed, why);
+}
+
+void Ns3Fabric::connection_failed(Rank from, Rank to, const std::string& why) {
+  Pair& link = pair(from, to);
+  if (link.failed) return;
+  link.failed = true;
+  // A connection refused or reset because one end closed is that close's
+  // consequence, not a failure: only sends to the leaver are reported.
+  const Rank closed = endpoints_[to].closed ? to : endpoints_[from].closed ? from : -1;
+  if (closed >= 0) {
+    fail_outgoing(from, to, closed, fmt::format("ns-3 transport: rank {} left (closed)", closed), true);
+    return;
+  }
+  const std::string what = fmt::format("ns-3 transport: {} (rank {} -> rank {})", why, from, to);
+  fail_outgoing(from, to, to, what, false);
+  report_later(from, to, what);
+  report_later(to, from, what);
+}
+
+void Ns3Fabric::close(Rank rank) {
+  check_rank(rank, "rank");
+  Endpoint& endpoint = endpoints_[rank];
+  if (endpoint.closed) return;
+  endpoint.closed = true;
+  const std::string closed = fmt::format("ns-3 transport: rank {} is closed", rank);
+  const std::string left = fmt::format("ns-3 transport: rank {} left (closed)", rank);
+  for (Rank peer = 0; peer < world_size(); ++peer) {
+    if (peer == rank) continue;
+    fail_outgoing(rank, peer, rank, closed, false);
+    if (pair(rank, peer).socket) pair(rank, peer).socket->Close();  // graceful: handed bytes still arrive
+    fail_outgoing(peer, rank, rank, left, true);
+  }
+  if (endpoint.listener) endpoint.listener->Close();
+}
+
+// --- user callbacks, always deferred ---------------------------------------
+
+void Ns3Fabric::complete_later(Rank rank, comm::SendCallback on_done, std::exception_ptr error,
+                               uint64_t payload_bytes) {
+  if (!error) {
+    endpoints_[rank].stats.messages_sent += 1;
+    endpoints_[rank].stats.bytes_sent += payload_bytes;
+  }
+  if (!on_done) return;
+  std::weak_ptr<Ns3Fabric> weak = weak_from_this();
+  ns3::Simulator::ScheduleNow([weak, on_done = std::move(on_done), error]() {
+    if (weak.lock()) on_done(error);
+  });
+}
+
+void Ns3Fabric::deliver_later(Rank to, std::shared_ptr<comm::Message> message) {
+  std::weak_ptr<Ns3Fabric> weak = weak_from_this();
+  ns3::Simulator::ScheduleNow([weak, to, message]() {
+    auto self = weak.lock();
+    if (!self) return;
+    Endpoint& endpoint = self->endpoints_[to];
+    if (endpoint.closed) return;
+    if (!endpoint.receive) {
+      endpoint.dropped += 1;
+      return;
+    }
+    endpoint.stats.messages_received += 1;
+    endpoint.stats.bytes_received += message->payload.size();
+    endpoint.receive(std::move(*message));
+  });
+}
+
+void Ns3Fabric::report_later(Rank rank, Rank peer, const std::string& what) {
+  Endpoint& endpoint = endpoints_[rank];
+  if (endpoint.closed || !endpoint.reported.insert(peer).second) return;
+  std::weak_ptr<Ns3Fabric> weak = weak_from_this();
+  ns3::Simulator::ScheduleNow([weak, rank, peer, what]() {
+    auto self = weak.lock();
+    if (!self) return;
+    Endpoint& endpoint = self->endpoints_[rank];
+    if (!endpoint.closed && endpoint.error) endpoint.error(TransportError(peer, what));
+  });
+}
+
+// --- accessors -------------------------------------------------------------
+
+void Ns3Fabric::set_receive_handler(Rank rank, comm::ReceiveHandler handler) {
+  check_rank(rank, "rank");
+  endpoints_[rank].receive = std::move(handler);
+}
+
+void Ns3Fabric::set_error_handler(Rank rank, comm::ErrorHandler handler) {
+  check_rank(rank, "rank");
+  endpoints_[rank].error = std::move(handler);
+}
+
+comm::TransportStats Ns3Fabric::stats(Rank rank) const { return endpoints_.at(rank).stats; }
+
+uint64_t Ns3Fabric::stream_bytes(Rank from, Rank to) const {
+  check_rank(from, "source rank");
+  check_rank(to, "destination rank");
+  return pair(from, to).stream_received;
+}
+
+uint64_t Ns3Fabric::dropped_messages(Rank rank) const { return endpoints_.at(rank).dropped; }
+
+}  // namespace st::sim

@@ -1,0 +1,52 @@
+#pragma once
+// The rate one WAN direction is configured with over simulated time: a trace
+// (looping past its end, as traces::Trace defines) or a constant. Shared by
+// the replay (which turns segment boundaries into SetDataRate events) and the
+// link recorder (which reports the configured rate per second). No ns-3 here.
+//
+// Time is "network time": seconds since the SimNetwork was built, which is
+// also trace time 0.
+#include <cstddef>
+#include <cstdint>
+
+#include "traces/trace.h"
+
+namespace st::sim {
+
+class RateSchedule {
+ public:
+  // One step of the schedule in force over [start_s, end_s): loop `loop` of
+  // the trace, step `index`. Loops are counted with integers so that
+  // boundaries never drift or repeat through floating-point error.
+  struct Segment {
+    uint64_t loop = 0;
+    std::size_t index = 0;
+    double start_s = 0;
+    double end_s = 0;  // +infinity for a constant rate
+  };
+
+  RateSchedule() = default;
+  // An empty trace means the constant rate `constant_mbps`.
+  RateSchedule(traces::Trace trace, double constant_mbps);
+
+  bool constant() const { return trace_.empty(); }
+  const traces::Trace& trace() const { return trace_; }
+
+  Segment segment_at(double t_s) const;
+  Segment next(const Segment& segment) const;
+  // The step in force during `segment` (rate, optional delay and loss).
+  traces::TraceStep step(const Segment& segment) const;
+
+  double max_mbps() const;
+  // Time-weighted mean rate over [t0, t1) (t1 > t0).
+  double mean_mbps(double t0_s, double t1_s) const;
+
+ private:
+  double loop_start_s(uint64_t loop) const;
+  double step_start_s(uint64_t loop, std::size_t index) const;
+
+  traces::Trace trace_;
+  double constant_mbps_ = 0;
+};
+
+}  // namespace st::sim
