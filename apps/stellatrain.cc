@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("error: {}", e.what());
     return 1;
   }
   return 0;

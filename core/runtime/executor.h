@@ -21,9 +21,12 @@ using Task = std::function<void()>;
 // What a compute task is, for compute-time models (sim/): the real executor
 // ignores it and simply runs the work.
 struct ComputeCost {
-  std::string kind;  // "forward", "backward", "compress", "optimize", ...
+  std::string kind;  // "forward", "backward", "gather", "compress", "optimize", "evaluate"
   int layer = -1;    // -1: whole model
-  double work = 0;   // kind-specific size (e.g. elements, samples)
+  double work = 0;   // kind-specific size: samples (forward, backward), elements
+                     // (gather, compress), touched indices (optimize)
+  int node = -1;     // the engine node charged (-1: not tied to one)
+  int device = -1;   // that node's worker/GPU index; -1: the node's CPU
 };
 
 class Executor {

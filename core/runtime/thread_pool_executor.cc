@@ -88,7 +88,10 @@ class ThreadPoolExecutor final : public Executor {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
       work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
+      // Stopping drops what is still queued: the executor is destroyed after
+      // a run ended (or failed), and queued tasks may refer to engine state
+      // that is about to go away; no task may outlive it.
+      if (stopping_) return;
       Task task = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();

@@ -35,26 +35,28 @@ struct Worker {
   model::Model model;
   data::BatchStream stream;
   LocalStepTimes times;
+  at::Tensor loss;  // between forward and backward
 };
 
 struct LocalWorkers::Impl {
   const TrainConfig config;
   const data::Dataset& train;
   runtime::Executor& executor;
+  int node = 0;
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<model::Model> evaluator;
 };
 
 LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train,
                            runtime::Executor& executor)
-    : impl_(new Impl{config, train, executor, {}, {}}) {
+    : impl_(new Impl{config, train, executor, node, {}, {}}) {
   const int world = config.nodes * config.gpus_per_node;
   for (int w = 0; w < config.gpus_per_node; ++w) {
     const int global = node * config.gpus_per_node + w;
     data::ShardSampler sampler(train.size(), world, global, config.seed);
     // Same init seed everywhere: every replica starts from identical weights.
     impl_->workers.push_back(std::make_unique<Worker>(
-        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}}));
+        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}, {}}));
   }
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
 }
@@ -92,54 +94,80 @@ void LocalWorkers::load(VersionedParameters& master) {
   }
 }
 
+// Forward, backward and the gather are separate compute tasks so that every
+// executor charges them separately: the simulated one prices each by its
+// compute-time model (forward/backward on the worker's GPU, the gather on
+// the node's CPU), and the times below are executor durations either way.
 void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out,
                                      std::function<void(const LocalStepTimes&)> done) {
   auto& ex = impl_->executor;
   const std::size_t g = impl_->workers.size();
   auto remaining = std::make_shared<std::atomic<std::size_t>>(g);
-  auto finish = [this, &out, done = std::move(done), g] {
-    const auto start = impl_->executor.now();
+  auto gather = [this, &out, done = std::move(done), g] {
+    auto& executor = impl_->executor;
+    const auto start = executor.now();
     const auto numels = layer_numels();
-    out.resize(numels.size());
-    LocalStepTimes sum;
-    for (std::size_t l = 0; l < numels.size(); ++l) {
-      out[l].assign(numels[l], 0.0f);
-      for (auto& worker : impl_->workers) {  // worker order: deterministic sums
-        const auto grad = worker->model.parameters()[l].grad();
-        if (!grad.defined()) continue;
-        const float* src = grad.data_ptr<float>();
-        float* dst = out[l].data();
-        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
-      }
-    }
-    for (auto& worker : impl_->workers) {
-      sum.forward_ms += worker->times.forward_ms / g;
-      sum.backward_ms += worker->times.backward_ms / g;
-      sum.loss += worker->times.loss / g;
-    }
-    sum.gather_ms = ms_between(start, impl_->executor.now());
-    done(sum);
+    std::size_t total = 0;
+    for (auto n : numels) total += n;
+    executor.compute([this, &out, numels] { sum_gradients(out, numels); },
+                     runtime::ComputeCost{"gather", -1, static_cast<double>(total * g), impl_->node, -1},
+                     [this, start, g, done] {
+                       LocalStepTimes sum;
+                       for (auto& worker : impl_->workers) {
+                         sum.forward_ms += worker->times.forward_ms / g;
+                         sum.backward_ms += worker->times.backward_ms / g;
+                         sum.loss += worker->times.loss / g;
+                       }
+                       sum.gather_ms = ms_between(start, impl_->executor.now());
+                       done(sum);
+                     });
   };
-  for (auto& worker_ptr : impl_->workers) {
-    Worker* worker = worker_ptr.get();
-    ex.compute(
-        [this, worker] {
-          const auto indices = worker->stream.next(impl_->config.batch_per_worker);
-          const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
-          auto& ex2 = impl_->executor;
-          const auto t0 = ex2.now();
-          worker->model.zero_grad();
-          const auto logits = worker->model.forward(batch.images);
-          const auto loss = torch::nn::functional::cross_entropy(logits, batch.labels);
-          const auto t1 = ex2.now();
-          loss.backward();
-          const auto t2 = ex2.now();
-          worker->times = {ms_between(t0, t1), ms_between(t1, t2), 0, loss.item<double>()};
-        },
-        runtime::ComputeCost{"forward_backward", -1, static_cast<double>(impl_->config.batch_per_worker)},
-        [remaining, finish] {
-          if (remaining->fetch_sub(1) == 1) finish();
-        });
+  const double batch = static_cast<double>(impl_->config.batch_per_worker);
+  for (std::size_t w = 0; w < g; ++w) {
+    Worker* worker = impl_->workers[w].get();
+    const int device = static_cast<int>(w);
+    const auto t0 = ex.now();
+    ex.compute([this, worker] { forward(*worker); }, runtime::ComputeCost{"forward", -1, batch, impl_->node, device},
+               [this, worker, remaining, gather, batch, device, t0] {
+                 auto& ex2 = impl_->executor;
+                 const auto t1 = ex2.now();
+                 worker->times.forward_ms = ms_between(t0, t1);
+                 ex2.compute([worker] { backward(*worker); },
+                             runtime::ComputeCost{"backward", -1, batch, impl_->node, device},
+                             [this, worker, remaining, gather, t1] {
+                               worker->times.backward_ms = ms_between(t1, impl_->executor.now());
+                               if (remaining->fetch_sub(1) == 1) gather();
+                             });
+               });
+  }
+}
+
+void LocalWorkers::forward(Worker& worker) {
+  const auto indices = worker.stream.next(impl_->config.batch_per_worker);
+  const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
+  worker.model.zero_grad();
+  const auto logits = worker.model.forward(batch.images);
+  worker.loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+  worker.times.loss = worker.loss.item<double>();
+}
+
+void LocalWorkers::backward(Worker& worker) {
+  worker.loss.backward();
+  worker.loss = at::Tensor();  // frees the autograd graph
+}
+
+// Worker order: the sums are deterministic.
+void LocalWorkers::sum_gradients(std::vector<std::vector<float>>& out, const std::vector<std::size_t>& numels) {
+  out.resize(numels.size());
+  for (std::size_t l = 0; l < numels.size(); ++l) {
+    out[l].assign(numels[l], 0.0f);
+    for (auto& worker : impl_->workers) {
+      const auto grad = worker->model.parameters()[l].grad();
+      if (!grad.defined()) continue;
+      const float* src = grad.data_ptr<float>();
+      float* dst = out[l].data();
+      for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
+    }
   }
 }
 

@@ -21,6 +21,7 @@ class Dataset;
 namespace st::train {
 
 class VersionedParameters;
+struct Worker;
 
 struct LocalStepTimes {
   double forward_ms = 0;   // mean over workers
@@ -61,6 +62,10 @@ class LocalWorkers {
                     std::size_t samples);
 
  private:
+  void forward(Worker& worker);
+  static void backward(Worker& worker);
+  void sum_gradients(std::vector<std::vector<float>>& out, const std::vector<std::size_t>& numels);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

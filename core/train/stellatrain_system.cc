@@ -93,9 +93,13 @@ class StellaTrainSystem final : public System {
     for (std::size_t j = 0; j < layers; ++j) {
       const std::size_t l = layers - 1 - j;
       compress_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l](std::function<void()> next) {
+        const Nanos start = ctx_.executor.now();
         ctx_.executor.compute([this, t, l] { compress_layer(t, l); },
-                              runtime::ComputeCost{"compress", static_cast<int>(l), static_cast<double>(numels_[l])},
-                              [this, t, l, next] {
+                              runtime::ComputeCost{"compress", static_cast<int>(l), static_cast<double>(numels_[l]),
+                                                   ctx_.rank, -1},
+                              [this, t, l, next, start] {
+                                add_ms(records_[static_cast<std::size_t>(t)].compress_ms,
+                                       detail::ms_since(ctx_.executor, start));
                                 next();
                                 // Collectives start in one global order on every rank.
                                 const uint64_t order = static_cast<uint64_t>(t) * numels_.size() +
@@ -110,12 +114,10 @@ class StellaTrainSystem final : public System {
   }
 
   void compress_layer(int t, std::size_t l) {
-    const Nanos start = ctx_.executor.now();
     const std::size_t slot = static_cast<std::size_t>(t) % slots_;
     auto& chunk = chunks_[slot][l];
     chunk.count = compressor_->compress(Span<const float>(grads_[slot][l]), ks_[l], *compress_states_[l],
                                         chunk.buffers());
-    add_ms(records_[static_cast<std::size_t>(t)].compress_ms, detail::ms_since(ctx_.executor, start));
   }
 
   void exchange_layer(int t, std::size_t l) {
@@ -136,9 +138,16 @@ class StellaTrainSystem final : public System {
           }
           auto shared_sum = std::make_shared<compress::SparseChunk>(std::move(sum));
           optimize_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l, shared_sum](std::function<void()> next) {
-            ctx_.executor.compute([this, t, l, shared_sum] { optimize_layer(t, l, *shared_sum); },
-                                  runtime::ComputeCost{"optimize", static_cast<int>(l), static_cast<double>(shared_sum->count)},
-                                  [this, t, l, next] {
+            const Nanos optimize_start = ctx_.executor.now();
+            ctx_.executor.compute([this, l, shared_sum] { optimize_layer(l, *shared_sum); },
+                                  runtime::ComputeCost{"optimize", static_cast<int>(l),
+                                                       static_cast<double>(shared_sum->count), ctx_.rank, -1},
+                                  [this, t, l, next, optimize_start] {
+                                    // Published once the step's (virtual) time has passed, so
+                                    // no forward can see the layer earlier than that.
+                                    ctx_.master.publish(l, t + 1);
+                                    add_ms(records_[static_cast<std::size_t>(t)].optimize_ms,
+                                           detail::ms_since(ctx_.executor, optimize_start));
                                     next();
                                     layer_done(t, l);
                                   });
@@ -146,16 +155,13 @@ class StellaTrainSystem final : public System {
         });
   }
 
-  void optimize_layer(int t, std::size_t l, compress::SparseChunk& sum) {
-    const Nanos start = ctx_.executor.now();
+  void optimize_layer(std::size_t l, compress::SparseChunk& sum) {
     for (std::size_t j = 0; j < sum.count; ++j) sum.values[j] *= scale_;  // mean over all workers
     const optim::SparseGrad grad{Span<const uint32_t>(sum.indices.data(), sum.count),
                                  Span<const float>(sum.values.data(), sum.count)};
     ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
       optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
     });
-    ctx_.master.publish(l, t + 1);
-    add_ms(records_[static_cast<std::size_t>(t)].optimize_ms, detail::ms_since(ctx_.executor, start));
   }
 
   void layer_done(int t, std::size_t) {

@@ -47,6 +47,12 @@ class SyncSystem : public System {
   NodeContext& ctx_;
   std::vector<std::size_t> numels_;
 
+  std::size_t total_numel() const {
+    std::size_t total = 0;
+    for (auto n : numels_) total += n;
+    return total;
+  }
+
  private:
   void run_iteration(int t) {
     if (t == ctx_.config.iterations) {
@@ -66,7 +72,13 @@ class SyncSystem : public System {
       const Nanos reduce_start = ctx_.executor.now();
       reduce(t, grads_, record_, [this, t, reduce_start] {
         record_.exchange_ms = detail::ms_since(ctx_.executor, reduce_start);
-        ctx_.executor.compute([this, t] { step_all_layers(t); }, runtime::ComputeCost{"optimize", -1, 0}, [this, t] {
+        // The dense step runs where DDP runs it, on the GPU (device 0).
+        const Nanos step_start = ctx_.executor.now();
+        ctx_.executor.compute([this] { step_all_layers(); },
+                              runtime::ComputeCost{"optimize_dense", -1, static_cast<double>(total_numel()), ctx_.rank, 0},
+                              [this, t, step_start] {
+          for (std::size_t l = 0; l < numels_.size(); ++l) ctx_.master.publish(l, t + 1);
+          record_.optimize_ms = detail::ms_since(ctx_.executor, step_start);
           record_.iteration_ms = (std::chrono::duration<double>(ctx_.executor.now()).count() - record_.start_s) * 1e3;
           ctx_.on_iteration_done(t, record_);
           run_iteration(t + 1);
@@ -75,8 +87,7 @@ class SyncSystem : public System {
     });
   }
 
-  void step_all_layers(int t) {
-    const Nanos start = ctx_.executor.now();
+  void step_all_layers() {
     for (std::size_t l = 0; l < numels_.size(); ++l) {
       auto& g = grads_[l];
       for (auto& v : g) v *= scale_;  // mean over all workers
@@ -84,9 +95,7 @@ class SyncSystem : public System {
       ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
         optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
       });
-      ctx_.master.publish(l, t + 1);
     }
-    record_.optimize_ms = detail::ms_since(ctx_.executor, start);
   }
 
   std::vector<std::vector<uint32_t>> all_indices_;
@@ -147,9 +156,22 @@ class TopkSyncSystem final : public SyncSystem {
               std::function<void()> done) override {
     const std::size_t layers = grads.size();
     const Nanos start = ctx_.executor.now();
-    for (std::size_t l = 0; l < layers; ++l)
-      chunks_[l].count = compressor_->compress(Span<const float>(grads[l]), ks_[l], *states_[l], chunks_[l].buffers());
-    record.compress_ms = detail::ms_since(ctx_.executor, start);
+    // No CPU offload: top-k runs on the GPU (device 0), before any exchange.
+    ctx_.executor.compute(
+        [this, &grads, layers] {
+          for (std::size_t l = 0; l < layers; ++l)
+            chunks_[l].count = compressor_->compress(Span<const float>(grads[l]), ks_[l], *states_[l], chunks_[l].buffers());
+        },
+        runtime::ComputeCost{"compress_gpu", -1, static_cast<double>(total_numel()), ctx_.rank, 0},
+        [this, &grads, &record, start, done] {
+          record.compress_ms = detail::ms_since(ctx_.executor, start);
+          exchange(grads, record, done);
+        });
+  }
+
+ private:
+  void exchange(std::vector<std::vector<float>>& grads, IterationRecord& record, const std::function<void()>& done) {
+    const std::size_t layers = grads.size();
     auto remaining = std::make_shared<std::atomic<std::size_t>>(layers);
     for (std::size_t j = 0; j < layers; ++j) {
       const std::size_t l = layers - 1 - j;
@@ -168,7 +190,6 @@ class TopkSyncSystem final : public SyncSystem {
     }
   }
 
- private:
   std::unique_ptr<compress::Compressor> compressor_;
   std::vector<std::unique_ptr<compress::TensorState>> states_;
   std::vector<compress::SparseChunk> chunks_;

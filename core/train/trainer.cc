@@ -18,6 +18,7 @@
 #include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/runtime/executor.h"
+#include "core/train/backend.h"
 #include "core/train/gloo_training.h"
 #include "core/train/local_workers.h"
 #include "core/train/system.h"
@@ -40,8 +41,8 @@ std::unique_ptr<data::Dataset> load_dataset(const TrainConfig& c, data::Split sp
   return data::make_synthetic_dataset(options, split);
 }
 
-nlohmann::json manifest_of(const TrainConfig& c) {
-  return {{"system", c.system},
+nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
+  nlohmann::json m = {{"system", c.system},
           {"model", c.model},
           {"dataset", c.dataset},
           {"nodes", c.nodes},
@@ -58,6 +59,13 @@ nlohmann::json manifest_of(const TrainConfig& c) {
           {"transport", c.transport},
           {"compute_time_model", "measured (wall clock)"},
           {"eval", {{"interval", c.eval_interval}, {"samples", c.eval_samples}}}};
+  if (backend) {
+    m["backend"] = backend->name();
+    m["transport"] = backend->name();
+    m.erase("compute_time_model");
+    m.update(backend->manifest());
+  }
+  return m;
 }
 
 // One node run in this process.
@@ -165,25 +173,36 @@ std::string results_dir(const TrainConfig& c) {
 
 }  // namespace
 
-TrainResult run_training(const TrainConfig& config) {
+TrainResult run_training(const TrainConfig& config, Backend* backend) {
   validate(config);
+  if (backend && backend->nodes() != config.nodes)
+    throw std::invalid_argument(fmt::format("nodes: the {} backend has {} node(s) but the run asks for {}",
+                                            backend->name(), backend->nodes(), config.nodes));
+  if (backend && config.system == "ddp-gloo")
+    throw std::invalid_argument(fmt::format("system: ddp-gloo runs only on real networks, not on the {} backend "
+                                            "(use ddp: the same ring algorithm on the engine's transport)",
+                                            backend->name()));
   model::ThreadCountGuard one_torch_thread(1);
   const auto train = load_dataset(config, data::Split::kTrain);
   const auto test = load_dataset(config, data::Split::kTest);
   const int threads = config.executor_threads > 0
                           ? config.executor_threads
                           : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
-  ResultsWriter results(results_dir(config), manifest_of(config));
+  ResultsWriter results(results_dir(config), manifest_of(config, backend));
   if (config.system == "ddp-gloo") {
     auto result = run_gloo_training(config, *train, *test, results);
     results.update_manifest({{"summary", {{"wall_s", result.wall_s}, {"checksums", result.checksums}}}});
     return result;
   }
-  auto executor = runtime::make_thread_pool_executor(threads);
+  std::unique_ptr<runtime::Executor> owned_executor;
+  if (!backend) owned_executor = runtime::make_thread_pool_executor(threads);
+  runtime::Executor* executor = backend ? &backend->executor() : owned_executor.get();
 
   std::unique_ptr<comm::InProcFabric> fabric;
   std::vector<int> local_ranks;
-  if (config.transport == "inproc") {
+  if (backend) {
+    for (int r = 0; r < config.nodes; ++r) local_ranks.push_back(r);
+  } else if (config.transport == "inproc") {
     comm::LinkDelay delay;
     delay.latency = std::chrono::nanoseconds(static_cast<int64_t>(config.inproc_latency_ms * 1e6));
     delay.bytes_per_second = config.inproc_bandwidth_mbps * 1e6 / 8;
@@ -197,7 +216,9 @@ TrainResult run_training(const TrainConfig& config) {
   std::vector<std::unique_ptr<Node>> nodes;
   for (int rank : local_ranks) {
     auto node = std::make_unique<Node>();
-    if (fabric) {
+    if (backend) {
+      node->transport = &backend->transport(rank);
+    } else if (fabric) {
       node->transport = &fabric->endpoint(rank);
     } else {
       node->owned_transport = comm::make_tcp_transport(tcp_options(config));
@@ -218,18 +239,28 @@ TrainResult run_training(const TrainConfig& config) {
   }
 
   if (!config.quiet)
-    spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, transport {}", config.system,
-                 config.model, config.nodes, config.gpus_per_node, config.iterations, config.transport);
+    spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, {} {}", config.system, config.model,
+                 config.nodes, config.gpus_per_node, config.iterations, backend ? "backend" : "transport",
+                 backend ? backend->name() : config.transport);
   const auto start = executor->now();
   for (auto& node : nodes) {
     Node* raw = node.get();
     executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
   }
-  executor->run_until([&] {
-    for (auto& node : nodes)
-      if (!node->finished) return false;
-    return monitor.idle();
-  });
+  try {
+    executor->run_until([&] {
+      for (auto& node : nodes)
+        if (!node->finished) return false;
+      return monitor.idle();
+    });
+  } catch (...) {
+    // Stop every source of callbacks before the nodes go away: first the
+    // network, then the pool (it joins its threads and drops queued tasks),
+    // so that no task still running can touch a destroyed node.
+    for (auto& node : nodes) node->transport->close();
+    owned_executor.reset();
+    throw;
+  }
 
   TrainResult result;
   result.wall_s = std::chrono::duration<double>(executor->now() - start).count();
@@ -242,10 +273,15 @@ TrainResult run_training(const TrainConfig& config) {
   result.mean_pipeline_ms = monitor.mean_pipeline_ms();
   result.mean_compute_ms = monitor.mean_compute_ms();
   result.bytes_sent = monitor.bytes_sent();
-  nlohmann::json summary = {{"wall_s", result.wall_s},
+  // duration_s is on the executor's clock: wall seconds for real runs,
+  // simulated seconds for the sim backend (whose host cost goes elsewhere,
+  // so the results files stay deterministic).
+  nlohmann::json summary = {{"duration_s", result.wall_s},
                             {"mean_iteration_ms", result.mean_iteration_ms},
                             {"checksums", result.checksums}};
+  if (!backend) summary["wall_s"] = result.wall_s;
   if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
+  if (backend) summary.update(backend->finish(results_dir(config)));
   results.update_manifest({{"summary", summary}});
   for (auto& node : nodes) node->transport->close();
   return result;

@@ -12,6 +12,8 @@
 
 namespace st::train {
 
+class Backend;
+
 struct TrainResult {
   std::vector<EvalRecord> evaluations;   // node 0's, in order
   std::vector<uint64_t> checksums;       // per node run in this process, in rank order
@@ -25,6 +27,8 @@ struct TrainResult {
 
 // Throws on bad configuration (naming the field), missing datasets (naming
 // the file and package), transport failures (naming the peer).
-TrainResult run_training(const TrainConfig& config);
+// `backend` (optional, e.g. the ns-3 one from sim/) supplies the executor
+// and one transport per node; all nodes then run in this process.
+TrainResult run_training(const TrainConfig& config, Backend* backend = nullptr);
 
 }  // namespace st::train
