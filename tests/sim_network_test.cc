@@ -261,6 +261,48 @@ TEST_F(SimNetworkTest, OutageStopsTheLinkAndTrafficResumes) {
   for (int second : {6, 7, 8, 9, 10}) EXPECT_NEAR(rows[second].delivered_mbps, 100, 3) << "second " << second;
 }
 
+// Per-step delay (from one direction's trace) moves the link's shared
+// delay; per-step loss drops packets that TCP then repairs.
+TEST_F(SimNetworkTest, TraceDelayAndLossSteps) {
+  std::vector<traces::TraceStep> steps(2);
+  steps[0].time_s = 0, steps[0].mbps = 100, steps[0].delay_ms = 10;
+  steps[1].time_s = 2, steps[1].mbps = 100, steps[1].delay_ms = 50, steps[1].loss = 0.01;
+  WanDirection forward;
+  forward.trace = traces::trace_ending_at(steps, 10, "delay and loss");
+  forward.delay_ms = 10;
+  TopologyConfig config = two_clusters(constant_link(100, 10));
+  config.wan[{0, 1}] = forward;
+  config.mtu = 9000;
+  SimNetwork network(config);
+  std::vector<double> latency;
+  double sent_at = 0;
+  network.transport(1).on_receive([&](Message&& message) {
+    if (message.tag < 3) latency.push_back(now_s() - sent_at);
+  });
+  auto send_small_at = [&](double at, uint32_t tag) {
+    ns3::Simulator::Schedule(ns3::Seconds(at), [&, tag]() {
+      sent_at = now_s();
+      network.transport(0).send(1, tag, std::vector<uint8_t>(100), nullptr);
+    });
+  };
+  send_small_at(1, 0);
+  send_small_at(3, 1);
+  // 1 MB through 1% loss, then a probe behind it.
+  ns3::Simulator::Schedule(ns3::Seconds(4), [&]() {
+    network.transport(0).send(1, 5, std::vector<uint8_t>(1 << 20), nullptr);
+  });
+  send_small_at(9, 2);
+  ns3::Simulator::Stop(ns3::Seconds(10));
+  ns3::Simulator::Run();
+  ASSERT_EQ(latency.size(), 3u);
+  std::printf("one-way latency of 100 B: %.4f s (10 ms step), %.4f s (50 ms step); 1 MB through 1%% loss: "
+              "%llu wire bytes delivered a->b\n",
+              latency[0], latency[1], static_cast<unsigned long long>(network.wan_totals()[0].wire_bytes));
+  EXPECT_NEAR(latency[0], 0.010 + 0.0001, 0.0005);
+  EXPECT_NEAR(latency[1], 0.050 + 0.0001, 0.0005);
+  EXPECT_EQ(network.transport(1).stats().messages_received, 4u) << "the lossy transfer completed";
+}
+
 // (c) Order per pair, self-sends, callbacks never inline.
 TEST_F(SimNetworkTest, ManySmallMessagesArriveInOrderIncludingToSelf) {
   TopologyConfig config = two_clusters(constant_link(100, 10), 2);
@@ -427,6 +469,31 @@ TEST_F(SimNetworkTest, SameRunTwiceIsIdentical) {
   EXPECT_GT(first.deliveries_ns.size(), 100u);
   EXPECT_EQ(first.deliveries_ns, second.deliveries_ns);
   EXPECT_EQ(first.link_csv, second.link_csv);
+}
+
+// Replay schedules events forever; stop_replay() lets Run() end when idle.
+// One cluster needs no WAN entry at all.
+TEST_F(SimNetworkTest, StopReplayLetsTheSimulationEndAndOneClusterNeedsNoWan) {
+  WanDirection link;
+  link.trace = random_walk_trace(5, 100, 3);
+  SimNetwork network(two_clusters(link));
+  network.transport(1).on_receive([&](Message&&) { network.stop_replay(); });
+  network.transport(0).send(1, 1, std::vector<uint8_t>(100000), nullptr);
+  ns3::Simulator::Run();  // no Stop(): returns only if nothing is left to do
+  EXPECT_GT(network.now_s(), 0.02);
+  EXPECT_LT(network.now_s(), 5.0);
+  ns3::Simulator::Destroy();
+
+  TopologyConfig one;
+  one.clusters = {{"solo", 3}};
+  SimNetwork lan(one);
+  int received = 0;
+  lan.transport(2).on_receive([&](Message&& message) { received += static_cast<int>(message.payload.size()); });
+  lan.transport(0).send(2, 1, std::vector<uint8_t>(5000), nullptr);
+  lan.transport(1).send(2, 1, std::vector<uint8_t>(7000), nullptr);
+  ns3::Simulator::Run();
+  EXPECT_EQ(received, 12000);
+  EXPECT_EQ(lan.wan_totals().size(), 0u);
 }
 
 // link.csv on disk: the header, then one row per link and second.
