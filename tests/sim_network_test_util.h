@@ -1,0 +1,77 @@
+#pragma once
+// Helpers shared by the ns-3 network tests (sim_network_test.cc,
+// sim_network_trace_test.cc).
+#include <gtest/gtest.h>
+#include <ns3/core-module.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/topology.h"
+#include "traces/trace.h"
+
+namespace st::sim::testing {
+
+// Wall time of one simulation, printed so slow tests show up.
+class WallTimer {
+ public:
+  explicit WallTimer(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
+  ~WallTimer() {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::printf("[wall] %s: %.2f s\n", what_.c_str(), wall);
+  }
+
+ private:
+  std::string what_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+class SimNetworkTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ns3::Simulator::Destroy(); }
+};
+
+inline double now_s() { return ns3::Simulator::Now().GetSeconds(); }
+
+inline TopologyConfig two_clusters(const WanDirection& both_ways, int nodes_per_cluster = 1) {
+  TopologyConfig config;
+  config.clusters = {{"a", nodes_per_cluster}, {"b", nodes_per_cluster}};
+  config.wan[{0, 1}] = both_ways;
+  config.wan[{1, 0}] = both_ways;
+  return config;
+}
+
+inline WanDirection constant_link(double mbps, double delay_ms) {
+  WanDirection direction;
+  direction.constant_mbps = mbps;
+  direction.delay_ms = delay_ms;
+  return direction;
+}
+
+// A seeded random walk with 1 s steps, rescaled to the wanted mean.
+inline traces::Trace random_walk_trace(int seconds, double mean_mbps, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> step(0.0, 12.0);
+  std::vector<double> rates;
+  double rate = mean_mbps;
+  for (int i = 0; i < seconds; ++i) {
+    rates.push_back(rate);
+    rate = std::clamp(rate + step(random), 0.3 * mean_mbps, 1.8 * mean_mbps);
+  }
+  double sum = 0;
+  for (double r : rates) sum += r;
+  std::vector<traces::TraceStep> steps;
+  for (int i = 0; i < seconds; ++i) {
+    traces::TraceStep s;
+    s.time_s = i;
+    s.mbps = rates[static_cast<std::size_t>(i)] * mean_mbps * seconds / sum;
+    steps.push_back(s);
+  }
+  return traces::Trace(std::move(steps), "random walk seed " + std::to_string(seed));
+}
+
+}  // namespace st::sim::testing
