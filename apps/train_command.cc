@@ -7,7 +7,11 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/train/backend.h"
 #include "core/train/trainer.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_backend.h"
+#endif
 
 namespace st::apps {
 namespace {
@@ -32,12 +36,43 @@ void apply_environment(train::TrainConfig& c, const CLI::App& cmd) {
   if (cmd.count("--master-port") == 0 && env("MASTER_PORT")) c.master_port = parse_int("MASTER_PORT", env("MASTER_PORT"));
 }
 
+struct BackendChoice {
+  std::string name = "real";  // real or sim
+  std::string sim_config;     // sim: the topology and compute-model YAML
+};
+
+// The sim backend takes the node count from its topology unless --nodes
+// says otherwise (then they must agree).
+std::unique_ptr<train::Backend> make_backend(const BackendChoice& choice, train::TrainConfig& c, const CLI::App& cmd) {
+  if (choice.name == "real") {
+    if (!choice.sim_config.empty()) throw std::invalid_argument("--sim-config: only with --backend sim");
+    return nullptr;
+  }
+#ifdef ST_HAVE_SIM
+  if (choice.sim_config.empty()) throw std::invalid_argument("--backend sim needs --sim-config FILE (docs/sim.md)");
+  const auto sim_config = sim::load_sim_config(choice.sim_config);
+  int nodes = 0;
+  for (const auto& cluster : sim_config.topology.clusters) nodes += cluster.nodes;
+  if (cmd.count("--nodes") == 0) c.nodes = nodes;
+  return sim::make_sim_backend(sim_config, c);
+#else
+  (void)c;
+  (void)cmd;
+  throw std::invalid_argument("--backend sim: this build has no ns-3 (install libns3-dev ns3 libgsl-dev and rebuild)");
+#endif
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app) {
   auto config = std::make_shared<train::TrainConfig>();
-  auto* cmd = app.add_subcommand("train", "Train one system on real threads and sockets");
+  auto backend = std::make_shared<BackendChoice>();
+  auto* cmd = app.add_subcommand("train", "Train one system: real threads and sockets, or simulated in ns-3");
   auto& c = *config;
+  cmd->add_option("--backend", backend->name, "real (threads and sockets) or sim (ns-3, virtual time)")
+      ->check(CLI::IsMember({"real", "sim"}))
+      ->capture_default_str();
+  cmd->add_option("--sim-config", backend->sim_config, "sim: topology, WAN traces and compute-time model (YAML)");
   cmd->add_option("--system", c.system, "stellatrain, ddp, topk-sync or ddp-gloo")->capture_default_str();
   cmd->add_option("--model", c.model, "mlp, cnn, resnet18 or vit")->capture_default_str();
   cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10 or synthetic")->capture_default_str();
@@ -65,14 +100,16 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", c.seed, "Seed of initialisation, data order and compressors")->capture_default_str();
   cmd->add_option("--out", c.out_dir, "Results folder (manifest.json, iterations.csv, eval.csv)");
   cmd->add_flag("--quiet", c.quiet, "No progress output");
-  cmd->callback([config, cmd] {
+  cmd->callback([config, backend, cmd] {
     apply_environment(*config, *cmd);
-    const auto result = train::run_training(*config);
+    const auto chosen = make_backend(*backend, *config, *cmd);
+    const auto result = train::run_training(*config, chosen.get());
+    if (chosen && !config->quiet) spdlog::info("host cost: {}", chosen->host_cost().dump());
     const std::string accuracy =
         result.evaluations.empty()
             ? "evaluation runs on rank 0"
             : fmt::format("final test accuracy {:.2f}%", 100 * result.evaluations.back().accuracy);
-    fmt::print("{}: {}, {:.1f} s{}\n", config->system, accuracy, result.wall_s,
+    fmt::print("{}: {}, {:.1f} s{}{}\n", config->system, accuracy, result.wall_s, chosen ? " simulated" : "",
                config->out_dir.empty() ? "" : ", results in " + config->out_dir);
   });
 }

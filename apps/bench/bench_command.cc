@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/bench/bench_suite.h"
+#include "apps/bench/profile_command.h"
 
 namespace st::bench {
 namespace {
@@ -102,6 +103,7 @@ void add_bench_commands(CLI::App& app) {
     add_options(*cmd, *options, suite == "compress");
     cmd->callback([suite, options] { throw CLI::RuntimeError(run_bench_command(suite, *options)); });
   }
+  add_profile_command(*bench);
 }
 
 }  // namespace st::bench

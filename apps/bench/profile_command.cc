@@ -1,0 +1,163 @@
+// Measures forward and backward time per model at a batch size (LibTorch on
+// one CPU thread, as training runs here), and the rates of the kernels the
+// engine charges per element: the gather (sum of worker gradients),
+// thresholdv16 compression, the sparse SGD step, the dense SGD step and
+// exact top-k (the last two stand in for what runs on the accelerator when
+// the profile describes a CPU-only node). Medians over repetitions.
+#include "apps/bench/profile_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <random>
+
+#include "apps/bench/median_timer.h"
+#include "core/compress/compressor.h"
+#include "core/model/local_training.h"
+#include "core/model/model.h"
+#include "core/optim/sparse_optimizer.h"
+
+namespace st::bench {
+namespace {
+
+struct ProfileOptions {
+  std::vector<std::string> models{"mlp", "cnn", "resnet18", "vit"};
+  int batch = 64;
+  std::string device = "this-cpu";
+  std::string out;
+  double min_time_s = 0.2;
+  int repetitions = 5;
+};
+
+struct ModelTimes {
+  double forward_ms = 0, backward_ms = 0;
+};
+
+ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer) {
+  const model::ModelShape shape = name == "resnet18" || name == "vit" ? model::ModelShape{3, 32, 32, 10}
+                                                                       : model::ModelShape{1, 28, 28, 10};
+  const auto m = model::make_model(name, shape, 1);
+  const auto images = torch::randn({batch, shape.channels, shape.height, shape.width});
+  const auto labels = torch::randint(0, shape.classes, {batch}, torch::kLong);
+  MedianTimer t(timer);
+  t.add("forward", [&] {
+    torch::NoGradGuard no_grad;
+    (void)m.forward(images);
+  });
+  t.add("forward_backward", [&] {
+    m.zero_grad();
+    torch::nn::functional::cross_entropy(m.forward(images), labels).backward();
+  });
+  const auto ms = t.run();
+  // Forward under no_grad skips autograd bookkeeping; the training forward
+  // costs a little more, which ends up in backward here. The sum is exact.
+  return {ms.at("forward"), ms.at("forward_backward") - ms.at("forward")};
+}
+
+struct KernelNs {
+  double gather = 0, compress = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
+};
+
+KernelNs time_kernels(const TimerOptions& timer) {
+  constexpr std::size_t n = 4 << 20;
+  constexpr double density = 0.05;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<float> grad(n), sum(n), params(n);
+  for (auto& g : grad) g = normal(rng);
+  const std::size_t k = compress::k_for_density(n, density);
+  auto compressor = compress::make_compressor("thresholdv16", {simd::default_level(), 1});
+  auto state = compressor->make_state(n, k, "profile");
+  compress::SparseChunk chunk;
+  chunk.reserve(compressor->max_output(n, k));
+  auto sgd = optim::make_sparse_sgd({0.01, 0.9, 0.0, false, 0.0});
+  auto sgd_state = sgd->make_state(n, "profile");
+  std::vector<uint32_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<uint32_t>(i);
+  const auto tensor = torch::from_blob(grad.data(), {static_cast<int64_t>(n)});
+  MedianTimer t(timer);
+  t.add("gather", [&] {
+    for (std::size_t i = 0; i < n; ++i) sum[i] += grad[i];
+  });
+  t.add("compress", [&] { chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers()); });
+  t.add("dense_step", [&] {
+    sgd->step(Span<float>(params), {Span<const uint32_t>(all), Span<const float>(grad)}, *sgd_state);
+  });
+  t.add("topk", [&] { (void)torch::topk(tensor.abs(), static_cast<int64_t>(k)); });
+  auto ms = t.run();
+  // The sparse step at 5%: the indices the compressor chose.
+  MedianTimer sparse(timer);
+  sparse.add("sparse_step", [&] {
+    sgd->step(Span<float>(params),
+              {Span<const uint32_t>(chunk.indices.data(), chunk.count), Span<const float>(chunk.values.data(), chunk.count)},
+              *sgd_state);
+  });
+  const double sparse_ms = sparse.run().at("sparse_step");
+  const double per_element = 1e6 / static_cast<double>(n);
+  return {ms.at("gather") * per_element, ms.at("compress") * per_element,
+          sparse_ms * 1e6 / static_cast<double>(std::max<std::size_t>(1, chunk.count)),
+          ms.at("dense_step") * per_element, ms.at("topk") * per_element};
+}
+
+int run_profile(const ProfileOptions& o, const std::string& command_line) {
+  model::ThreadCountGuard one_thread(1);
+  const TimerOptions timer{o.min_time_s, o.repetitions};
+  YAML::Emitter out;
+  out.SetDoublePrecision(5);
+  out << YAML::BeginMap;
+  out << YAML::Key << "device" << YAML::Value << o.device;
+  out << YAML::Key << "measured_with" << YAML::Value << command_line;
+  spdlog::info("profile: timing kernels (gather, thresholdv16, sparse and dense SGD, top-k)");
+  const KernelNs k = time_kernels(timer);
+  out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "gather_ns_per_element" << YAML::Value << k.gather;
+  out << YAML::Key << "compress_ns_per_element" << YAML::Value << k.compress;
+  out << YAML::Key << "optimize_ns_per_index" << YAML::Value << k.optimize_index << YAML::EndMap;
+  out << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "optimize_dense_ns_per_element" << YAML::Value << k.optimize_dense;
+  out << YAML::Key << "compress_gpu_ns_per_element" << YAML::Value << k.topk << YAML::EndMap;
+  out << YAML::Key << "models" << YAML::Value << YAML::BeginMap;
+  for (const auto& name : o.models) {
+    spdlog::info("profile: timing {} forward and backward at batch {}", name, o.batch);
+    const ModelTimes m = time_model(name, o.batch, timer);
+    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "batch" << YAML::Value << o.batch;
+    out << YAML::Key << "forward_ms" << YAML::Value << m.forward_ms;
+    out << YAML::Key << "backward_ms" << YAML::Value << m.backward_ms << YAML::EndMap;
+  }
+  out << YAML::EndMap << YAML::EndMap;
+  const std::string text = std::string("# Compute profile (format: docs/sim.md).\n") + out.c_str() + "\n";
+  if (o.out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    std::ofstream file(o.out);
+    if (!(file << text)) throw std::runtime_error(fmt::format("{}: cannot write the profile", o.out));
+    spdlog::info("profile: wrote {}", o.out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& bench) {
+  auto options = std::make_shared<ProfileOptions>();
+  auto* cmd = bench.add_subcommand("profile", "Measure this machine's compute rates; write a compute profile (YAML)");
+  cmd->add_option("--models", options->models, "Models to time")->delimiter(',')->check(CLI::IsMember(model::model_names()));
+  cmd->add_option("--batch", options->batch, "Per-worker batch size")->check(CLI::PositiveNumber);
+  cmd->add_option("--device", options->device, "Name of the device this profile describes");
+  cmd->add_option("--out", options->out, "Write the profile here (default: stdout)");
+  cmd->add_option("--min-time", options->min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);
+  cmd->add_option("--repetitions", options->repetitions, "Repetitions; the median is kept")->check(CLI::Range(1, 1000));
+  cmd->callback([options] {
+    const std::string line = fmt::format("stellatrain bench profile --models {} --batch {} --device {}",
+                                         fmt::join(options->models, ","), options->batch, options->device);
+    const int rc = run_profile(*options, line);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace st::bench

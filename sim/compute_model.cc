@@ -1,0 +1,153 @@
+#include "sim/compute_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/model/flops.h"
+#include "core/util/yaml_fields.h"
+
+namespace st::sim {
+namespace {
+
+using runtime::ComputeCost;
+using runtime::Nanos;
+
+Nanos from_ms(double ms) { return Nanos(static_cast<int64_t>(std::llround(ms * 1e6))); }
+Nanos from_ns(double ns) { return Nanos(static_cast<int64_t>(std::llround(ns))); }
+
+[[noreturn]] void unknown_kind(const ComputeCost& task, const char* model) {
+  throw std::invalid_argument(fmt::format("{} compute-time model: unknown task kind '{}'", model, task.kind));
+}
+
+// Evaluation is a measurement of the run, not part of it: it costs no
+// virtual time under any model (on real runs it shares the CPU).
+bool is_free(const ComputeCost& task) { return task.kind == "evaluate"; }
+
+class MeasuredModel final : public ComputeTimeModel {
+ public:
+  explicit MeasuredModel(double scale) : scale_(scale) {
+    if (!(scale > 0) || !std::isfinite(scale))
+      throw std::invalid_argument(fmt::format("compute.scale: must be a positive number, got {}", scale));
+  }
+  Nanos cost(const ComputeCost& task, Nanos measured) const override {
+    if (is_free(task)) return Nanos::zero();
+    return Nanos(static_cast<int64_t>(std::llround(static_cast<double>(measured.count()) * scale_)));
+  }
+  bool deterministic() const override { return false; }
+  nlohmann::json describe() const override { return {{"kind", "measured"}, {"scale", scale_}}; }
+
+ private:
+  double scale_;
+};
+
+// Per-kind rates shared by the profile and analytic models.
+struct KernelRates {
+  double forward_ms_per_sample = 0, backward_ms_per_sample = 0;
+  double gather_ns_per_element = 0, compress_ns_per_element = 0, optimize_ns_per_index = 0;
+  double optimize_dense_ns_per_element = 0, compress_gpu_ns_per_element = 0;
+
+  Nanos cost(const ComputeCost& task, const char* model) const {
+    if (is_free(task)) return Nanos::zero();
+    if (task.kind == "forward") return from_ms(forward_ms_per_sample * task.work);
+    if (task.kind == "backward") return from_ms(backward_ms_per_sample * task.work);
+    if (task.kind == "gather") return from_ns(gather_ns_per_element * task.work);
+    if (task.kind == "compress") return from_ns(compress_ns_per_element * task.work);
+    if (task.kind == "optimize") return from_ns(optimize_ns_per_index * task.work);
+    if (task.kind == "optimize_dense") return from_ns(optimize_dense_ns_per_element * task.work);
+    if (task.kind == "compress_gpu") return from_ns(compress_gpu_ns_per_element * task.work);
+    unknown_kind(task, model);
+  }
+};
+
+class RateModel final : public ComputeTimeModel {
+ public:
+  RateModel(const char* name, KernelRates rates, nlohmann::json description)
+      : name_(name), rates_(rates), description_(std::move(description)) {}
+  Nanos cost(const ComputeCost& task, Nanos) const override { return rates_.cost(task, name_); }
+  bool deterministic() const override { return true; }
+  nlohmann::json describe() const override { return description_; }
+
+ private:
+  const char* name_;
+  KernelRates rates_;
+  nlohmann::json description_;
+};
+
+// --- profile -------------------------------------------------------------
+
+std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c) {
+  if (c.profile_path.empty()) throw std::invalid_argument("compute.profile: the profile model needs a profile file");
+  const auto root = util::YamlField::load_file(c.profile_path);
+  root.allow_only({"device", "measured_with", "cpu", "accelerator", "models"});
+  const auto cpu = root.at("cpu");
+  cpu.allow_only({"gather_ns_per_element", "compress_ns_per_element", "optimize_ns_per_index"});
+  const auto accelerator = root.at("accelerator");
+  accelerator.allow_only({"optimize_dense_ns_per_element", "compress_gpu_ns_per_element"});
+  const auto models = root.at("models");
+  models.require_map();
+  if (!models.has(c.model))
+    models.fail(fmt::format("no entry for model '{}' (add one measured with `stellatrain bench profile --models {}`)",
+                            c.model, c.model));
+  const auto entry = models.at(c.model);
+  entry.allow_only({"batch", "forward_ms", "backward_ms", "layers"});
+  constexpr double kMax = 1e12;
+  const double batch = entry.at("batch").number_in(1, kMax);
+  KernelRates rates;
+  // Linear in the batch size: the profile's times scale to the run's batch.
+  rates.forward_ms_per_sample = entry.at("forward_ms").number_in(0, kMax) / batch;
+  rates.backward_ms_per_sample = entry.at("backward_ms").number_in(0, kMax) / batch;
+  rates.gather_ns_per_element = cpu.at("gather_ns_per_element").number_in(0, kMax);
+  rates.compress_ns_per_element = cpu.at("compress_ns_per_element").number_in(0, kMax);
+  rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMax);
+  rates.optimize_dense_ns_per_element = accelerator.at("optimize_dense_ns_per_element").number_in(0, kMax);
+  rates.compress_gpu_ns_per_element = accelerator.at("compress_gpu_ns_per_element").number_in(0, kMax);
+  nlohmann::json description = {{"kind", "profile"},
+                                {"profile", c.profile_path},
+                                {"device", root.text_or("device", "")},
+                                {"model", c.model},
+                                {"profile_batch", batch},
+                                {"forward_ms_per_sample", rates.forward_ms_per_sample},
+                                {"backward_ms_per_sample", rates.backward_ms_per_sample}};
+  return std::make_unique<RateModel>("profile", rates, description);
+}
+
+// --- analytic --------------------------------------------------------------
+
+std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& c) {
+  for (auto [name, value] : {std::pair<const char*, double>{"device_tflops", c.device_tflops},
+                             {"device_gbps", c.device_gbps},
+                             {"cpu_gbps", c.cpu_gbps}})
+    if (!(value > 0) || !std::isfinite(value))
+      throw std::invalid_argument(fmt::format("compute.{}: must be a positive number, got {}", name, value));
+  const double flops = model::forward_flops_per_sample(c.model, {c.channels, c.height, c.width, c.classes});
+  KernelRates rates;
+  rates.forward_ms_per_sample = flops / (c.device_tflops * 1e12) * 1e3;
+  rates.backward_ms_per_sample = 2 * rates.forward_ms_per_sample;
+  // Bytes touched per element / rate (GB/s = bytes per ns).
+  rates.gather_ns_per_element = 8 / c.cpu_gbps;             // read one gradient, update the sum
+  rates.compress_ns_per_element = 4 / c.cpu_gbps;           // one streaming pass
+  rates.optimize_ns_per_index = 24 / c.cpu_gbps;            // index, value, parameter, momentum (read+write)
+  rates.optimize_dense_ns_per_element = 16 / c.device_gbps;  // parameter and momentum, read and write
+  rates.compress_gpu_ns_per_element = 12 / c.device_gbps;    // |g|, selection pass, residual update
+  nlohmann::json description = {{"kind", "analytic"},
+                                {"model", c.model},
+                                {"forward_flops_per_sample", flops},
+                                {"device_tflops", c.device_tflops},
+                                {"device_gbps", c.device_gbps},
+                                {"cpu_gbps", c.cpu_gbps}};
+  return std::make_unique<RateModel>("analytic", rates, description);
+}
+
+}  // namespace
+
+std::unique_ptr<ComputeTimeModel> make_compute_model(const ComputeModelConfig& config) {
+  if (config.kind == "measured") return std::make_unique<MeasuredModel>(config.scale);
+  if (config.kind == "profile") return make_profile_model(config);
+  if (config.kind == "analytic") return make_analytic_model(config);
+  throw std::invalid_argument(
+      fmt::format("compute.model: unknown compute-time model '{}' (expected measured, profile or analytic)", config.kind));
+}
+
+}  // namespace st::sim

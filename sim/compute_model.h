@@ -1,0 +1,49 @@
+#pragma once
+// Compute-time models for the simulated executor (DESIGN.md, seam 1): the
+// real work always runs; a model decides how much virtual time it costs.
+//   measured  wall time of the real work on this machine x scale
+//   profile   a YAML table per device: forward/backward ms per model and
+//             batch, CPU and accelerator kernel rates (docs/sim.md)
+//   analytic  FLOPs / device rate for forward and backward, bytes / memory
+//             rate for the rest
+// `profile` and `analytic` ignore the wall clock, so runs under them are
+// deterministic. No ns-3 in here.
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+#include "core/runtime/executor.h"
+
+namespace st::sim {
+
+struct ComputeModelConfig {
+  std::string kind = "measured";  // measured, profile or analytic
+  double scale = 1.0;             // measured: multiplies the wall time
+  std::string profile_path;       // profile: a YAML file (scenarios/profiles/*.yaml)
+  // The run's model and per-worker batch (from the training config).
+  std::string model = "cnn";
+  double batch = 64;
+  // analytic: rates of the modelled hardware.
+  double device_tflops = 10.0;  // sustained forward/backward rate of one GPU
+  double device_gbps = 500.0;   // GPU memory-bound kernels (dense step, GPU top-k)
+  double cpu_gbps = 5.0;        // the node CPU's offloaded stages (gather, compress, sparse step)
+  // The image shape, for FLOP counts (Fashion-MNIST by default).
+  int64_t channels = 1, height = 28, width = 28, classes = 10;
+};
+
+class ComputeTimeModel {
+ public:
+  virtual ~ComputeTimeModel() = default;
+  // Virtual time charged for `task`, whose real work took `measured` here.
+  // Throws std::invalid_argument for a task kind the model does not know.
+  virtual runtime::Nanos cost(const runtime::ComputeCost& task, runtime::Nanos measured) const = 0;
+  virtual bool deterministic() const = 0;
+  virtual nlohmann::json describe() const = 0;  // for the manifest
+};
+
+// Throws std::invalid_argument (bad kind or parameter) or std::runtime_error
+// (an unreadable or malformed profile, naming the file and key).
+std::unique_ptr<ComputeTimeModel> make_compute_model(const ComputeModelConfig& config);
+
+}  // namespace st::sim

@@ -1,0 +1,120 @@
+#include "sim/sim_backend.h"
+
+#include <fmt/format.h>
+#include <ns3/core-module.h>
+
+#include <filesystem>
+#include <fstream>
+
+#ifndef ST_NS3_VERSION
+#error "ST_NS3_VERSION must be defined by the build"
+#endif
+
+
+namespace st::sim {
+namespace {
+
+nlohmann::json describe_direction(const WanDirection& d) {
+  nlohmann::json j = {{"delay_ms", d.delay_ms}, {"tcp", d.tcp}};
+  if (d.trace.empty()) {
+    j["mbps"] = d.constant_mbps;
+  } else {
+    j["trace"] = d.trace.source();
+    j["trace_mean_mbps"] = d.trace.mean_mbps();
+    j["trace_min_mbps"] = d.trace.min_mbps();
+    j["trace_max_mbps"] = d.trace.max_mbps();
+    j["trace_duration_s"] = d.trace.duration_s();
+  }
+  if (d.buffer_bytes > 0) j["buffer_bytes"] = d.buffer_bytes;
+  else j["buffer_bdp"] = d.buffer_bdp;
+  return j;
+}
+
+class SimBackend final : public train::Backend {
+ public:
+  SimBackend(const SimRunConfig& config, const train::TrainConfig& train) : config_(config) {
+    ComputeModelConfig compute = config.compute;
+    compute.model = train.model;
+    compute.batch = static_cast<double>(train.batch_per_worker);
+    if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
+    // The simulation starts from a clean slate whatever ran before.
+    ns3::Simulator::Destroy();
+    ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(config.topology.seed % 0xffffffffu) + 1);
+    network_ = std::make_unique<SimNetwork>(config.topology);
+    executor_ = make_sim_executor(make_compute_model(compute), config.executor);
+  }
+
+  ~SimBackend() override {
+    network_.reset();
+    executor_.reset();
+    ns3::Simulator::Destroy();
+  }
+
+  std::string name() const override { return "sim"; }
+  int nodes() const override { return network_->world_size(); }
+  runtime::Executor& executor() override { return *executor_; }
+  comm::Transport& transport(int node) override { return network_->transport(node); }
+
+  nlohmann::json manifest() const override {
+    const auto& t = config_.topology;
+    const auto& plan = network_->plan();
+    nlohmann::json clusters = nlohmann::json::array();
+    for (const auto& c : t.clusters) clusters.push_back({{"name", c.name}, {"nodes", c.nodes}});
+    nlohmann::json wan = nlohmann::json::object();
+    for (const auto& [key, direction] : t.wan)
+      wan[t.clusters[key.first].name + "->" + t.clusters[key.second].name] = describe_direction(direction);
+    return {{"sim_config", config_.source},
+            {"simulator", "ns-3 " ST_NS3_VERSION},
+            {"compute_time_model", executor_->compute_model().describe()},
+            {"deterministic", executor_->compute_model().deterministic()},
+            {"cpu_cores_per_node", config_.executor.cpu_cores},
+            {"topology",
+             {{"clusters", clusters}, {"lan", {{"mbps", t.lan_mbps}, {"delay_ms", t.lan_delay_ms}}}, {"wan", wan}}},
+            {"network",
+             {{"mtu", plan.mtu},
+              {"mtu_automatic", plan.mtu_automatic},
+              {"segment_bytes", plan.segment_bytes},
+              {"packets_in_flight", plan.packets_in_flight},
+              {"socket_buffer_bytes", plan.socket_buffer_bytes}}}};
+  }
+
+  nlohmann::json finish(const std::string& dir) override {
+    const double until = network_->now_s();
+    uint64_t wire = 0, payload = 0;
+    nlohmann::json links = nlohmann::json::object();
+    for (const auto& totals : network_->wan_totals()) {
+      wire += totals.wire_bytes;
+      payload += totals.payload_bytes;
+      links[totals.link] = {{"wire_bytes", totals.wire_bytes}, {"payload_bytes", totals.payload_bytes}};
+    }
+    if (!dir.empty()) {
+      network_->write_link_csv((std::filesystem::path(dir) / "link.csv").string());
+      const auto path = std::filesystem::path(dir) / "host_cost.json";
+      std::ofstream(path) << host_cost().dump(2) << "\n";
+    }
+    return {{"simulated_s", until}, {"wan_bytes", wire}, {"wan_payload_bytes", payload}, {"wan_links", links}};
+  }
+
+  nlohmann::json host_cost() const override {
+    const HostCost c = executor_->host_cost();
+    return {{"wall_s", c.run_s},
+            {"compute_wall_s", c.compute_s},
+            {"engine_tasks_wall_s", c.tasks_s},
+            {"simulator_wall_s", c.simulator_s()},
+            {"simulated_s", c.simulated_s},
+            {"simulated_s_per_wall_s", c.run_s > 0 ? c.simulated_s / c.run_s : 0.0}};
+  }
+
+ private:
+  SimRunConfig config_;
+  std::unique_ptr<SimNetwork> network_;
+  std::unique_ptr<SimExecutor> executor_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::Backend> make_sim_backend(const SimRunConfig& config, const train::TrainConfig& train) {
+  return std::make_unique<SimBackend>(config, train);
+}
+
+}  // namespace st::sim

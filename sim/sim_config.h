@@ -1,0 +1,32 @@
+#pragma once
+// The small YAML file behind `stellatrain train --backend sim --sim-config
+// FILE`: the topology (clusters, LAN, WAN per direction with a trace, a
+// generator or a constant rate), the compute-time model and the executor's
+// options. docs/sim.md shows the format; scenario files (scenarios/) embed
+// the same sections. Errors name the file, the key path and the line.
+#include <string>
+
+#include "core/util/yaml_fields.h"
+#include "sim/compute_model.h"
+#include "sim/sim_executor.h"
+#include "sim/topology.h"
+
+namespace st::sim {
+
+struct SimRunConfig {
+  std::string source;  // the file it came from
+  TopologyConfig topology;
+  ComputeModelConfig compute;  // model and batch are filled from the training config later
+  SimExecutorOptions executor;
+};
+
+SimRunConfig load_sim_config(const std::string& path);
+
+// The sections on their own, for scenario files. Relative trace paths are
+// resolved against `base_dir` (the directory of the file they appear in).
+TopologyConfig parse_topology(const util::YamlField& top, const std::string& base_dir);
+WanDirection parse_wan_direction(const util::YamlField& field, const std::string& base_dir);
+void parse_compute(const util::YamlField& field, ComputeModelConfig& compute, SimExecutorOptions& executor,
+                   const std::string& base_dir);
+
+}  // namespace st::sim
