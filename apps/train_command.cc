@@ -81,6 +81,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--gpus-per-node", c.gpus_per_node, "Local workers per node")->capture_default_str();
   cmd->add_option("--batch", c.batch_per_worker, "Batch size per worker")->capture_default_str();
   cmd->add_option("--iterations", c.iterations, "Training iterations")->capture_default_str();
+  cmd->add_option("--time-budget", c.time_budget_s, "Also stop after this many seconds of the run's clock (0: none)")
+      ->capture_default_str();
   cmd->add_option("--lr", c.lr, "SGD learning rate")->capture_default_str();
   cmd->add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", c.weight_decay, "SGD weight decay")->capture_default_str();

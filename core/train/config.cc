@@ -22,6 +22,7 @@ void validate(const TrainConfig& c) {
   require(c.gpus_per_node >= 1, "gpus_per_node", "must be at least 1");
   require(c.batch_per_worker >= 1, "batch_per_worker", "must be at least 1");
   require(c.iterations >= 1, "iterations", "must be at least 1");
+  require(c.time_budget_s >= 0, "time_budget_s", "must be >= 0 (0: no limit)");
   require(c.lr > 0, "lr", "must be positive");
   require(c.momentum >= 0 && c.momentum < 1, "momentum", "must be in [0, 1)");
   require(c.weight_decay >= 0, "weight_decay", "must be >= 0");

@@ -16,6 +16,11 @@ struct TrainConfig {
   int gpus_per_node = 1;  // local workers per node (threads, one replica each)
   std::size_t batch_per_worker = 64;
   int iterations = 100;
+  // Also stop once the executor's clock (wall or simulated seconds) passes
+  // this (0: no limit). The run ends where it is: node 0 is evaluated on its
+  // current master copy; other nodes may be an iteration apart, so their
+  // checksums need not match after a time-limited run.
+  double time_budget_s = 0;
 
   // Optimizer (SGD, torch semantics; lazy for sparse updates).
   double lr = 0.05;

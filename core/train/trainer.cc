@@ -106,9 +106,10 @@ class Monitor {
       evaluate_async(node, done);
   }
 
-  void evaluate_now(Node& node, int iteration) {
-    record(node, iteration, node.master->snapshot(), executor_.now());
-  }
+  // `at`: the executor clock when the run ended (the executor may be gone).
+  void evaluate_now(Node& node, int iteration, runtime::Nanos at) { record(node, iteration, node.master->snapshot(), at); }
+
+  int completed_iterations() const { return iterations_; }
 
   bool idle() const { return pending_ == 0; }
   std::vector<EvalRecord> evaluations() {
@@ -242,30 +243,42 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
     spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, {} {}", config.system, config.model,
                  config.nodes, config.gpus_per_node, config.iterations, backend ? "backend" : "transport",
                  backend ? backend->name() : config.transport);
+  TrainResult result;
   const auto start = executor->now();
   for (auto& node : nodes) {
     Node* raw = node.get();
     executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
   }
+  const runtime::Nanos budget(static_cast<int64_t>(config.time_budget_s * 1e9));
+  bool out_of_time = false;
+  // Stops every source of callbacks before the nodes go away: first the
+  // network, then the pool (it joins its threads and drops queued tasks), so
+  // that no task still running can touch a destroyed node.
+  auto stop_everything = [&] {
+    for (auto& node : nodes) node->transport->close();
+    owned_executor.reset();
+  };
   try {
     executor->run_until([&] {
+      if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
       for (auto& node : nodes)
         if (!node->finished) return false;
       return monitor.idle();
     });
   } catch (...) {
-    // Stop every source of callbacks before the nodes go away: first the
-    // network, then the pool (it joins its threads and drops queued tasks),
-    // so that no task still running can touch a destroyed node.
-    for (auto& node : nodes) node->transport->close();
-    owned_executor.reset();
+    stop_everything();
     throw;
   }
+  const runtime::Nanos ended = executor->now();
+  result.wall_s = std::chrono::duration<double>(ended - start).count();
+  if (out_of_time) {
+    if (!config.quiet) spdlog::info("{}: time budget of {} s reached", config.system, config.time_budget_s);
+    stop_everything();
+  }
 
-  TrainResult result;
-  result.wall_s = std::chrono::duration<double>(executor->now() - start).count();
   Node& first = *nodes.front();
-  if (first.context->rank == 0) monitor.evaluate_now(first, config.iterations);
+  if (first.context->rank == 0)
+    monitor.evaluate_now(first, out_of_time ? monitor.completed_iterations() : config.iterations, ended);
   for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
   result.final_parameters = first.master->snapshot();
   result.evaluations = monitor.evaluations();
@@ -280,10 +293,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
                             {"mean_iteration_ms", result.mean_iteration_ms},
                             {"checksums", result.checksums}};
   if (!backend) summary["wall_s"] = result.wall_s;
+  if (out_of_time) summary["stopped_by_time_budget"] = true;
   if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
   if (backend) summary.update(backend->finish(results_dir(config)));
   results.update_manifest({{"summary", summary}});
-  for (auto& node : nodes) node->transport->close();
+  if (!out_of_time)
+    for (auto& node : nodes) node->transport->close();
   return result;
 }
 
