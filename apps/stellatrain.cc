@@ -6,6 +6,7 @@
 
 #include "apps/bench/bench_command.h"
 #include "apps/info_command.h"
+#include "apps/sim_bench_command.h"
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
 
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   CLI::App app{"StellaTrain testbed: distributed training over simulated and emulated WAN links"};
   app.require_subcommand(1);
   st::bench::add_bench_commands(app);
+  st::apps::add_sim_bench_command(app);
   st::apps::add_info_command(app);
   st::apps::add_train_command(app);
   st::apps::add_trace_command(app);
