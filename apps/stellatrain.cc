@@ -6,6 +6,7 @@
 
 #include "apps/bench/bench_command.h"
 #include "apps/info_command.h"
+#include "apps/plot_command.h"
 #include "apps/sim_bench_command.h"
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   st::apps::add_info_command(app);
   st::apps::add_train_command(app);
   st::apps::add_trace_command(app);
+  st::apps::add_plot_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& done) {

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""Tests for `stellatrain plot` (apps/plot_command.cc, analysis/plot_run.py,
+analysis/tta.py).
+
+usage: test_plot_run.py PATH/TO/stellatrain   (ctest passes it)
+
+Builds a small fake `stellatrain run` results tree in a temporary folder
+(ddp with TTA, stellatrain with three seeds, topk-sync that never reaches the
+target and has no link.csv), runs the command on it and checks every figure
+(PNG magic bytes, SVG parses with an <svg> root), the report's table and
+the error messages for broken folders. The tta.py helpers are tested
+directly. Needs only the standard library; the command finds its own python
+with matplotlib (skipped when there is none).
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "analysis"))
+import tta  # noqa: E402
+
+STELLATRAIN = None  # set from argv
+FIGURES = ("tta", "accuracy_vs_iteration", "iteration_time", "wan_throughput", "speedup")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+TARGET = 0.8
+
+
+# --- the fake results tree -------------------------------------------------------
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fake_run(folder, iteration_s, tau_s, ceiling, links=True, iterations=200, eval_every=20):
+    """One run folder: accuracy rises as ceiling * (1 - exp(-t / tau))."""
+    header = ("rank,iteration,start_s,iteration_ms,wait_ms,forward_ms,backward_ms,gather_ms,compress_ms,"
+              "exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss\n")
+    rows = [f"0,{i},{i * iteration_s:.6f},{iteration_s * 1e3 * (1.5 if i % 2 else 0.5):.3f},0,1,1,0,0,1,0,0,100,100,1.0"
+            for i in range(iterations)]
+    write(os.path.join(folder, "iterations.csv"), header + "\n".join(rows) + "\n")
+    evals = []
+    for it in range(eval_every, iterations + 1, eval_every):
+        t = it * iteration_s
+        evals.append(f"{t:.6f},{it},{ceiling * (1 - math.exp(-t / tau_s)):.6f},0.5,200")
+    write(os.path.join(folder, "eval.csv"), "time_s,iteration,accuracy,loss,samples\n" + "\n".join(evals) + "\n")
+    duration = iterations * iteration_s
+    write(os.path.join(folder, "manifest.json"),
+          json.dumps({"system": os.path.basename(folder), "backend": "sim", "summary": {"duration_s": duration}}))
+    if links:
+        rows = []
+        for direction, base in (("a->b", 100.0), ("b->a", 120.0)):
+            for second in range(int(math.ceil(duration))):
+                rate = base + 10 * (second % 3)
+                rows.append(f"{second},{direction},{rate:.3f},{rate * 0.6:.3f},{int(rate * 0.6e6 / 8)}")
+        write(os.path.join(folder, "link.csv"),
+              "second,link,configured_mbps,delivered_mbps,delivered_bytes\n" + "\n".join(rows) + "\n")
+
+
+def fake_results(root):
+    """ddp (TTA), stellatrain (3 seeds, TTA), topk-sync (no TTA, no link.csv)."""
+    fake_run(os.path.join(root, "ddp"), 0.2, 12.0, 0.9)
+    for seed in (1, 2, 3):
+        fake_run(os.path.join(root, f"stellatrain-s{seed}"), 0.01, 0.5 + 0.1 * seed, 0.92)
+    fake_run(os.path.join(root, "topk-sync"), 0.05, 5.0, 0.7, links=False)
+    summary = {
+        "scenario": "fake-2x2", "backend": "sim", "target_accuracy": TARGET,
+        "systems": {
+            "ddp": {"tta_s": 28.0, "best_accuracy": 0.85, "iterations": 200, "wan_bytes": 1_500_000_000,
+                    "mean_iteration_s": 0.2, "speedup_vs_ddp": 1.0, "runs": ["ddp"]},
+            "stellatrain": {"tta_s": 1.6, "best_accuracy": 0.9123, "iterations": 200, "wan_bytes": 45_000_000,
+                            "mean_iteration_s": 0.0105, "speedup_vs_ddp": 17.5,
+                            "runs": ["stellatrain-s1", "stellatrain-s2", "stellatrain-s3"],
+                            "per_seed": [{"seed": s, "tta_s": 1.2 + 0.2 * s, "best_accuracy": 0.91}
+                                         for s in (1, 2, 3)]},
+            "topk-sync": {"tta_s": None, "best_accuracy": 0.6951, "iterations": 200, "wan_bytes": 90_000_000,
+                          "mean_iteration_s": 0.05, "speedup_vs_ddp": None, "runs": ["topk-sync"]},
+        },
+    }
+    write(os.path.join(root, "summary.json"), json.dumps(summary, indent=1))
+    return summary
+
+
+def plot(*args):
+    return subprocess.run([STELLATRAIN, "plot", *args], capture_output=True, text=True, timeout=300)
+
+
+def skip_without_matplotlib(result):
+    if "needs matplotlib" in result.stderr or "needs python3" in result.stderr:
+        raise unittest.SkipTest(result.stderr.strip())
+
+
+# --- end to end ------------------------------------------------------------------------
+
+
+class PlotCommandTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="plot-test-")
+        cls.root = cls.tmp.name
+        fake_results(cls.root)
+        cls.result = plot(cls.root)
+        skip_without_matplotlib(cls.result)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_exits_zero_with_progress(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        self.assertIn("plot: wrote", self.result.stderr)
+        self.assertIn("report.md", self.result.stdout)
+        self.assertNotIn("warning", self.result.stderr)  # the fake summary agrees with its eval.csv files
+
+    def test_every_figure_is_a_valid_png_and_svg(self):
+        for name in FIGURES:
+            with self.subTest(figure=name):
+                check_png(self, os.path.join(self.root, "figures", f"{name}.png"))
+                check_svg(self, os.path.join(self.root, "figures", f"{name}.svg"))
+
+    def test_report_table_has_the_summary_numbers(self):
+        report = read(os.path.join(self.root, "report.md"))
+        self.assertTrue(report.startswith("# fake-2x2 (sim backend)"), report[:80])
+        self.assertIn("| system | TTA (s) | best accuracy | iterations | WAN GB | mean iteration (ms) | speedup vs ddp |",
+                      report)
+        self.assertIn("| ddp | 28.00 | 0.8500 | 200 | 1.500 | 200.0 | 1.0x | 1 |", report)
+        self.assertIn("| stellatrain | 1.60 | 0.9123 | 200 | 0.045 | 10.5 | 17.5x | 3 |", report)
+        self.assertIn("| topk-sync | no TTA | 0.6951 | 200 | 0.090 | 50.0 | - | 1 |", report)
+        self.assertIn("| stellatrain | 2 | 1.60 | 0.9100 |", report)  # per-seed table
+
+    def test_report_embeds_each_figure_by_relative_link(self):
+        report = read(os.path.join(self.root, "report.md"))
+        for name in FIGURES:
+            self.assertIn(f"(figures/{name}.png)", report)
+
+
+class PlotOptionsTest(unittest.TestCase):
+    def test_tta_disagreeing_with_eval_csv_is_noted(self):
+        with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
+            summary = fake_results(root)
+            summary["systems"]["ddp"]["tta_s"] = 40.0
+            write(os.path.join(root, "summary.json"), json.dumps(summary))
+            result = plot(root, "--format", "png")
+            skip_without_matplotlib(result)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("warning: ddp: summary.json gives TTA 40.00", result.stderr)
+            report = read(os.path.join(root, "report.md"))
+            self.assertIn("eval.csv gives 28.00", report)
+            self.assertIn("no link.csv for topk-sync", report)
+
+    def test_out_and_format(self):
+        with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
+            fake_results(root)
+            figdir = os.path.join(root, "elsewhere", "figs")
+            result = plot(root, "--out", figdir, "--format", "svg")
+            skip_without_matplotlib(result)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for name in FIGURES:
+                check_svg(self, os.path.join(figdir, f"{name}.svg"))
+                self.assertFalse(os.path.exists(os.path.join(figdir, f"{name}.png")))
+            report = read(os.path.join(root, "report.md"))
+            self.assertIn("(elsewhere/figs/tta.svg)", report)
+
+
+def check_png(test, path):
+    test.assertTrue(os.path.isfile(path), f"{path} missing")
+    with open(path, "rb") as f:
+        test.assertEqual(f.read(8), PNG_MAGIC, f"{path} is not a PNG")
+
+
+def check_svg(test, path):
+    test.assertTrue(os.path.isfile(path), f"{path} missing")
+    root = ET.parse(path).getroot()
+    test.assertEqual(root.tag.rsplit("}", 1)[-1], "svg", f"{path}: root is {root.tag}")
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+class PlotErrorTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="plot-test-")
+        self.root = self.tmp.name
+        fake_results(self.root)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def expect_error(self, args, *fragments):
+        result = plot(*args)
+        skip_without_matplotlib(result)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertNotIn("Traceback", result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr)
+
+    def test_missing_dir(self):
+        missing = os.path.join(self.root, "nope")
+        self.expect_error([missing], missing, "no such directory")
+
+    def test_missing_summary(self):
+        os.remove(os.path.join(self.root, "summary.json"))
+        self.expect_error([self.root], os.path.join(self.root, "summary.json"), "not found")
+
+    def test_malformed_summary(self):
+        write(os.path.join(self.root, "summary.json"), '{"scenario": "x",\n "backend": }')
+        self.expect_error([self.root], "summary.json: line 2", "malformed JSON")
+
+    def test_summary_missing_key(self):
+        summary = json.loads(read(os.path.join(self.root, "summary.json")))
+        del summary["systems"]["ddp"]["runs"]
+        write(os.path.join(self.root, "summary.json"), json.dumps(summary))
+        self.expect_error([self.root], "summary.json: systems.ddp: missing key 'runs'")
+
+    def test_run_without_eval_csv(self):
+        path = os.path.join(self.root, "stellatrain-s2", "eval.csv")
+        os.remove(path)
+        self.expect_error([self.root], path, "not found")
+
+    def test_bad_value_names_file_and_line(self):
+        path = os.path.join(self.root, "ddp", "eval.csv")
+        lines = read(path).splitlines()
+        lines[3] = "4.0,60,abc,0.5,200"
+        write(path, "\n".join(lines) + "\n")
+        self.expect_error([self.root], f"{path}: line 4: column accuracy")
+
+    def test_bad_format(self):
+        self.expect_error([self.root, "--format", "png,jpg"], "--format")
+
+
+# --- tta.py ----------------------------------------------------------------------------
+
+
+class TtaTest(unittest.TestCase):
+    def test_time_to_accuracy_is_first_reaching_time(self):
+        self.assertEqual(tta.time_to_accuracy([1, 2, 3, 4], [0.5, 0.8, 0.7, 0.9], 0.8), 2)
+        self.assertIsNone(tta.time_to_accuracy([1, 2], [0.5, 0.6], 0.8))
+
+    def test_speedup_and_bound(self):
+        self.assertEqual(tta.speedup(40.0, 2.5), 16.0)
+        self.assertIsNone(tta.speedup(None, 2.5))
+        self.assertIsNone(tta.speedup(40.0, None))
+        self.assertEqual(tta.speedup_upper_bound(40.0, 10.0), 4.0)
+        self.assertIsNone(tta.speedup_upper_bound(None, 10.0))
+
+    def test_mean_band_interpolates_on_the_common_range(self):
+        grid, mean, low, high = tta.mean_band([([0, 2, 4], [0, 2, 4]), ([1, 3, 5], [2, 4, 6])])
+        self.assertEqual(grid, [1, 2, 3, 4])
+        self.assertEqual(mean, [1.5, 2.5, 3.5, 4.5])
+        self.assertEqual(low, [1, 2, 3, 4])
+        self.assertEqual(high, [2, 3, 4, 5])
+
+    def test_mean_band_single_series_unchanged(self):
+        self.assertEqual(tta.mean_band([([1, 2], [0.1, 0.2])]), ([1, 2], [0.1, 0.2], [0.1, 0.2], [0.1, 0.2]))
+
+    def test_rolling_median_even_window_steadies_alternation(self):
+        values = [2, 20] * 10
+        smooth = tta.rolling_median(values, tta.median_window(80))  # window 2
+        self.assertEqual(set(smooth[1:-1]), {11.0})
+        self.assertEqual(tta.rolling_median([5, 1, 9], 1), [5, 1, 9])
+        self.assertEqual(tta.median_window(10), 1)
+        self.assertEqual(tta.median_window(200), 6)
+        self.assertEqual(tta.median_window(100000), 50)
+
+    def test_same_configured_rate(self):
+        a = {"a->b": {"second": [0, 1], "configured_mbps": [10, 20], "delivered_mbps": [1, 2]}}
+        b = {"a->b": {"second": [0], "configured_mbps": [10], "delivered_mbps": [5]}}
+        c = {"a->b": {"second": [0, 1], "configured_mbps": [10, 30], "delivered_mbps": [1, 2]}}
+        self.assertTrue(tta.same_configured_rate([a, b]))
+        self.assertFalse(tta.same_configured_rate([a, c]))
+
+    def test_check_summary_rejects_bad_values(self):
+        good = {"scenario": "s", "backend": "sim", "target_accuracy": 0.85, "systems": {
+            "ddp": {"tta_s": None, "best_accuracy": 0.5, "iterations": 10, "wan_bytes": 0,
+                    "mean_iteration_s": 0.1, "speedup_vs_ddp": None, "runs": ["ddp"]}}}
+        tta.check_summary(good)
+        for path, value, message in ((("backend",), "gpu", "backend"),
+                                     (("target_accuracy",), 85, "target_accuracy"),
+                                     (("systems", "ddp", "best_accuracy"), None, "systems.ddp.best_accuracy"),
+                                     (("systems", "ddp", "iterations"), "10", "systems.ddp.iterations"),
+                                     (("systems", "ddp", "runs"), [], "systems.ddp.runs")):
+            bad = json.loads(json.dumps(good))
+            node = bad
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+            with self.assertRaisesRegex(tta.InputError, message):
+                tta.check_summary(bad)
+
+    def test_table_rows(self):
+        summary = {"systems": {"ddp": {"tta_s": 100.0, "best_accuracy": 0.9, "iterations": 5, "wan_bytes": 2e9,
+                                       "mean_iteration_s": 1.0, "speedup_vs_ddp": None, "runs": ["a", "b"]},
+                               "x": {"tta_s": 1.0, "best_accuracy": 0.9, "iterations": 5, "wan_bytes": 0,
+                                     "mean_iteration_s": 0.001, "speedup_vs_ddp": 104.2, "runs": ["c"]}}}
+        self.assertEqual(tta.table_rows(summary), [
+            ["ddp", "100.00", "0.9000", "5", "2.000", "1000.0", "1.0x", "2"],
+            ["x", "1.00", "0.9000", "5", "0.000", "1.0", "104x", "1"]])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    STELLATRAIN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
