@@ -59,23 +59,48 @@ class Run:
         return value if isinstance(value, (int, float)) else self.eval["time_s"][-1]
 
 
+def stated_ttas(entry):
+    """{run folder: TTA} as summary.json states it: the system's own for one
+    run, else per_seed entries that name their run."""
+    if len(entry["runs"]) == 1:
+        return {entry["runs"][0]: entry["tta_s"]}
+    stated = {}
+    for seed in entry.get("per_seed") or []:
+        if isinstance(seed, dict) and seed.get("run") in entry["runs"] and "tta_s" in seed:
+            stated[seed["run"]] = seed["tta_s"]
+    return stated
+
+
+def describe_tta(tta_s):
+    return "no TTA" if tta_s is None else f"TTA {tta_s:.2f} s"
+
+
 def check_tta(summary, runs):
-    """Notes where a single-seed system's TTA in summary.json disagrees with
-    its eval.csv (the figures draw the summary's value; a mismatch means the
-    two writers disagree on the definition or the file changed since)."""
+    """Notes where a TTA in summary.json disagrees with the run's eval.csv
+    (the figures draw the summary's value; a mismatch means the two writers
+    disagree on the definition or a file changed since)."""
     notes = []
     target = summary["target_accuracy"]
     for label, system_runs in runs.items():
-        if len(system_runs) != 1:
-            continue
-        data = system_runs[0].eval
-        computed = tta.time_to_accuracy(data["time_s"], data["accuracy"], target)
-        stated = summary["systems"][label]["tta_s"]
-        if not tta.same_tta(stated, computed):
-            notes.append(f"{label}: summary.json gives TTA {tta.format_tta(stated)}, "
-                         f"{system_runs[0].path}/eval.csv gives {tta.format_tta(computed)}; the figures use summary.json.")
+        stated = stated_ttas(summary["systems"][label])
+        for run in system_runs:
+            if run.name not in stated:
+                continue
+            computed = tta.time_to_accuracy(run.eval["time_s"], run.eval["accuracy"], target)
+            if not tta.same_tta(stated[run.name], computed):
+                notes.append(f"{label}: summary.json gives {describe_tta(stated[run.name])} for {run.name}, "
+                             f"{run.path}/eval.csv gives {describe_tta(computed)}; the figures use summary.json.")
     for note in notes:
         progress(f"warning: {note}")
+    return notes
+
+
+def summary_notes(summary):
+    """The summary's own note (e.g. the real backend's) and failed systems."""
+    notes = [summary["note"]] if isinstance(summary.get("note"), str) else []
+    for label, entry in summary["systems"].items():
+        if tta.failed(entry):
+            notes.append(f"{label} failed and is left out of the figures: {entry['error']}")
     return notes
 
 
@@ -89,9 +114,12 @@ def missing_links(summary, runs):
 
 
 def load_runs(results_dir, summary):
-    """{label: [Run, ...]} in summary order."""
+    """{label: [Run, ...]} in summary order; failed systems are left out."""
     runs = {}
     for label, entry in summary["systems"].items():
+        if tta.failed(entry):
+            progress(f"skipping {label}: it failed ({entry['error']})")
+            continue
         progress(f"reading {label}: {', '.join(entry['runs'])}")
         runs[label] = [Run(results_dir, name) for name in entry["runs"]]
     return runs
@@ -108,6 +136,7 @@ def colours(labels):
 
 
 def time_label(backend):
+    """sim runs on ns-3's virtual clock; real and emu on the wall clock."""
     return "simulated time (s)" if backend == "sim" else "wall time (s)"
 
 
@@ -257,42 +286,55 @@ def draw_direction(ax, direction, link_sets, shared, colour):
 
 
 def speedup_bars(summary, runs):
-    """(label, height, text, reached) per system. A system without TTA gets a
-    bar up to its speedup's upper bound (ddp's TTA over its own run length)
-    when that is known, else 1, drawn hatched and labelled 'no TTA'."""
-    systems = summary["systems"]
-    ddp_tta = systems.get("ddp", {}).get("tta_s")
+    """(label, height, text, reached) per system; only reached bars are solid.
+
+    A system without TTA gets a bar up to its speedup's upper bound (the
+    reference's TTA over its own run length) when that is known, else 1,
+    labelled 'no TTA'. When the reference never reached the target, systems
+    that did get the summary's lower bound ('>='); a failed system, 'failed'.
+    """
+    reference = tta.reference_label(summary)
+    ref_tta = summary["systems"][reference].get("tta_s") if reference else None
     bars = []
-    for label, entry in systems.items():
-        value = 1.0 if label == "ddp" and entry["tta_s"] is not None else entry["speedup_vs_ddp"]
-        if entry["tta_s"] is None:
-            bound = tta.speedup_upper_bound(ddp_tta, max(run.duration_s() for run in runs[label]))
+    for label, entry in summary["systems"].items():
+        if tta.failed(entry):
+            bars.append((label, 1.0, "failed", False))
+        elif entry["tta_s"] is None:
+            bound = tta.speedup_upper_bound(ref_tta, max(run.duration_s() for run in runs[label]))
             text = "no TTA" + (f"\n(< {tta.format_speedup(bound)})" if bound else "")
             bars.append((label, bound or 1.0, text, False))
-        elif value is None:
-            bars.append((label, 1.0, "n/a\n(ddp: no TTA)", False))
+        elif label == reference:
+            bars.append((label, 1.0, "1.0x", True))
+        elif entry["speedup_vs_ddp"] is not None:
+            bars.append((label, entry["speedup_vs_ddp"], tta.format_speedup(entry["speedup_vs_ddp"]), True))
+        elif entry.get("speedup_vs_ddp_at_least") is not None:
+            bound = entry["speedup_vs_ddp_at_least"]
+            bars.append((label, bound, f">= {tta.format_speedup(bound)}\n({reference}: no TTA)", False))
         else:
-            bars.append((label, value, tta.format_speedup(value), True))
+            bars.append((label, 1.0, f"n/a\n({reference or 'ddp'}: no TTA)" if reference else "n/a", False))
     return bars
 
 
 def figure_speedup(summary, runs, colour):
-    """Bar chart of TTA speedup over ddp (ddp = 1)."""
-    fig, ax = new_figure(FIGURES["speedup"], summary, size=(max(5, 1.3 * len(runs) + 2), 4.5))
+    """Bar chart of TTA speedup over ddp (ddp = 1); bounds and failures hatched."""
+    fig, ax = new_figure(FIGURES["speedup"], summary, size=(max(5, 1.3 * len(summary["systems"]) + 2), 4.8))
     bars = speedup_bars(summary, runs)
     for i, (label, height, text, reached) in enumerate(bars):
-        ax.bar(i, height, color=colour[label] if reached else "white", edgecolor=colour[label],
-               hatch=None if reached else "//", linewidth=1.5)
+        edge = "grey" if text == "failed" else colour[label]
+        ax.bar(i, height, color=colour[label] if reached else "white", edgecolor=edge,
+               hatch=None if reached else ("xx" if text == "failed" else "//"), linewidth=1.5)
         ax.annotate(text, (i, height), textcoords="offset points", xytext=(0, 3), ha="center", va="bottom",
                     fontsize=8)
     heights = [b[1] for b in bars if b[1] > 0]
-    if heights and max(heights) / min(heights) > LOG_RATIO:
+    if max(heights) / min(heights) > LOG_RATIO:
         ax.set_yscale("log")
+        ax.set_ylim(min(heights) / 2, max(heights) * 4)  # room for the labels above the bars
     else:
-        ax.set_ylim(0, max(heights) * 1.25)
+        ax.set_ylim(0, max(heights) * 1.3)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(bars)), [b[0] for b in bars])
-    ax.set_ylabel(f"TTA speedup over ddp (target {summary['target_accuracy']:g})")
+    reference = tta.reference_label(summary) or "ddp (none in this scenario)"
+    ax.set_ylabel(f"TTA speedup over {reference} (target {summary['target_accuracy']:g})")
     fig.tight_layout()
     return fig
 
@@ -314,8 +356,9 @@ def report_text(summary, figures, results_dir, notes):
     clock = "simulated seconds (ns-3 virtual time)" if summary["backend"] == "sim" else "wall-clock seconds"
     lines = [f"# {summary['scenario']} ({summary['backend']} backend)", "",
              f"Target accuracy {summary['target_accuracy']:g}; times are {clock}. "
-             "TTA is the first evaluation at or above the target; speedup is ddp's TTA over the system's.", "",
-             tta.markdown_table(tta.TABLE_HEADER, tta.table_rows(summary)), ""]
+             "TTA is the first evaluation at or above the target (the mean over seeds, none if any seed missed it); "
+             f"speedup is {tta.reference_label(summary) or 'ddp'}'s TTA over the system's.", "",
+             tta.markdown_table(tta.table_header(summary), tta.table_rows(summary)), ""]
     seeds = tta.per_seed_rows(summary)
     if seeds:
         lines += ["## Per seed", "", tta.markdown_table(["system", "seed", "TTA (s)", "best accuracy"], seeds), ""]
@@ -351,16 +394,14 @@ def import_matplotlib():
                          "(Debian: apt-get install python3-matplotlib)") from None
 
 
-def make_all(results_dir, figdir, formats):
-    """Reads everything first (so a broken folder fails before any figure), then draws."""
-    if not os.path.isdir(results_dir):
-        raise InputError(f"{results_dir}: no such directory")
-    summary = tta.load_summary(results_dir)
-    runs = load_runs(results_dir, summary)
+def draw_figures(summary, runs, figdir, formats):
+    """Draws and saves every figure that has data; returns ({name: paths}, notes)."""
+    if not runs:
+        return {}, ["No figures: every system failed."]
     import_matplotlib()
     os.makedirs(figdir, exist_ok=True)
-    colour = colours(list(runs))
-    figures, notes = {}, check_tta(summary, runs) + missing_links(summary, runs)
+    colour = colours(list(summary["systems"]))
+    figures, notes = {}, []
     for name, draw in DRAW.items():
         fig = draw(summary, runs, colour)
         if fig is None:
@@ -369,9 +410,21 @@ def make_all(results_dir, figdir, formats):
             progress(f"skipped {name}: no link.csv")
             continue
         figures[name] = save(fig, figdir, name, formats)
+    return figures, notes
+
+
+def make_all(results_dir, figdir, formats):
+    """Reads everything first (so a broken folder fails before any figure),
+    then draws and writes DIR/report.md; returns the report's path."""
+    if not os.path.isdir(results_dir):
+        raise InputError(f"{results_dir}: no such directory")
+    summary = tta.load_summary(results_dir)
+    runs = load_runs(results_dir, summary)
+    notes = summary_notes(summary) + check_tta(summary, runs) + missing_links(summary, runs)
+    figures, figure_notes = draw_figures(summary, runs, figdir, formats)
     report = os.path.join(results_dir, "report.md")
     with open(report, "w", encoding="utf-8") as f:
-        f.write(report_text(summary, figures, results_dir, notes))
+        f.write(report_text(summary, figures, results_dir, notes + figure_notes))
     return report
 
 

@@ -11,17 +11,20 @@ import json
 import math
 import os
 
-BACKENDS = ("sim", "real")
+# sim: simulated seconds; real and emu: wall-clock seconds.
+BACKENDS = ("sim", "real", "emu")
 
-# summary.json: per-system keys and whether null is allowed.
+# summary.json: per-system keys and whether null is allowed. wan_bytes is
+# null on the real backend (no WAN links); speedups are null without TTA.
 SYSTEM_KEYS = {
     "tta_s": True,
     "best_accuracy": False,
     "iterations": False,
-    "wan_bytes": False,
+    "wan_bytes": True,
     "mean_iteration_s": False,
     "speedup_vs_ddp": True,
 }
+OPTIONAL_SYSTEM_KEYS = ("speedup_vs_ddp_at_least", "cost_to_target", "duration_s", "final_accuracy")
 
 
 class InputError(Exception):
@@ -47,16 +50,29 @@ def _require(mapping, key, where):
     return mapping[key]
 
 
+def failed(entry):
+    """True for a system whose runs failed: `stellatrain run` then writes
+    "error" (a message) instead of the numbers."""
+    return "error" in entry
+
+
 def _check_system(label, entry, where):
     """Validates one systems.LABEL entry in place; returns it."""
     where = f"{where}: systems.{label}"
     if not isinstance(entry, dict):
         raise InputError(f"{where}: expected an object")
-    for key, nullable in SYSTEM_KEYS.items():
-        _number(_require(entry, key, where), f"{where}.{key}", nullable)
     runs = _require(entry, "runs", where)
     if not isinstance(runs, list) or not runs or not all(isinstance(r, str) and r for r in runs):
         raise InputError(f"{where}.runs: expected a non-empty list of folder names")
+    if failed(entry):
+        if not isinstance(entry["error"], str):
+            raise InputError(f"{where}.error: expected a message")
+        return entry
+    for key, nullable in SYSTEM_KEYS.items():
+        _number(_require(entry, key, where), f"{where}.{key}", nullable)
+    for key in OPTIONAL_SYSTEM_KEYS:
+        if key in entry:
+            _number(entry[key], f"{where}.{key}", nullable=True)
     per_seed = entry.get("per_seed")
     if per_seed is not None and not isinstance(per_seed, list):
         raise InputError(f"{where}.per_seed: expected a list")
@@ -76,12 +92,22 @@ def check_summary(summary, where="summary.json"):
     target = _number(_require(summary, "target_accuracy", where), f"{where}: target_accuracy")
     if not 0 < target <= 1:
         raise InputError(f"{where}: target_accuracy: expected a fraction in (0, 1], got {target}")
+    reference = summary.get("speedup_reference", "ddp")
+    if reference is not None and not isinstance(reference, str):
+        raise InputError(f"{where}: speedup_reference: expected a system label or null")
     systems = _require(summary, "systems", where)
     if not isinstance(systems, dict) or not systems:
         raise InputError(f"{where}: systems: expected a non-empty object")
     for label, entry in systems.items():
         _check_system(label, entry, where)
     return summary
+
+
+def reference_label(summary):
+    """The system speedups are measured against: speedup_reference, else
+    "ddp"; None when the scenario has no such system."""
+    label = summary.get("speedup_reference", "ddp")
+    return label if label in summary["systems"] else None
 
 
 def load_summary(results_dir):
@@ -327,25 +353,53 @@ def format_speedup(value):
     return f"{value:.1f}x" if value < 100 else f"{value:.0f}x"
 
 
+def format_optional(value, fmt, scale=1.0):
+    return "-" if value is None else format(value * scale, fmt)
+
+
+def speedup_cell(label, entry, reference):
+    """The reference is 1.0x when it has a TTA; '>= N x' when only a lower
+    bound is known (the reference never reached the target)."""
+    if label == reference and entry["tta_s"] is not None:
+        return "1.0x"
+    if entry["speedup_vs_ddp"] is None and entry.get("speedup_vs_ddp_at_least") is not None:
+        return ">= " + format_speedup(entry["speedup_vs_ddp_at_least"])
+    return format_speedup(entry["speedup_vs_ddp"])
+
+
+def table_header(summary):
+    header = ["system", "TTA (s)", "best accuracy", "iterations", "WAN GB", "mean iteration (ms)",
+              f"speedup vs {reference_label(summary) or 'ddp'}", "seeds"]
+    return header + (["cost to target ($)"] if has_cost(summary) else [])
+
+
+def has_cost(summary):
+    return any("cost_to_target" in entry for entry in summary["systems"].values())
+
+
 def table_rows(summary):
-    """One row of report cells per system, in summary order."""
+    """One row of report cells per system, in summary order; a failed system
+    says so in the TTA column (its message goes to the report's notes)."""
+    reference = reference_label(summary)
     rows = []
     for label, entry in summary["systems"].items():
-        rows.append([
-            label,
-            format_tta(entry["tta_s"]),
-            f"{entry['best_accuracy']:.4f}",
-            str(int(entry["iterations"])),
-            f"{entry['wan_bytes'] / 1e9:.3f}",
-            f"{entry['mean_iteration_s'] * 1e3:.1f}",
-            "1.0x" if label == "ddp" and entry["tta_s"] is not None else format_speedup(entry["speedup_vs_ddp"]),
-            str(len(entry["runs"])),
-        ])
+        if failed(entry):
+            row = [label, "failed"] + ["-"] * 5 + [str(len(entry["runs"]))]
+        else:
+            row = [
+                label,
+                format_tta(entry["tta_s"]),
+                f"{entry['best_accuracy']:.4f}",
+                f"{entry['iterations']:g}",
+                format_optional(entry["wan_bytes"], ".3f", 1e-9),
+                f"{entry['mean_iteration_s'] * 1e3:.1f}",
+                speedup_cell(label, entry, reference),
+                str(len(entry["runs"])),
+            ]
+        if has_cost(summary):
+            row.append(format_optional(entry.get("cost_to_target"), ".2f"))
+        rows.append(row)
     return rows
-
-
-TABLE_HEADER = ["system", "TTA (s)", "best accuracy", "iterations", "WAN GB", "mean iteration (ms)",
-                "speedup vs ddp", "seeds"]
 
 
 def markdown_table(header, rows):
@@ -360,7 +414,9 @@ def per_seed_rows(summary):
     rows = []
     for label, entry in summary["systems"].items():
         for i, seed in enumerate(entry.get("per_seed") or []):
-            if isinstance(seed, dict):
+            if isinstance(seed, dict) and "error" in seed:
+                rows.append([label, str(seed.get("seed", i)), f"failed: {seed['error']}", "-"])
+            elif isinstance(seed, dict):
                 tta = seed.get("tta_s")
                 best = seed.get("best_accuracy")
                 rows.append([label, str(seed.get("seed", i)),

@@ -71,23 +71,26 @@ def fake_run(folder, iteration_s, tau_s, ceiling, links=True, iterations=200, ev
 
 
 def fake_results(root):
-    """ddp (TTA), stellatrain (3 seeds, TTA), topk-sync (no TTA, no link.csv)."""
+    """ddp (TTA), stellatrain (3 seeds, TTA), topk-sync (no TTA, no link.csv),
+    broken (failed). The shape follows apps/run_summary.cc."""
     fake_run(os.path.join(root, "ddp"), 0.2, 12.0, 0.9)
     for seed in (1, 2, 3):
         fake_run(os.path.join(root, f"stellatrain-s{seed}"), 0.01, 0.5 + 0.1 * seed, 0.92)
     fake_run(os.path.join(root, "topk-sync"), 0.05, 5.0, 0.7, links=False)
     summary = {
-        "scenario": "fake-2x2", "backend": "sim", "target_accuracy": TARGET,
+        "scenario": "fake-2x2", "backend": "sim", "clock": "simulated seconds", "target_accuracy": TARGET,
+        "seeds": [1, 2, 3], "speedup_reference": "ddp",
         "systems": {
             "ddp": {"tta_s": 28.0, "best_accuracy": 0.85, "iterations": 200, "wan_bytes": 1_500_000_000,
                     "mean_iteration_s": 0.2, "speedup_vs_ddp": 1.0, "runs": ["ddp"]},
             "stellatrain": {"tta_s": 1.6, "best_accuracy": 0.9123, "iterations": 200, "wan_bytes": 45_000_000,
                             "mean_iteration_s": 0.0105, "speedup_vs_ddp": 17.5,
                             "runs": ["stellatrain-s1", "stellatrain-s2", "stellatrain-s3"],
-                            "per_seed": [{"seed": s, "tta_s": 1.2 + 0.2 * s, "best_accuracy": 0.91}
-                                         for s in (1, 2, 3)]},
+                            "per_seed": [{"seed": s, "run": f"stellatrain-s{s}", "tta_s": 1.2 + 0.2 * s,
+                                          "best_accuracy": 0.91} for s in (1, 2, 3)]},
             "topk-sync": {"tta_s": None, "best_accuracy": 0.6951, "iterations": 200, "wan_bytes": 90_000_000,
                           "mean_iteration_s": 0.05, "speedup_vs_ddp": None, "runs": ["topk-sync"]},
+            "broken": {"system": "topk-sync", "error": "seed 1: out of memory", "runs": ["broken"]},
         },
     }
     write(os.path.join(root, "summary.json"), json.dumps(summary, indent=1))
@@ -139,6 +142,8 @@ class PlotCommandTest(unittest.TestCase):
         self.assertIn("| ddp | 28.00 | 0.8500 | 200 | 1.500 | 200.0 | 1.0x | 1 |", report)
         self.assertIn("| stellatrain | 1.60 | 0.9123 | 200 | 0.045 | 10.5 | 17.5x | 3 |", report)
         self.assertIn("| topk-sync | no TTA | 0.6951 | 200 | 0.090 | 50.0 | - | 1 |", report)
+        self.assertIn("| broken | failed | - | - | - | - | - | 1 |", report)
+        self.assertIn("broken failed and is left out of the figures: seed 1: out of memory", report)
         self.assertIn("| stellatrain | 2 | 1.60 | 0.9100 |", report)  # per-seed table
 
     def test_report_embeds_each_figure_by_relative_link(self):
@@ -148,6 +153,35 @@ class PlotCommandTest(unittest.TestCase):
 
 
 class PlotOptionsTest(unittest.TestCase):
+    def test_real_backend_without_links(self):
+        """wan_bytes null, no link.csv, ddp without TTA: the rest is drawn,
+        the WAN figure is left out with a note, speedups are lower bounds."""
+        with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
+            summary = fake_results(root)
+            summary["backend"] = "real"
+            summary["systems"]["ddp"].update(tta_s=None, speedup_vs_ddp=None)
+            summary["systems"]["stellatrain"].update(speedup_vs_ddp=None, speedup_vs_ddp_at_least=25.0)
+            for label, entry in summary["systems"].items():
+                entry["wan_bytes"] = None
+                for run in entry["runs"]:
+                    if os.path.exists(os.path.join(root, run, "link.csv")):
+                        os.remove(os.path.join(root, run, "link.csv"))
+            write(os.path.join(root, "summary.json"), json.dumps(summary))
+            result = plot(root, "--format", "png")
+            skip_without_matplotlib(result)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for name in FIGURES:
+                exists = os.path.exists(os.path.join(root, "figures", f"{name}.png"))
+                self.assertEqual(exists, name != "wan_throughput", name)
+            report = read(os.path.join(root, "report.md"))
+            self.assertTrue(report.startswith("# fake-2x2 (real backend)"))
+            self.assertIn("| ddp | no TTA | 0.8500 | 200 | - | 200.0 | - | 1 |", report)
+            self.assertIn("| stellatrain | 1.60 | 0.9123 | 200 | - | 10.5 | >= 25.0x | 3 |", report)
+            self.assertIn("not drawn, no run folder has a link.csv", report)
+            self.assertNotIn("wan_throughput.png", report)
+            # ddp's eval.csv does reach the target, so the stated null is flagged
+            self.assertIn("warning: ddp: summary.json gives no TTA for ddp", result.stderr)
+
     def test_tta_disagreeing_with_eval_csv_is_noted(self):
         with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
             summary = fake_results(root)
@@ -156,9 +190,9 @@ class PlotOptionsTest(unittest.TestCase):
             result = plot(root, "--format", "png")
             skip_without_matplotlib(result)
             self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertIn("warning: ddp: summary.json gives TTA 40.00", result.stderr)
+            self.assertIn("warning: ddp: summary.json gives TTA 40.00 s for ddp", result.stderr)
             report = read(os.path.join(root, "report.md"))
-            self.assertIn("eval.csv gives 28.00", report)
+            self.assertIn("eval.csv gives TTA 28.00 s", report)
             self.assertIn("no link.csv for topk-sync", report)
 
     def test_out_and_format(self):
