@@ -11,7 +11,6 @@ wan_throughput and speedup, each in every requested format, then DIR/report.md.
 Exit status 2 with one message naming the file for a broken results folder.
 """
 import argparse
-import math
 import os
 import sys
 
@@ -55,7 +54,8 @@ class Run:
 
     def duration_s(self):
         """The run's length in its clock: manifest, else the last evaluation."""
-        value = self.manifest.get("summary", {}).get("duration_s")
+        summary = self.manifest.get("summary")
+        value = summary.get("duration_s") if isinstance(summary, dict) else None
         return value if isinstance(value, (int, float)) else self.eval["time_s"][-1]
 
 

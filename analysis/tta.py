@@ -236,13 +236,6 @@ def same_tta(a, b):
     return abs(a - b) <= 1e-6 + 1e-4 * max(abs(a), abs(b))
 
 
-def speedup(ddp_tta, tta):
-    """ddp's TTA over a system's; None when either never reached the target."""
-    if ddp_tta is None or tta is None or tta <= 0:
-        return None
-    return ddp_tta / tta
-
-
 def speedup_upper_bound(ddp_tta, duration_s):
     """For a system that ran duration_s without reaching the target: its TTA is
     later than that, so its speedup is below ddp_tta / duration_s."""
@@ -353,6 +346,11 @@ def format_speedup(value):
     return f"{value:.1f}x" if value < 100 else f"{value:.0f}x"
 
 
+def format_count(value):
+    """Iterations are a mean over seeds: whole numbers stay whole."""
+    return str(int(value)) if value == int(value) else f"{value:.1f}"
+
+
 def format_optional(value, fmt, scale=1.0):
     return "-" if value is None else format(value * scale, fmt)
 
@@ -390,7 +388,7 @@ def table_rows(summary):
                 label,
                 format_tta(entry["tta_s"]),
                 f"{entry['best_accuracy']:.4f}",
-                f"{entry['iterations']:g}",
+                format_count(entry["iterations"]),
                 format_optional(entry["wan_bytes"], ".3f", 1e-9),
                 f"{entry['mean_iteration_s'] * 1e3:.1f}",
                 speedup_cell(label, entry, reference),
