@@ -7,6 +7,7 @@
 #include "apps/bench/bench_command.h"
 #include "apps/info_command.h"
 #include "apps/plot_command.h"
+#include "apps/run_command.h"
 #include "apps/sim_bench_command.h"
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   st::apps::add_info_command(app);
   st::apps::add_train_command(app);
   st::apps::add_trace_command(app);
+  st::apps::add_run_command(app);
   st::apps::add_plot_command(app);
   try {
     app.parse(argc, argv);

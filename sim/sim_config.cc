@@ -86,21 +86,9 @@ WanDirection parse_wan_direction(const YamlField& f, const std::string& base_dir
   return d;
 }
 
-TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir) {
-  TopologyConfig t;
-  const auto clusters = top.at("clusters");
-  clusters.require_sequence();
-  if (clusters.size() == 0) clusters.fail("needs at least one cluster");
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < clusters.size(); ++i) {
-    const auto c = clusters.at(i);
-    c.allow_only({"name", "nodes"});
-    ClusterSpec spec{c.at("name").text(), static_cast<int>(c.integer_or("nodes", 1, 1, 1024))};
-    if (!names.insert(spec.name).second) c.at("name").fail(fmt::format("cluster name '{}' is used twice", spec.name));
-    t.clusters.push_back(spec);
-  }
-  if (top.has("lan")) {
-    const auto lan = top.at("lan");
+void parse_links(const YamlField& links, TopologyConfig& t, const std::string& base_dir) {
+  if (links.has("lan")) {
+    const auto lan = links.at("lan");
     lan.allow_only({"mbps", "delay_ms", "tcp"});
     t.lan_mbps = lan.number_or("mbps", t.lan_mbps, 1e-3, 1e7);
     t.lan_delay_ms = lan.number_or("delay_ms", t.lan_delay_ms, 0, 10000);
@@ -112,7 +100,7 @@ TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir)
     where.fail(fmt::format("no cluster named '{}'", name));
   };
   if (t.clusters.size() > 1) {
-    const auto wan = top.at("wan");
+    const auto wan = links.at("wan");
     wan.require_map();
     // "default" applies to every direction not listed by name ("a->b").
     for (const auto& entry : wan.node()) {
@@ -133,19 +121,37 @@ TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir)
         t.wan[{a, b}] = parse_wan_direction(wan.at("default"), base_dir);
       }
   }
-  if (top.has("mtu")) {
-    const auto mtu = top.at("mtu");
+  if (links.has("mtu")) {
+    const auto mtu = links.at("mtu");
     t.mtu = mtu.is_scalar() && mtu.node().Scalar() == "auto" ? 0 : static_cast<int>(mtu.integer_in(576, 65535));
   }
-  t.seed = static_cast<uint64_t>(top.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
+  t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
+}
+
+TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir) {
+  TopologyConfig t;
+  const auto clusters = top.at("clusters");
+  clusters.require_sequence();
+  if (clusters.size() == 0) clusters.fail("needs at least one cluster");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const auto c = clusters.at(i);
+    c.allow_only({"name", "nodes"});
+    ClusterSpec spec{c.at("name").text(), static_cast<int>(c.integer_or("nodes", 1, 1, 1024))};
+    if (!names.insert(spec.name).second) c.at("name").fail(fmt::format("cluster name '{}' is used twice", spec.name));
+    t.clusters.push_back(spec);
+  }
+  parse_links(top, t, base_dir);
   return t;
 }
 
-void parse_compute(const YamlField& f, ComputeModelConfig& c, SimExecutorOptions& executor, const std::string& base_dir) {
+void parse_compute(const YamlField& f, ComputeModelConfig& c, SimExecutorOptions& executor, const std::string& base_dir,
+                   const std::string& default_profile) {
   f.allow_only({"model", "scale", "profile", "device_tflops", "device_gbps", "cpu_gbps", "cpu_cores", "stall_timeout_s"});
   c.kind = f.at("model").text_in({"measured", "profile", "analytic"});
   c.scale = f.number_or("scale", c.scale, 1e-6, 1e6);
   if (f.has("profile")) c.profile_path = resolve(f.at("profile").text(), base_dir);
+  else if (!default_profile.empty()) c.profile_path = default_profile;
   if (c.kind == "profile" && c.profile_path.empty()) f.fail("the profile model needs 'profile: FILE'");
   c.device_tflops = f.number_or("device_tflops", c.device_tflops, 1e-6, 1e6);
   c.device_gbps = f.number_or("device_gbps", c.device_gbps, 1e-6, 1e6);

@@ -25,8 +25,14 @@ SimRunConfig load_sim_config(const std::string& path);
 // The sections on their own, for scenario files. Relative trace paths are
 // resolved against `base_dir` (the directory of the file they appear in).
 TopologyConfig parse_topology(const util::YamlField& top, const std::string& base_dir);
+// The link half of parse_topology: lan, wan, mtu and seed read from `links`
+// (for clusters already in `topology`). It does not check `links` for
+// unknown keys; its caller knows which keys sit beside them.
+void parse_links(const util::YamlField& links, TopologyConfig& topology, const std::string& base_dir);
 WanDirection parse_wan_direction(const util::YamlField& field, const std::string& base_dir);
+// `default_profile` (already resolved) is the profile file when the section
+// has no `profile` key (a scenario's clusters may name it).
 void parse_compute(const util::YamlField& field, ComputeModelConfig& compute, SimExecutorOptions& executor,
-                   const std::string& base_dir);
+                   const std::string& base_dir, const std::string& default_profile = "");
 
 }  // namespace st::sim

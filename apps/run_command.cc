@@ -1,0 +1,176 @@
+#include "apps/run_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "apps/run_summary.h"
+#include "apps/scenario.h"
+#include "core/train/backend.h"
+#include "core/train/trainer.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_backend.h"
+#include "sim/sim_config.h"
+#endif
+
+namespace st::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The scenario's seeds, cut to `count` or extended by counting on from the
+// largest (count 0: all of the scenario's).
+std::vector<uint64_t> choose_seeds(std::vector<uint64_t> seeds, int count) {
+  if (count <= 0) return seeds;
+  uint64_t next = *std::max_element(seeds.begin(), seeds.end()) + 1;
+  while (static_cast<int>(seeds.size()) < count) seeds.push_back(next++);
+  seeds.resize(static_cast<std::size_t>(count));
+  return seeds;
+}
+
+// A folder that is empty, new, or an earlier `stellatrain run` output (its
+// system folders are replaced); anything else is refused rather than mixed in.
+void prepare_out_dir(const fs::path& out, const Scenario& scenario) {
+  if (fs::exists(out) && !fs::is_directory(out))
+    throw std::invalid_argument(fmt::format("--out {}: exists and is not a folder", out.string()));
+  if (fs::exists(out) && !fs::is_empty(out)) {
+    if (!fs::exists(out / "scenario.yaml") && !fs::exists(out / "summary.json"))
+      throw std::invalid_argument(fmt::format(
+          "--out {}: the folder is not empty and holds no earlier `stellatrain run` results; choose another", out.string()));
+    for (const auto& system : scenario.systems) fs::remove_all(out / system.label);
+    fs::remove(out / "summary.json");
+  }
+  fs::create_directories(out);
+  fs::copy_file(scenario.source, out / "scenario.yaml", fs::copy_options::overwrite_existing);
+}
+
+// One training run of one system and seed into `dir`; what the summary
+// needs comes back from the run's own files (eval.csv, manifest.json), so
+// summary.json agrees with what the plots read.
+RunOutcome run_one(const Scenario& scenario, const std::string& backend, train::TrainConfig config,
+                   const fs::path& out, const std::string& relative_dir) {
+  config.out_dir = (out / relative_dir).string();
+  RunOutcome outcome;
+  outcome.seed = config.seed;
+  outcome.dir = relative_dir;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    train::TrainResult result;
+    if (backend == "sim") {
+#ifdef ST_HAVE_SIM
+      const auto sim_backend = sim::make_sim_backend(*scenario.sim, config);
+      result = train::run_training(config, sim_backend.get());
+#endif
+    } else {
+      result = train::run_training(config);
+    }
+    outcome = read_outcome(config.out_dir, relative_dir, config.seed, scenario.target_accuracy);
+    outcome.mean_iteration_s = result.mean_iteration_ms / 1000;
+  } catch (const std::exception& e) {
+    outcome.error = e.what();
+  }
+  outcome.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return outcome;
+}
+
+void write_summary(const fs::path& out, const nlohmann::ordered_json& summary) {
+  // Written to a side file and renamed, so a reader (or a Ctrl-C) never sees half a file.
+  const auto temporary = out / "summary.json.tmp";
+  {
+    std::ofstream file(temporary);
+    if (!file) throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
+    file << summary.dump(2) << "\n";
+  }
+  fs::rename(temporary, out / "summary.json");
+}
+
+std::string describe(const RunOutcome& o, const std::string& clock) {
+  if (!o.error.empty()) return "failed: " + o.error;
+  const std::string tta = o.tta_s ? fmt::format("TTA {:.2f} {} s (iteration {})", *o.tta_s, clock, o.tta_iteration.value_or(-1))
+                                  : "target not reached";
+  return fmt::format("{}, best accuracy {:.2f}%, {} iterations, {:.1f} wall s", tta, 100 * o.best_accuracy,
+                     o.iterations, o.host_wall_s);
+}
+
+void print_table(const nlohmann::ordered_json& summary) {
+  fmt::print("\n{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9}\n", "system", "TTA s", "best %", "iterations",
+             "WAN bytes", "iter s", "speedup");
+  auto number = [](const nlohmann::ordered_json& v, const char* format, double scale = 1) {
+    return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(format), scale * v.get<double>());
+  };
+  for (const auto& [label, s] : summary["systems"].items()) {
+    if (s.contains("error")) {
+      fmt::print("{:<16} failed: {}\n", label, s["error"].get<std::string>());
+      continue;
+    }
+    fmt::print("{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9}\n", label, number(s["tta_s"], "{:.2f}"),
+               number(s["best_accuracy"], "{:.2f}", 100), number(s["iterations"], "{:.0f}"),
+               number(s["wan_bytes"], "{:.0f}"), number(s["mean_iteration_s"], "{:.4f}"),
+               number(s["speedup_vs_ddp"], "{:.2f}x"));
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_scenario(const RunOptions& options) {
+  const Scenario scenario = load_scenario(options.scenario);
+  const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
+  check_backend(scenario, backend);
+  if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
+  const auto seeds = choose_seeds(scenario.seeds, options.seeds);
+  const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
+  prepare_out_dir(out, scenario);
+
+  const std::string clock = backend == "sim" ? "simulated" : "wall";
+  SummaryBuilder summary(scenario, backend, seeds);
+  const std::size_t total = scenario.systems.size() * seeds.size();
+  std::size_t done = 0;
+  for (const auto& system : scenario.systems) {
+    std::vector<RunOutcome> outcomes;
+    for (const auto seed : seeds) {
+      auto config = system.config;
+      config.seed = seed;
+      config.quiet = options.quiet;
+      const std::string relative = seeds.size() == 1 ? system.label : fmt::format("{}/seed-{}", system.label, seed);
+      spdlog::info("[{}/{}] {}: {} seed {} on the {} backend -> {}", ++done, total, scenario.name, system.label, seed,
+                   backend, (out / relative).string());
+      outcomes.push_back(run_one(scenario, backend, config, out, relative));
+      spdlog::info("[{}/{}] {} seed {}: {}", done, total, system.label, seed, describe(outcomes.back(), clock));
+    }
+    summary.add_system(system, outcomes);
+    write_summary(out, summary.json());  // after every system: a long run can be watched, an abort loses little
+  }
+  print_table(summary.json());
+  fmt::print("\nsummary: {}\n", (out / "summary.json").string());
+  return summary.json();
+}
+
+void add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run every system of a scenario file and summarise time-to-accuracy");
+  cmd->add_option("scenario", options->scenario, "Scenario YAML (docs/scenarios.md)")->required();
+  cmd->add_option("--backend", options->backend,
+                  "sim (ns-3, simulated time), real (threads, wall clock, no WAN shaping) or emu (not available yet); "
+                  "default: the scenario's")
+      ->check(CLI::IsMember({"sim", "real", "emu"}));
+  cmd->add_option("--out", options->out_dir, "Results folder (default: results/<scenario name>)");
+  cmd->add_option("--seeds", options->seeds, "Run this many seeds (default: the scenario's seeds list)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
+  cmd->callback([options] {
+    const auto summary = run_scenario(*options);
+    int failed = 0;
+    for (const auto& [label, system] : summary["systems"].items()) failed += system.contains("error") ? 1 : 0;
+    if (failed > 0) {
+      spdlog::error("{} system(s) failed (see the table above and summary.json)", failed);
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace st::apps

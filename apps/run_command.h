@@ -1,0 +1,31 @@
+#pragma once
+// `stellatrain run SCENARIO`: runs every system of a scenario file
+// (apps/scenario.h) on one backend, one results folder per system and seed,
+// and writes DIR/summary.json (TTA, best accuracy, iterations, WAN bytes,
+// mean iteration time, speedup over ddp). docs/scenarios.md describes it.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace st::apps {
+
+struct RunOptions {
+  std::string scenario;  // the YAML file
+  std::string backend;   // sim, real or emu; "" = the scenario's
+  std::string out_dir;   // "" = results/<scenario name>
+  int seeds = 0;         // >0: run this many seeds (the scenario's first, then counting on)
+  bool quiet = false;    // no per-iteration progress from the trainer
+};
+
+// Returns the summary it wrote to DIR/summary.json. Throws on a bad scenario
+// or options (util::YamlError / std::invalid_argument naming the key); a
+// failing run is recorded in the summary ("error") and the others still run.
+nlohmann::ordered_json run_scenario(const RunOptions& options);
+
+void add_run_command(CLI::App& app);
+
+}  // namespace st::apps

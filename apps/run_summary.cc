@@ -1,0 +1,210 @@
+#include "apps/run_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace st::apps {
+namespace {
+
+struct EvalRow {
+  double time_s = 0;
+  int iteration = 0;
+  double accuracy = 0;
+};
+
+double cell_number(const std::string& cell, const std::string& path, int line) {
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(cell, &used);
+    if (used == cell.size() && std::isfinite(value)) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::runtime_error(fmt::format("{}: line {}: '{}' is not a number", path, line, cell));
+}
+
+// eval.csv as the trainer writes it: time_s,iteration,accuracy,loss,samples.
+std::vector<EvalRow> read_eval_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
+  std::vector<EvalRow> rows;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (line == 1 || text.empty()) continue;  // the header
+    std::vector<std::string> cells;
+    std::stringstream stream(text);
+    for (std::string cell; std::getline(stream, cell, ',');) cells.push_back(cell);
+    if (cells.size() < 3) throw std::runtime_error(fmt::format("{}: line {}: expected time_s,iteration,accuracy,...", path, line));
+    rows.push_back({cell_number(cells[0], path, line), static_cast<int>(cell_number(cells[1], path, line)),
+                    cell_number(cells[2], path, line)});
+  }
+  // Evaluations run asynchronously and may finish out of order.
+  std::stable_sort(rows.begin(), rows.end(), [](const EvalRow& a, const EvalRow& b) { return a.iteration < b.iteration; });
+  return rows;
+}
+
+nlohmann::json read_manifest_summary(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
+  try {
+    return nlohmann::json::parse(in).value("summary", nlohmann::json::object());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+// A mean that stays an integer in the JSON when it is one (one seed).
+nlohmann::ordered_json number(double value) {
+  if (value == std::floor(value) && std::abs(value) < 9e15) return static_cast<int64_t>(value);
+  return value;
+}
+
+nlohmann::ordered_json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : nlohmann::ordered_json(nullptr);
+}
+
+// The mean over outcomes of `field`, or nothing when any outcome lacks it.
+template <typename Get>
+std::optional<double> mean_of(const std::vector<RunOutcome>& outcomes, Get get) {
+  double sum = 0;
+  for (const auto& o : outcomes) {
+    const std::optional<double> value = get(o);
+    if (!value) return std::nullopt;
+    sum += *value;
+  }
+  return sum / static_cast<double>(outcomes.size());
+}
+
+nlohmann::ordered_json outcome_json(const RunOutcome& o) {
+  nlohmann::ordered_json j = {{"seed", o.seed}, {"run", o.dir}};
+  if (!o.error.empty()) {
+    j["error"] = o.error;
+    return j;
+  }
+  j["tta_s"] = optional_number(o.tta_s);
+  j["tta_iteration"] = o.tta_iteration ? nlohmann::ordered_json(*o.tta_iteration) : nullptr;
+  j["best_accuracy"] = o.best_accuracy;
+  j["final_accuracy"] = o.final_accuracy;
+  j["iterations"] = o.iterations;
+  j["wan_bytes"] = optional_number(o.wan_bytes);
+  j["mean_iteration_s"] = o.mean_iteration_s;
+  j["duration_s"] = o.duration_s;
+  return j;
+}
+
+nlohmann::ordered_json options_of(const train::TrainConfig& c) {
+  if (c.system == "stellatrain")
+    return {{"density", c.density}, {"compressor", c.compressor}, {"staleness", c.staleness}, {"fp16", c.fp16_values}};
+  if (c.system == "topk-sync") return {{"density", c.density}};
+  return nlohmann::ordered_json::object();
+}
+
+std::optional<double> ratio(const std::optional<double>& numerator, const std::optional<double>& denominator) {
+  if (!numerator || !denominator || *denominator <= 0) return std::nullopt;
+  return *numerator / *denominator;
+}
+
+}  // namespace
+
+RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target) {
+  RunOutcome o;
+  o.seed = seed;
+  o.dir = relative_dir;
+  const auto rows = read_eval_csv(dir + "/eval.csv");
+  if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));
+  for (const auto& row : rows) {
+    o.best_accuracy = std::max(o.best_accuracy, row.accuracy);
+    if (!o.tta_s && row.accuracy >= target) o.tta_s = row.time_s, o.tta_iteration = row.iteration;
+  }
+  o.final_accuracy = rows.back().accuracy;
+  o.iterations = rows.back().iteration;
+  const auto summary = read_manifest_summary(dir + "/manifest.json");
+  if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
+  o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
+  return o;
+}
+
+SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& backend, const std::vector<uint64_t>& seeds)
+    : cost_per_hour_(scenario.cost_per_hour()) {
+  const auto& c = scenario.systems.front().config;
+  top_ = {{"scenario", scenario.name},
+          {"backend", backend},
+          {"clock", backend == "sim" ? "simulated seconds" : "wall seconds"},
+          {"target_accuracy", scenario.target_accuracy},
+          {"seeds", seeds},
+          {"model", c.model},
+          {"dataset", c.dataset},
+          {"nodes", c.nodes},
+          {"gpus_per_node", c.gpus_per_node},
+          {"batch_per_worker", c.batch_per_worker},
+          {"wan_shaping", backend == "sim"}};
+  if (backend == "real")
+    top_["note"] = "real backend: every node runs in this process over the in-process transport on the wall "
+                   "clock; the scenario's links are not applied (no WAN shaping), so wan_bytes is null";
+  if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
+  for (const auto& s : scenario.systems)
+    if (s.config.system == "ddp" && (reference_.empty() || s.label == "ddp")) reference_ = s.label;
+  top_["speedup_reference"] = reference_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(reference_);
+}
+
+void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes) {
+  SystemEntry entry{system.label, {{"system", system.config.system}, {"options", options_of(system.config)}}, {}, {}};
+  auto& v = entry.value;
+  std::string error;
+  for (const auto& o : outcomes)
+    if (error.empty() && !o.error.empty()) error = fmt::format("seed {}: {}", o.seed, o.error);
+  if (!error.empty()) {
+    v["error"] = error;
+  } else {
+    entry.tta_s = mean_of(outcomes, [](const RunOutcome& o) { return o.tta_s; });
+    entry.tta_lower_bound_s = mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.tta_s.value_or(o.duration_s)); });
+    auto mean = [&](auto get) { return number(*mean_of(outcomes, [&](const RunOutcome& o) { return std::optional<double>(get(o)); })); };
+    v["tta_s"] = optional_number(entry.tta_s);
+    v["tta_iteration"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) {
+      return o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt;
+    }));
+    v["best_accuracy"] = mean([](const RunOutcome& o) { return o.best_accuracy; });
+    v["final_accuracy"] = mean([](const RunOutcome& o) { return o.final_accuracy; });
+    v["iterations"] = mean([](const RunOutcome& o) { return o.iterations; });
+    v["wan_bytes"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) { return o.wan_bytes; }));
+    v["mean_iteration_s"] = mean([](const RunOutcome& o) { return o.mean_iteration_s; });
+    v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
+    if (cost_per_hour_ > 0)
+      v["cost_to_target"] = entry.tta_s ? nlohmann::ordered_json(cost_per_hour_ * *entry.tta_s / 3600) : nullptr;
+  }
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const auto& o : outcomes) runs.push_back(o.dir);
+  v["runs"] = runs;
+  if (outcomes.size() > 1) {
+    nlohmann::ordered_json per_seed = nlohmann::ordered_json::array();
+    for (const auto& o : outcomes) per_seed.push_back(outcome_json(o));
+    v["per_seed"] = per_seed;
+  }
+  systems_.push_back(std::move(entry));
+}
+
+nlohmann::ordered_json SummaryBuilder::json() const {
+  nlohmann::ordered_json summary = top_;
+  const SystemEntry* reference = nullptr;
+  for (const auto& s : systems_)
+    if (s.label == reference_) reference = &s;
+  nlohmann::ordered_json systems = nlohmann::ordered_json::object();
+  for (const auto& s : systems_) {
+    auto value = s.value;
+    if (!value.contains("error")) {
+      const auto speedup = reference ? ratio(reference->tta_s, s.tta_s) : std::nullopt;
+      value["speedup_vs_ddp"] = speedup ? nlohmann::ordered_json(*speedup) : nullptr;
+      // ddp never reached the target: its run length bounds its TTA from below.
+      if (reference && !reference->tta_s && reference->tta_lower_bound_s && s.tta_s)
+        value["speedup_vs_ddp_at_least"] = *ratio(reference->tta_lower_bound_s, s.tta_s);
+    }
+    systems[s.label] = value;
+  }
+  summary["systems"] = systems;
+  return summary;
+}
+
+}  // namespace st::apps

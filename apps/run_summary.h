@@ -1,0 +1,56 @@
+#pragma once
+// What `stellatrain run` writes to summary.json: per run, the numbers read
+// back from the run's folder (eval.csv, manifest.json); per system, their
+// mean over seeds and the time-to-accuracy speedup over ddp. The shape is
+// the contract with analysis/plot_run.py (docs/scenarios.md).
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/scenario.h"
+
+namespace st::apps {
+
+struct RunOutcome {
+  uint64_t seed = 0;
+  std::string dir;               // relative to the output folder
+  std::optional<double> tta_s;   // first evaluation at or above the target (none: never)
+  std::optional<int> tta_iteration;
+  double best_accuracy = 0;
+  double final_accuracy = 0;
+  int iterations = 0;            // the last evaluation's (the run's completed iterations)
+  std::optional<double> wan_bytes;  // wire bytes on all WAN directions (sim only)
+  double mean_iteration_s = 0;
+  double duration_s = 0;         // the run's length on its clock
+  double host_wall_s = 0;        // progress lines only: it would make summary.json non-deterministic
+  std::string error;             // non-empty: the run failed with this message
+};
+
+// Reads DIR/eval.csv (TTA from its rows, in iteration order) and
+// DIR/manifest.json. Throws std::runtime_error naming the file and line.
+RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target);
+
+class SummaryBuilder {
+ public:
+  SummaryBuilder(const Scenario& scenario, const std::string& backend, const std::vector<uint64_t>& seeds);
+  void add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes);
+  // The summary so far, speedups included.
+  nlohmann::ordered_json json() const;
+
+ private:
+  struct SystemEntry {
+    std::string label;
+    nlohmann::ordered_json value;
+    std::optional<double> tta_s;
+    std::optional<double> tta_lower_bound_s;  // tta, or the run's length when never reached (per seed, averaged)
+  };
+  nlohmann::ordered_json top_;
+  std::string reference_;  // the ddp system's label ("" when the scenario has none)
+  double cost_per_hour_ = 0;
+  std::vector<SystemEntry> systems_;
+};
+
+}  // namespace st::apps

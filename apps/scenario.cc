@@ -1,0 +1,342 @@
+#include "apps/scenario.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "core/model/model.h"
+#include "core/util/yaml_fields.h"
+#ifdef ST_HAVE_SIM
+#include "sim/compute_model.h"
+#include "sim/sim_config.h"
+#include "sim/topology.h"
+#endif
+
+namespace st::apps {
+namespace {
+
+namespace fs = std::filesystem;
+using util::YamlField;
+
+std::string resolve(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+// yaml-cpp keeps both of two equal keys and reads the first, so a repeated
+// key would be silently ignored.
+void reject_duplicate_keys(const YamlField& f) {
+  if (f.is_sequence()) {
+    for (std::size_t i = 0; i < f.size(); ++i) reject_duplicate_keys(f.at(i));
+    return;
+  }
+  if (!f.is_map()) return;
+  std::set<std::string> seen;
+  for (const auto& entry : f.node()) {
+    const auto key = entry.first.Scalar();
+    const YamlField child(entry.second, f.file(), f.path().empty() ? key : f.path() + "." + key);
+    if (!seen.insert(key).second) YamlField(entry.first, f.file(), child.path()).fail("this key is given twice");
+    reject_duplicate_keys(child);
+  }
+}
+
+// A map that is not in the file, for optional sections (errors then name
+// the section by its path).
+YamlField empty_section(const YamlField& parent, const std::string& key) {
+  return YamlField(YAML::Node(YAML::NodeType::Map), parent.file(), key);
+}
+
+// The engine runs one gpus_per_node, one device and one compute profile on
+// every node, so per-cluster values must agree.
+template <typename T>
+void require_same_as_first(const YamlField& clusters, const std::vector<ScenarioCluster>& parsed, const char* key,
+                           T ScenarioCluster::*member) {
+  for (std::size_t i = 1; i < parsed.size(); ++i) {
+    if (parsed[i].*member == parsed[0].*member) continue;
+    const auto cluster = clusters.at(i);
+    const auto where = cluster.has(key) ? cluster.at(key) : cluster;
+    where.fail(fmt::format("differs from clusters[0].{}: clusters with different {} are not supported yet "
+                           "(the engine runs the same value on every node)",
+                           key, key));
+  }
+}
+
+std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::string& base_dir) {
+  field.require_sequence();
+  if (field.size() == 0) field.fail("needs at least one cluster");
+  std::vector<ScenarioCluster> clusters;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    const auto c = field.at(i);
+    c.allow_only({"name", "nodes", "gpus_per_node", "device", "profile", "cost_per_hour"});
+    ScenarioCluster cluster;
+    cluster.name = c.at("name").text();
+    if (cluster.name.empty()) c.at("name").fail("must not be empty");
+    if (!names.insert(cluster.name).second) c.at("name").fail(fmt::format("cluster name '{}' is used twice", cluster.name));
+    cluster.nodes = static_cast<int>(c.integer_or("nodes", 1, 1, 1024));
+    cluster.gpus_per_node = static_cast<int>(c.integer_or("gpus_per_node", 1, 1, 64));
+    cluster.device = c.text_or("device", "");
+    if (c.has("profile")) cluster.profile = resolve(c.at("profile").text(), base_dir);
+    cluster.cost_per_hour = c.number_or("cost_per_hour", 0, 0, 1e6);
+    clusters.push_back(cluster);
+  }
+  require_same_as_first(field, clusters, "gpus_per_node", &ScenarioCluster::gpus_per_node);
+  require_same_as_first(field, clusters, "device", &ScenarioCluster::device);
+  require_same_as_first(field, clusters, "profile", &ScenarioCluster::profile);
+  return clusters;
+}
+
+std::string parse_model(const YamlField& field) {
+  const auto names = model::model_names();
+  const auto name = field.text();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    field.fail(fmt::format("'{}' is not one of: {}", name, fmt::join(names, ", ")));
+  return name;
+}
+
+// `dataset: NAME` or `dataset: {name: NAME, dir: FOLDER}`.
+void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::string& base_dir) {
+  if (field.is_scalar()) {
+    c.dataset = field.text_in({"fashion-mnist", "cifar10", "synthetic"});
+    return;
+  }
+  field.allow_only({"name", "dir"});
+  c.dataset = field.at("name").text_in({"fashion-mnist", "cifar10", "synthetic"});
+  if (field.has("dir")) {
+    if (c.dataset == "synthetic") field.at("dir").fail("the synthetic dataset has no files");
+    c.data_dir = resolve(field.at("dir").text(), base_dir);
+  }
+}
+
+void parse_optimizer(const YamlField& f, train::TrainConfig& c) {
+  f.allow_only({"name", "lr", "momentum", "weight_decay"});
+  if (f.has("name")) (void)f.at("name").text_in({"sgd"});  // the training loop's only optimizer so far
+  c.lr = f.number_or("lr", c.lr, 1e-9, 100);
+  c.momentum = f.number_or("momentum", c.momentum, 0, 0.999999);
+  c.weight_decay = f.number_or("weight_decay", c.weight_decay, 0, 1);
+}
+
+// Exactly one of per_gpu and global (the global batch is split evenly over
+// every worker of every node).
+void parse_batch(const YamlField& f, train::TrainConfig& c, int workers) {
+  f.allow_only({"per_gpu", "global"});
+  if (f.has("per_gpu") == f.has("global")) f.fail("give exactly one of: per_gpu, global");
+  if (f.has("per_gpu")) {
+    c.batch_per_worker = static_cast<std::size_t>(f.at("per_gpu").integer_in(1, 1 << 20));
+    return;
+  }
+  const auto global = f.at("global");
+  const auto total = global.integer_in(1, 1LL << 30);
+  if (total % workers != 0)
+    global.fail(fmt::format("{} does not split evenly over {} GPUs (nodes x gpus_per_node)", total, workers));
+  c.batch_per_worker = static_cast<std::size_t>(total / workers);
+}
+
+void parse_budget(const YamlField& f, train::TrainConfig& c) {
+  f.allow_only({"iterations", "time_s"});
+  // Required: the engine sizes its per-iteration records up front, so a
+  // time budget alone cannot bound a run.
+  c.iterations = static_cast<int>(f.at("iterations").integer_in(1, 10'000'000));
+  c.time_budget_s = f.number_or("time_s", 0, 0, 1e9);
+}
+
+void parse_eval(const YamlField& f, train::TrainConfig& c) {
+  f.allow_only({"interval", "samples"});
+  c.eval_interval = static_cast<int>(f.integer_or("interval", c.eval_interval, 0, 10'000'000));
+  c.eval_samples = static_cast<std::size_t>(f.integer_or("samples", static_cast<long long>(c.eval_samples), 0, 1 << 30));
+}
+
+std::vector<uint64_t> parse_seeds(const YamlField& f) {
+  if (!f.is_sequence()) f.fail("expected a list of seeds, e.g. [1, 2, 3]");
+  if (f.size() == 0) f.fail("needs at least one seed");
+  std::vector<uint64_t> seeds;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const auto seed = static_cast<uint64_t>(f.at(i).integer_in(0, 1LL << 53));
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end()) f.at(i).fail(fmt::format("seed {} is listed twice", seed));
+    seeds.push_back(seed);
+  }
+  return seeds;
+}
+
+bool is_folder_name(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; });
+}
+
+// `- NAME` or `- {name: NAME, label: ..., density: ..., ...}`; options a
+// system does not use are errors rather than silently ignored.
+ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) {
+  ScenarioSystem s{"", base};
+  auto& c = s.config;
+  const auto name_field = f.is_scalar() ? f : f.at("name");
+  c.system = name_field.text_in({"stellatrain", "ddp", "topk-sync", "ddp-gloo"});
+  s.label = c.system;
+  if (f.is_scalar()) return s;
+  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16"});
+  if (f.has("label")) {
+    s.label = f.at("label").text();
+    if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
+  }
+  const bool sparse = c.system == "stellatrain" || c.system == "topk-sync";
+  auto only_for = [&](const char* key, bool applies, const char* which) {
+    if (f.has(key) && !applies) f.at(key).fail(fmt::format("only applies to {} (not {})", which, c.system));
+  };
+  only_for("density", sparse, "stellatrain and topk-sync");
+  only_for("compressor", c.system == "stellatrain", "stellatrain");
+  only_for("staleness", c.system == "stellatrain", "stellatrain");
+  only_for("fp16", c.system == "stellatrain", "stellatrain");
+  c.density = f.number_or("density", c.density, 1e-6, 1);
+  if (f.has("compressor")) c.compressor = f.at("compressor").text_in({"thresholdv16", "thresholdv", "topk", "randomk"});
+  c.staleness = static_cast<int>(f.integer_or("staleness", c.staleness, 0, 1));
+  c.fp16_values = f.boolean_or("fp16", c.fp16_values);
+  return s;
+}
+
+std::vector<ScenarioSystem> parse_systems(const YamlField& f, const train::TrainConfig& base) {
+  f.require_sequence();
+  if (f.size() == 0) f.fail("needs at least one system");
+  std::vector<ScenarioSystem> systems;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    auto system = parse_system(f.at(i), base);
+    for (const auto& other : systems)
+      if (other.label == system.label)
+        f.at(i).fail(fmt::format("label '{}' is used twice (give one of them `label: OTHER`)", system.label));
+    try {
+      train::validate(system.config);
+    } catch (const std::exception& e) {
+      f.at(i).fail(e.what());
+    }
+    systems.push_back(std::move(system));
+  }
+  return systems;
+}
+
+double parse_target(const YamlField& f) {
+  const double target = f.number();
+  if (target > 1) f.fail(fmt::format("{} is above 1: give a fraction, e.g. 0.85 for 85%", target));
+  return f.number_in(1e-6, 1);
+}
+
+#ifdef ST_HAVE_SIM
+// The profile file's own `device:` must match the clusters' device name.
+void check_profile_device(const YamlField& clusters, const ScenarioCluster& first, const std::string& profile) {
+  if (first.device.empty() || profile.empty()) return;
+  const auto root = YamlField::load_file(profile);
+  if (root.has("device") && root.at("device").text() != first.device)
+    clusters.at(0).at("device").fail(fmt::format("the compute profile {} describes device '{}'", profile,
+                                                 root.at("device").text()));
+}
+
+std::shared_ptr<const sim::SimRunConfig> parse_sim(const YamlField& top, const std::vector<ScenarioCluster>& clusters,
+                                                   const train::TrainConfig& training, const std::string& base_dir) {
+  auto config = std::make_shared<sim::SimRunConfig>();
+  config->source = top.file();
+  for (const auto& c : clusters) config->topology.clusters.push_back({c.name, c.nodes});
+  // One cluster has no WAN, so links may be left out; with more, links.wan is required.
+  const auto links = clusters.size() > 1 || top.has("links") ? top.at("links") : empty_section(top, "links");
+  links.allow_only({"lan", "wan", "mtu", "seed"});
+  if (clusters.size() == 1 && links.has("wan")) links.at("wan").fail("a WAN needs at least two clusters");
+  sim::parse_links(links, config->topology, base_dir);
+  try {
+    (void)sim::plan_network(config->topology);
+  } catch (const std::exception& e) {
+    links.fail(e.what());
+  }
+
+  const auto& cluster_profile = clusters.front().profile;
+  const auto compute = top.has("compute") ? top.at("compute") : empty_section(top, "compute");
+  if (top.has("compute")) {
+    sim::parse_compute(compute, config->compute, config->executor, base_dir, cluster_profile);
+  } else if (!cluster_profile.empty()) {
+    config->compute.kind = "profile";
+    config->compute.profile_path = cluster_profile;
+  }
+  const auto cluster_field = top.at("clusters");
+  if (!cluster_profile.empty() && config->compute.kind != "profile")
+    cluster_field.at(0).at("profile").fail(fmt::format("only the profile compute model uses a profile (compute.model is {})",
+                                                       config->compute.kind));
+  if (!cluster_profile.empty() && config->compute.profile_path != cluster_profile)
+    compute.at("profile").fail(fmt::format("differs from the clusters' profile {}", cluster_profile));
+  check_profile_device(cluster_field, clusters.front(), config->compute.profile_path);
+  // Load the model now, so a profile without this model's entry fails here
+  // rather than after other systems have run.
+  auto priced = config->compute;
+  priced.model = training.model;
+  priced.batch = static_cast<double>(training.batch_per_worker);
+  try {
+    (void)sim::make_compute_model(priced);
+  } catch (const std::exception& e) {
+    compute.fail(e.what());
+  }
+  return config;
+}
+#endif
+
+}  // namespace
+
+int Scenario::total_nodes() const {
+  int nodes = 0;
+  for (const auto& c : clusters) nodes += c.nodes;
+  return nodes;
+}
+
+double Scenario::cost_per_hour() const {
+  double cost = 0;
+  for (const auto& c : clusters) cost += c.cost_per_hour * c.nodes;
+  return cost;
+}
+
+Scenario load_scenario(const std::string& path) {
+  const auto top = YamlField::load_file(path);
+  reject_duplicate_keys(top);
+  top.allow_only({"name", "description", "backend", "clusters", "links", "compute", "model", "dataset", "optimizer",
+                  "batch", "systems", "target_accuracy", "budget", "eval", "seeds"});
+  const std::string base_dir = fs::path(path).parent_path().string();
+  Scenario s;
+  s.source = path;
+  s.name = top.text_or("name", fs::path(path).stem().string());
+  s.description = top.text_or("description", "");
+  if (top.has("backend")) s.backend = top.at("backend").text_in({"sim", "real", "emu"});
+  s.clusters = parse_clusters(top.at("clusters"), base_dir);
+
+  train::TrainConfig base;
+  base.nodes = s.total_nodes();
+  base.gpus_per_node = s.clusters.front().gpus_per_node;
+  base.model = parse_model(top.at("model"));
+  parse_dataset(top.at("dataset"), base, base_dir);
+  if (top.has("optimizer")) parse_optimizer(top.at("optimizer"), base);
+  if (top.has("batch")) parse_batch(top.at("batch"), base, base.nodes * base.gpus_per_node);
+  parse_budget(top.at("budget"), base);
+  if (top.has("eval")) parse_eval(top.at("eval"), base);
+  s.target_accuracy = parse_target(top.at("target_accuracy"));
+  base.target_accuracy = s.target_accuracy;
+  if (top.has("seeds")) s.seeds = parse_seeds(top.at("seeds"));
+  s.systems = parse_systems(top.at("systems"), base);
+#ifdef ST_HAVE_SIM
+  s.sim = parse_sim(top, s.clusters, base, base_dir);
+#endif
+  return s;
+}
+
+void check_backend(const Scenario& scenario, const std::string& backend) {
+  if (backend == "emu")
+    throw std::invalid_argument(
+        "backend emu: the emulation backend (tc-shaped Linux links) does not exist in this project yet; "
+        "use --backend sim (ns-3, simulated time) or --backend real (threads, wall clock, no WAN shaping)");
+  if (backend != "sim" && backend != "real")
+    throw std::invalid_argument(fmt::format("backend: '{}' is not one of: sim, real, emu", backend));
+  if (backend == "sim" && !scenario.sim)
+    throw std::invalid_argument("backend sim: this build has no ns-3 (install libns3-dev ns3 libgsl-dev and rebuild)");
+  for (std::size_t i = 0; i < scenario.systems.size(); ++i)
+    if (backend != "real" && scenario.systems[i].config.system == "ddp-gloo")
+      throw std::invalid_argument(fmt::format(
+          "{}: systems[{}]: ddp-gloo runs only on real networks, not on the {} backend (use ddp: the same ring "
+          "algorithm on the engine's transport)",
+          scenario.source, i, backend));
+}
+
+}  // namespace st::apps

@@ -1,0 +1,324 @@
+// Scenario files (apps/scenario.h): the shipped scenarios load; defaults,
+// batch splitting and per-system options come out as documented; every bad
+// input is an error naming the file, the key path and the line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "apps/scenario.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_config.h"
+#endif
+
+#ifndef ST_SOURCE_DIR
+#error "ST_SOURCE_DIR must name the project's source folder"
+#endif
+
+namespace st::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A valid scenario, section by section (in this order, so line numbers are
+// fixed): clusters 1-3, links 4-6, model 7, dataset 8, systems 9-11,
+// target_accuracy 12, budget 13; extra text starts at line 14.
+const std::vector<std::pair<std::string, std::string>> kSections = {
+    {"clusters", "clusters:\n  - {name: a, nodes: 1, gpus_per_node: 2}\n  - {name: b, nodes: 1, gpus_per_node: 2}\n"},
+    {"links", "links:\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"},
+    {"model", "model: mlp\n"},
+    {"dataset", "dataset: synthetic\n"},
+    {"systems", "systems:\n  - stellatrain\n  - ddp\n"},
+    {"target_accuracy", "target_accuracy: 0.5\n"},
+    {"budget", "budget: {iterations: 10}\n"},
+};
+
+class ScenarioFile : public ::testing::Test {
+ protected:
+  static fs::path temp(const std::string& name) { return fs::path(::testing::TempDir()) / name; }
+
+  // The base scenario with sections replaced ("" removes one) and `extra` appended.
+  static std::string text(const std::map<std::string, std::string>& replaced = {}, const std::string& extra = "") {
+    std::string out;
+    for (const auto& [key, section] : kSections) out += replaced.count(key) ? replaced.at(key) : section;
+    return out + extra;
+  }
+
+  static std::string write(const std::string& content, const std::string& name = "scenario_test.yaml") {
+    const auto path = temp(name);
+    std::ofstream(path) << content;
+    return path.string();
+  }
+
+  // The error message of loading `content`, or "" when it loads.
+  static std::string error_of(const std::string& content) {
+    try {
+      load_scenario(write(content));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  static std::string backend_error(const Scenario& s, const std::string& backend) {
+    try {
+      check_backend(s, backend);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(ScenarioFile, ShippedScenariosLoad) {
+  for (const char* name : {"fluct-115mbps", "const-100mbps", "const-500mbps", "real-starlink"}) {
+    const std::string path = std::string(ST_SOURCE_DIR) + "/scenarios/" + name + ".yaml";
+    if (std::string(name) == "real-starlink" &&
+        !fs::exists(std::string(ST_SOURCE_DIR) + "/../shared/traces/real/starlink-autobahn-10min.csv"))
+      continue;  // the measured trace lives outside the repository
+    SCOPED_TRACE(path);
+    const auto s = load_scenario(path);
+    EXPECT_EQ(s.name, name);
+    EXPECT_EQ(s.backend, "sim");
+    EXPECT_EQ(s.total_nodes(), 2);
+    ASSERT_EQ(s.systems.size(), 3u);
+    EXPECT_EQ(s.systems[0].label, "stellatrain");
+    EXPECT_EQ(s.systems[1].label, "ddp");
+    EXPECT_EQ(s.systems[2].label, "topk-sync");
+    EXPECT_EQ(s.systems[0].config.gpus_per_node, 2);
+    EXPECT_EQ(s.systems[0].config.model, "cnn");
+    EXPECT_EQ(s.systems[0].config.dataset, "fashion-mnist");
+    EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
+    EXPECT_EQ(s.systems[1].config.eval_samples, 2000u);
+#ifdef ST_HAVE_SIM
+    ASSERT_TRUE(s.sim);
+    EXPECT_EQ(s.sim->compute.kind, "profile");
+    EXPECT_EQ(s.sim->topology.wan.size(), 2u);
+    const auto& wan = s.sim->topology.wan.at({0, 1});
+    if (wan.trace.empty()) EXPECT_GT(wan.constant_mbps, 0);
+    else EXPECT_NEAR(wan.trace.mean_mbps(), 115, 1e-3);  // the CSV keeps 3 decimals
+#endif
+  }
+}
+
+TEST_F(ScenarioFile, DefaultsAreTheDocumentedOnes) {
+  const auto s = load_scenario(write(text(), "defaults-example.yaml"));
+  EXPECT_EQ(s.name, "defaults-example");
+  EXPECT_EQ(s.backend, "sim");
+  EXPECT_EQ(s.seeds, std::vector<uint64_t>{1});
+  ASSERT_EQ(s.systems.size(), 2u);
+  const auto& c = s.systems[0].config;
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.gpus_per_node, 2);
+  EXPECT_EQ(c.batch_per_worker, 64u);
+  EXPECT_EQ(c.iterations, 10);
+  EXPECT_EQ(c.time_budget_s, 0);
+  EXPECT_EQ(c.eval_interval, 50);
+  EXPECT_EQ(c.eval_samples, 2000u);
+  EXPECT_DOUBLE_EQ(c.lr, 0.05);
+  EXPECT_DOUBLE_EQ(c.density, 0.05);
+  EXPECT_EQ(s.cost_per_hour(), 0);
+#ifdef ST_HAVE_SIM
+  EXPECT_EQ(s.sim->compute.kind, "measured");
+#endif
+}
+
+TEST_F(ScenarioFile, OptionsBatchSeedsAndCosts) {
+  const auto s = load_scenario(write(text(
+      {{"clusters", "clusters:\n  - {name: a, nodes: 2, gpus_per_node: 2, cost_per_hour: 3}\n"
+                    "  - {name: b, nodes: 1, gpus_per_node: 2, cost_per_hour: 1.5}\n"},
+       {"systems", "systems:\n  - {name: stellatrain, label: st-1pct, density: 0.01, fp16: true, staleness: 0}\n"
+                   "  - {name: topk-sync, density: 0.1}\n"},
+       {"budget", "budget: {iterations: 20, time_s: 30}\n"}},
+      "batch: {global: 48}\nseeds: [3, 4]\n"
+      "eval: {interval: 5, samples: 0}\noptimizer: {lr: 0.1, momentum: 0.5}\nbackend: real\n")));
+  EXPECT_EQ(s.backend, "real");
+  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{3, 4}));
+  EXPECT_DOUBLE_EQ(s.cost_per_hour(), 2 * 3 + 1.5);
+  ASSERT_EQ(s.systems.size(), 2u);
+  const auto& st = s.systems[0];
+  EXPECT_EQ(st.label, "st-1pct");
+  EXPECT_DOUBLE_EQ(st.config.density, 0.01);
+  EXPECT_TRUE(st.config.fp16_values);
+  EXPECT_EQ(st.config.staleness, 0);
+  EXPECT_EQ(st.config.batch_per_worker, 8u);  // 48 over 3 nodes x 2 GPUs
+  EXPECT_EQ(st.config.eval_interval, 5);
+  EXPECT_EQ(st.config.eval_samples, 0u);
+  EXPECT_DOUBLE_EQ(st.config.lr, 0.1);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.density, 0.1);
+  EXPECT_EQ(s.systems[1].label, "topk-sync");
+}
+
+TEST_F(ScenarioFile, BackendsAreCheckedBeforeAnythingRuns) {
+  const auto s = load_scenario(write(text({{"systems", "systems:\n  - ddp\n  - ddp-gloo\n"}})));
+  EXPECT_NE(backend_error(s, "emu").find("does not exist in this project yet"), std::string::npos);
+  EXPECT_NE(backend_error(s, "warp").find("'warp' is not one of: sim, real, emu"), std::string::npos);
+  EXPECT_NE(backend_error(s, "sim").find("systems[1]: ddp-gloo runs only on real networks"), std::string::npos);
+  EXPECT_EQ(backend_error(s, "real"), "");
+}
+
+struct Case {
+  std::string content;
+  std::string expected;  // a part of the message
+};
+
+void expect_errors(const std::vector<Case>& cases, const std::function<std::string(const std::string&)>& error_of) {
+  for (const auto& c : cases) {
+    const auto message = error_of(c.content);
+    EXPECT_NE(message.find(c.expected), std::string::npos)
+        << "expected '" << c.expected << "' in '" << message << "' for:\n" << c.content;
+    EXPECT_NE(message.find("scenario_test.yaml"), std::string::npos) << message;
+  }
+}
+
+TEST_F(ScenarioFile, UnknownKeysAtEveryDepth) {
+  expect_errors(
+      {
+          {text({}, "colour: red\n"), "colour (line 14): unknown key"},
+          {text({{"clusters", "clusters:\n  - {name: a, colour: red}\n  - {name: b}\n"}}), "clusters[0].colour (line 2): unknown key"},
+          {text({{"links", "links:\n  wan:\n    default: {mbps: 100, colour: red}\n"}}), "links.wan.default.colour (line 6): unknown key"},
+          {text({{"links", "links:\n  colour: red\n  wan: {default: {mbps: 1}}\n"}}), "links.colour (line 5): unknown key"},
+          {text({{"systems", "systems:\n  - stellatrain\n  - {name: ddp, colour: red}\n"}}), "systems[1].colour (line 11): unknown key"},
+          {text({}, "optimizer: {name: sgd, beta: 0.9}\n"), "optimizer.beta (line 14): unknown key"},
+          {text({{"budget", "budget: {iterations: 10, epochs: 3}\n"}}), "budget.epochs (line 13): unknown key"},
+          {text({}, "eval: {every: 3}\n"), "eval.every (line 14): unknown key"},
+          {text({}, "batch: {per_node: 3}\n"), "batch.per_node (line 14): unknown key"},
+          {text({}, "compute: {model: measured, colour: red}\n"), "compute.colour (line 14): unknown key"},
+          {text({{"dataset", "dataset: {name: synthetic, colour: red}\n"}}), "dataset.colour (line 8): unknown key"},
+      },
+      error_of);
+}
+
+TEST_F(ScenarioFile, BadValuesAndRanges) {
+  expect_errors(
+      {
+          {text({{"target_accuracy", "target_accuracy: high\n"}}), "target_accuracy (line 12): 'high' is not a number"},
+          {text({{"target_accuracy", "target_accuracy: 85\n"}}), "target_accuracy (line 12): 85 is above 1: give a fraction, e.g. 0.85 for 85%"},
+          {text({{"target_accuracy", "target_accuracy: 1.5\n"}}), "target_accuracy (line 12): 1.5 is above 1"},
+          {text({{"target_accuracy", "target_accuracy: 0\n"}}), "target_accuracy (line 12): 0 is out of range"},
+          {text({{"budget", "budget: {iterations: 1.5}\n"}}), "budget.iterations (line 13): 1.5 is not a whole number"},
+          {text({{"budget", "budget: {iterations: 0}\n"}}), "budget.iterations (line 13): 0 is out of range"},
+          {text({{"budget", "budget: {iterations: 5, time_s: -1}\n"}}), "budget.time_s (line 13): -1 is out of range"},
+          {text({}, "eval: {samples: -1}\n"), "eval.samples (line 14): -1 is out of range"},
+          {text({{"model", "model: [cnn]\n"}}), "model (line 7): expected a text value"},
+          {text({{"model", "model: gpt5\n"}}), "model (line 7): 'gpt5' is not one of: "},
+          {text({{"dataset", "dataset: imagenet\n"}}), "dataset (line 8): 'imagenet' is not one of"},
+          {text({{"dataset", "dataset: {name: synthetic, dir: /tmp}\n"}}), "dataset.dir (line 8): the synthetic dataset has no files"},
+          {text({{"clusters", "clusters: {a: 1}\n"}}), "clusters (line 1): expected a list"},
+          {text({{"clusters", "clusters: []\n"}}), "needs at least one cluster"},
+          {text({{"clusters", "clusters:\n  - {name: a, nodes: 0}\n  - {name: b}\n"}}), "clusters[0].nodes (line 2): 0 is out of range"},
+          {text({{"clusters", "clusters:\n  - {name: a}\n  - {name: a}\n"}}), "clusters[1].name (line 3): cluster name 'a' is used twice"},
+          {text({{"clusters", "clusters:\n  - {name: a, cost_per_hour: -2}\n  - {name: b}\n"}}), "clusters[0].cost_per_hour (line 2)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, fp16: maybe}\n  - ddp\n"}}), "systems[0].fp16 (line 10): 'maybe' is not true or false"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, density: 2}\n  - ddp\n"}}), "systems[0].density (line 10): 2 is out of range"},
+          {text({{"systems", "systems:\n  - {name: ddp, density: 0.1}\n  - stellatrain\n"}}), "systems[0].density (line 10): only applies to stellatrain and topk-sync"},
+          {text({{"systems", "systems:\n  - {name: topk-sync, staleness: 0}\n  - ddp\n"}}), "systems[0].staleness (line 10): only applies to stellatrain"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, compressor: zip}\n  - ddp\n"}}), "systems[0].compressor (line 10): 'zip' is not one of"},
+          {text({{"systems", "systems:\n  - ddp\n  - ddp\n"}}), "systems[1] (line 11): label 'ddp' is used twice"},
+          {text({{"systems", "systems:\n  - {name: ddp, label: a/b}\n  - stellatrain\n"}}), "systems[0].label (line 10): use letters"},
+          {text({{"systems", "systems: []\n"}}), "systems (line 9): needs at least one system"},
+          {text({}, "seeds: 3\n"), "seeds (line 14): expected a list of seeds"},
+          {text({}, "seeds: [1, 1]\n"), "seeds[1] (line 14): seed 1 is listed twice"},
+          {text({}, "optimizer: {name: adam}\n"), "optimizer.name (line 14): 'adam' is not one of: sgd"},
+          {text({}, "batch: {per_gpu: 8, global: 32}\n"), "batch (line 14): give exactly one of: per_gpu, global"},
+          {text({}, "batch: {global: 30}\n"), "batch.global (line 14): 30 does not split evenly over 4 GPUs"},
+          {text({}, "backend: warp\n"), "backend (line 14): 'warp' is not one of: sim, real, emu"},
+          {text({}, "name: [x]\n"), "name (line 14): expected a text value"},
+          {text({}, "budget: {iterations: 3}\n"), "budget (line 14): this key is given twice"},
+          {text({{"links", "links:\n  wan:\n    default: {mbps: 100, mbps: 50}\n"}}), "links.wan.default.mbps (line 6): this key is given twice"},
+      },
+      error_of);
+}
+
+TEST_F(ScenarioFile, MissingRequiredKeys) {
+  expect_errors(
+      {
+          {text({{"model", ""}}), "top level (line 1): missing required key 'model'"},
+          {text({{"dataset", ""}}), "missing required key 'dataset'"},
+          {text({{"systems", ""}}), "missing required key 'systems'"},
+          {text({{"target_accuracy", ""}}), "missing required key 'target_accuracy'"},
+          {text({{"budget", ""}}), "missing required key 'budget'"},
+          {text({{"clusters", ""}}), "missing required key 'clusters'"},
+          {text({{"budget", "budget: {time_s: 60}\n"}}), "budget (line 13): missing required key 'iterations'"},
+          {text({{"clusters", "clusters:\n  - {nodes: 1}\n  - {name: b}\n"}}), "clusters[0] (line 2): missing required key 'name'"},
+          {text({{"systems", "systems:\n  - {density: 0.1}\n  - ddp\n"}}), "systems[0] (line 10): missing required key 'name'"},
+          {text({{"dataset", "dataset: {dir: /tmp}\n"}}), "dataset (line 8): missing required key 'name'"},
+      },
+      error_of);
+}
+
+TEST_F(ScenarioFile, UnknownSystemIsNamed) {
+  expect_errors({{text({{"systems", "systems:\n  - horovod\n  - ddp\n"}}),
+                  "systems[0] (line 10): 'horovod' is not one of: stellatrain, ddp, topk-sync, ddp-gloo"}},
+                error_of);
+}
+
+TEST_F(ScenarioFile, PerClusterDifferencesAreNotSupportedYet) {
+  expect_errors(
+      {
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b, gpus_per_node: 1}\n"}}),
+           "clusters[1].gpus_per_node (line 3): differs from clusters[0].gpus_per_node: clusters with different "
+           "gpus_per_node are not supported yet"},
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b}\n"}}),
+           "clusters[1] (line 3): differs from clusters[0].gpus_per_node"},
+          {text({{"clusters", "clusters:\n  - {name: a, device: rtx3090}\n  - {name: b, device: a100}\n"}}),
+           "clusters[1].device (line 3): differs from clusters[0].device: clusters with different device are not supported yet"},
+          {text({{"clusters", "clusters:\n  - {name: a, profile: x.yaml}\n  - {name: b, profile: y.yaml}\n"}}),
+           "clusters[1].profile (line 3): differs from clusters[0].profile"},
+      },
+      error_of);
+}
+
+TEST_F(ScenarioFile, YamlSyntaxErrorNamesTheLine) {
+  const auto message = error_of(text({}, "eval: {interval: 5\n"));
+  EXPECT_NE(message.find("scenario_test.yaml: line"), std::string::npos) << message;
+}
+
+#ifdef ST_HAVE_SIM
+TEST_F(ScenarioFile, LinkAndComputeErrors) {
+  const auto bad_trace = temp("scenario_test_bad_trace.csv");
+  std::ofstream(bad_trace) << "time_s,mbps\n0,100\n1,fast\n";
+  const auto profile = temp("scenario_test_profile.yaml");
+  std::ofstream(profile) << "device: gpu-x\ncpu: {gather_ns_per_element: 1, compress_ns_per_element: 1, "
+                            "optimize_ns_per_index: 1}\naccelerator: {optimize_dense_ns_per_element: 1, "
+                            "compress_gpu_ns_per_element: 1}\nmodels:\n  cnn: {batch: 64, forward_ms: 1, backward_ms: 1}\n";
+  const std::string profile_clusters = "clusters:\n  - {name: a, profile: scenario_test_profile.yaml}\n  - {name: b, profile: scenario_test_profile.yaml}\n";
+  expect_errors(
+      {
+          {text({{"links", "links:\n  wan:\n    default: {trace: scenario_test_bad_trace.csv}\n"}}),
+           "links.wan.default.trace (line 6): "},
+          {text({{"links", "links:\n  wan:\n    default: {trace: scenario_test_bad_trace.csv}\n"}}), "scenario_test_bad_trace.csv:3: mbps 'fast' is not a number"},
+          {text({{"links", "links:\n  wan:\n    default: {trace: no-such-trace.csv}\n"}}), "links.wan.default.trace (line 6)"},
+          {text({{"links", "links:\n  wan:\n    default: {mbps: fast}\n"}}), "links.wan.default.mbps (line 6): 'fast' is not a number"},
+          {text({{"links", "links:\n  wan:\n    default: {mbps: 100, delay_ms: -1}\n"}}), "links.wan.default.delay_ms (line 6): -1 is out of range"},
+          {text({{"links", "links:\n  wan:\n    a->b: {mbps: 100}\n"}}), "links.wan (line 6): no entry for direction 'b->a'"},
+          {text({{"links", "links:\n  wan:\n    a->c: {mbps: 100}\n"}}), "links.wan.a->c (line 6): no cluster named 'c'"},
+          {text({{"links", "links:\n  wan:\n    default: {generator: {kind: zigzag}}\n"}}), "links.wan.default.generator"},
+          {text({{"links", ""}}), "top level (line 1): missing required key 'links'"},
+          {text({{"links", "links:\n  lan: {mbps: 1000}\n\n"}}), "links (line 5): missing required key 'wan'"},
+          {text({{"clusters", "clusters:\n  - {name: a}\n\n"}}), "links.wan (line 6): a WAN needs at least two clusters"},
+          {text({}, "compute: {model: magic}\n"), "compute.model (line 14): 'magic' is not one of"},
+          {text({}, "compute: {model: profile}\n"), "compute (line 14): the profile model needs 'profile: FILE'"},
+          {text({{"model", "model: mlp\n"}}, "compute: {model: profile, profile: scenario_test_profile.yaml}\n"),
+           "no entry for model 'mlp'"},
+          {text({{"clusters", profile_clusters}, {"model", "model: cnn\n"}}, "compute: {model: measured}\n"),
+           "clusters[0].profile (line 2): only the profile compute model uses a profile"},
+          {text({{"clusters", profile_clusters}, {"model", "model: cnn\n"}},
+                "compute: {model: profile, profile: ../elsewhere.yaml}\n"),
+           "compute.profile (line 14): differs from the clusters' profile"},
+          {text({{"clusters", "clusters:\n  - {name: a, device: rtx3090}\n  - {name: b, device: rtx3090}\n"},
+                 {"model", "model: cnn\n"}},
+                "compute: {model: profile, profile: scenario_test_profile.yaml}\n"),
+           "clusters[0].device (line 2): the compute profile"},
+      },
+      error_of);
+  // A profile named by the clusters needs no compute section.
+  const auto s = load_scenario(write(text({{"clusters", profile_clusters}, {"model", "model: cnn\n"}})));
+  EXPECT_EQ(s.sim->compute.kind, "profile");
+  EXPECT_EQ(s.sim->compute.profile_path, profile.string());
+}
+#endif
+
+}  // namespace
+}  // namespace st::apps
