@@ -13,19 +13,4 @@ namespace st::apps {
 // analysis/plot_run.py (docs/analysis.md).
 void add_plot_command(CLI::App& app);
 
-// Helpers for commands that hand drawing to a script in analysis/. They
-// generalise the ones apps/trace_plot.cc keeps privately (that file can
-// switch to these); `what` names the command in error messages.
-namespace python {
-// Runs args[0] (searched on PATH) and waits; the exit status, or nothing
-// when it could not be started. quiet: stdout and stderr to /dev/null.
-std::optional<int> run_program(const std::vector<std::string>& args, bool quiet);
-// ST_PYTHON, python3, /usr/bin/python3: the first that imports matplotlib
-// (a pyenv or venv python3 first on PATH often lacks it). Throws
-// std::runtime_error saying whether python3 or matplotlib is missing.
-std::string with_matplotlib(const std::string& what);
-// ST_ANALYSIS_DIR (environment, else the source tree's analysis/) / name;
-// throws std::runtime_error when it is not there.
-std::filesystem::path analysis_script(const std::string& name, const std::string& what);
-}  // namespace python
 }  // namespace st::apps
