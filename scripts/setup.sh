@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Quick start, step 1: install what is missing, build, run the headline job.
+# Quick start, step 1: install what is missing, build, run the headline
+# experiment (scenarios/fluct-115mbps.yaml on the ns-3 backend) and draw it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
+OUT=${OUT:-results/fluct-115mbps}
 echo
-echo "headline: compression benchmark on real ResNet-18 and CNN gradients (Fashion-MNIST)"
-./build/apps/stellatrain bench compress --density 0.01,0.05 --out build/bench-compress.json
+echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3), about 10 minutes"
+./build/apps/stellatrain run scenarios/fluct-115mbps.yaml --out "$OUT"
+./build/apps/stellatrain plot "$OUT"
 echo
-echo "JSON written to build/bench-compress.json; see docs/benchmarks.md for what the columns mean"
+echo "summary: $OUT/summary.json"
+echo "report:  $OUT/report.md"
+echo "figures: $OUT/figures/ (tta, accuracy_vs_iteration, iteration_time, wan_throughput, speedup; PNG and SVG)"
