@@ -7,7 +7,7 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 OUT=${OUT:-results/fluct-115mbps}
 echo
-echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3), about 10 minutes"
+echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3), about 7 minutes"
 ./build/apps/stellatrain run scenarios/fluct-115mbps.yaml --out "$OUT"
 ./build/apps/stellatrain plot "$OUT"
 echo
