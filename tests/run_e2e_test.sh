@@ -184,6 +184,24 @@ mkdir -p foreign && touch foreign/notes.txt
 expect_error "holds no earlier \`stellatrain run\` results" "$STELLATRAIN" run tiny.yaml --out foreign
 expect_error "cannot read the file" "$STELLATRAIN" run no-such-scenario.yaml
 
-# Figure checks (`stellatrain plot`) go here.
+echo "== figures (stellatrain plot) of the sim runs"
+for dir in "$ONE_SEED" "$TWO_SEEDS"; do
+  "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }
+  python3 - "$dir" <<'PY'
+import os, sys, xml.etree.ElementTree as ET
+out = sys.argv[1]
+for name in ["tta", "accuracy_vs_iteration", "iteration_time", "wan_throughput", "speedup"]:
+    png = os.path.join(out, "figures", name + ".png")
+    svg = os.path.join(out, "figures", name + ".svg")
+    if not os.path.isfile(png) or open(png, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
+        sys.exit(f"FAIL: {png} is missing or not a PNG")
+    root = ET.parse(svg).getroot()
+    if not root.tag.endswith("svg"):
+        sys.exit(f"FAIL: {svg} has no <svg> root")
+report = open(os.path.join(out, "report.md")).read()
+if "| st |" not in report or "figures/tta.png" not in report:
+    sys.exit(f"FAIL: {out}/report.md lacks the table or the figures")
+PY
+done
 
 echo "run_e2e_test: all passed"
