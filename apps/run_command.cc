@@ -119,7 +119,10 @@ void print_table(const nlohmann::ordered_json& summary) {
 }  // namespace
 
 nlohmann::ordered_json run_scenario(const RunOptions& options) {
-  const Scenario scenario = load_scenario(options.scenario);
+  return run_scenario(load_scenario(options.scenario), options);
+}
+
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
   const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
   check_backend(scenario, backend);
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");

@@ -112,12 +112,15 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
   }
 }
 
+// The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
+// (each system may have its own learning rate, momentum and warmup).
 void parse_optimizer(const YamlField& f, train::TrainConfig& c) {
-  f.allow_only({"name", "lr", "momentum", "weight_decay"});
+  f.allow_only({"name", "lr", "momentum", "weight_decay", "warmup"});
   if (f.has("name")) (void)f.at("name").text_in({"sgd"});  // the training loop's only optimizer so far
   c.lr = f.number_or("lr", c.lr, 1e-9, 100);
   c.momentum = f.number_or("momentum", c.momentum, 0, 0.999999);
   c.weight_decay = f.number_or("weight_decay", c.weight_decay, 0, 1);
+  c.warmup_iterations = static_cast<int>(f.integer_or("warmup", c.warmup_iterations, 0, 10'000'000));
 }
 
 // Exactly one of per_gpu and global (the global batch is split evenly over
@@ -176,7 +179,8 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   c.system = name_field.text_in({"stellatrain", "ddp", "topk-sync", "ddp-gloo"});
   s.label = c.system;
   if (f.is_scalar()) return s;
-  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16"});
+  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16", "optimizer", "lazy_momentum",
+                "compensation", "dc_lambda"});
   if (f.has("label")) {
     s.label = f.at("label").text();
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
@@ -189,6 +193,14 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   only_for("compressor", c.system == "stellatrain", "stellatrain");
   only_for("staleness", c.system == "stellatrain", "stellatrain");
   only_for("fp16", c.system == "stellatrain", "stellatrain");
+  only_for("lazy_momentum", c.system == "stellatrain", "stellatrain");
+  only_for("compensation", c.system == "stellatrain", "stellatrain");
+  only_for("dc_lambda", c.system == "stellatrain", "stellatrain");
+  if (f.has("optimizer")) parse_optimizer(f.at("optimizer"), c);
+  if (f.has("lazy_momentum")) c.lazy_momentum = f.at("lazy_momentum").text_in({"decay", "exact"});
+  if (f.has("compensation")) c.staleness_compensation = f.at("compensation").text_in({"none", "predict", "dc"});
+  c.dc_lambda = f.number_or("dc_lambda", c.dc_lambda, 0, 1e6);
+  if (f.has("dc_lambda") && c.staleness_compensation != "dc") f.at("dc_lambda").fail("only applies with compensation: dc");
   c.density = f.number_or("density", c.density, 1e-6, 1);
   if (f.has("compressor")) c.compressor = f.at("compressor").text_in({"thresholdv16", "thresholdv", "topk", "randomk"});
   c.staleness = static_cast<int>(f.integer_or("staleness", c.staleness, 0, 1));

@@ -86,6 +86,13 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", c.lr, "SGD learning rate")->capture_default_str();
   cmd->add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", c.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd->add_option("--warmup", c.warmup_iterations, "Linear learning-rate warmup over this many iterations")
+      ->capture_default_str();
+  cmd->add_option("--lazy-momentum", c.lazy_momentum, "stellatrain's sparse SGD: decay (paper) or exact")
+      ->capture_default_str();
+  cmd->add_option("--compensation", c.staleness_compensation, "stellatrain, staleness 1: none, predict or dc")
+      ->capture_default_str();
+  cmd->add_option("--dc-lambda", c.dc_lambda, "Delay compensation strength (--compensation dc)")->capture_default_str();
   cmd->add_option("--density", c.density, "Fraction of gradient elements sent (stellatrain, topk-sync)")->capture_default_str();
   cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();
   cmd->add_option("--staleness", c.staleness, "stellatrain: 0 or 1")->capture_default_str();

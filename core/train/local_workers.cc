@@ -86,11 +86,15 @@ std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
   return out;
 }
 
-void LocalWorkers::load(VersionedParameters& master) {
+void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged) {
+  staged.resize(master.layers());
+  for (std::size_t l = 0; l < master.layers(); ++l) {
+    staged[l].resize(master.numel(l));
+    master.read_layer(l, target, staged[l].data());
+  }
   for (auto& worker : impl_->workers) {
     const auto params = worker->model.parameters();
-    for (std::size_t l = 0; l < params.size(); ++l)
-      master.with_layer(l, [&](float* data, std::size_t n) { copy_into(params[l], data, n); });
+    for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], staged[l].data(), staged[l].size());
   }
 }
 

@@ -42,9 +42,11 @@ class LocalWorkers {
   std::vector<std::string> layer_names() const;
   std::vector<std::vector<float>> initial_parameters() const;
 
-  // Copies every layer of the master into every replica (each layer under
-  // its lock).
-  void load(VersionedParameters& master);
+  // Reads every layer of the master as a forward that wants version
+  // `target` sees it (VersionedParameters::read_layer) into staged[l], then
+  // copies it into every replica. `staged` is resized on first use; the
+  // caller keeps it (delay-compensated updates need what the forward used).
+  void load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged);
 
   // Forward and backward on every worker, then out[l] = sum over workers of
   // their layer-l gradient (out is resized on first use). `done` is posted

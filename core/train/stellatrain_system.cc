@@ -32,9 +32,13 @@ class StellaTrainSystem final : public System {
     const std::size_t layers = numels_.size();
     const auto names = ctx.workers.layer_names();
     compressor_ = compress::make_compressor("ef:" + c.compressor, {simd::default_level(), c.seed});
-    optimizer_ = optim::make_sparse_sgd({c.lr, c.momentum, 0.0, false, c.weight_decay});
+    optimizer_ = optim::make_sparse_sgd(
+        {c.lr, c.momentum, 0.0, false, c.weight_decay, optim::parse_lazy_momentum(c.lazy_momentum)});
     slots_ = static_cast<std::size_t>(c.staleness) + 1;
     grads_.resize(slots_);
+    staged_.resize(slots_);
+    predict_ = c.staleness_compensation == "predict";
+    delay_compensated_ = c.staleness_compensation == "dc";
     chunks_.assign(slots_, std::vector<compress::SparseChunk>(layers));
     compress_stage_ = std::vector<OrderedStage>(layers);
     optimize_stage_ = std::vector<OrderedStage>(layers);
@@ -52,6 +56,8 @@ class StellaTrainSystem final : public System {
     backward_done_.resize(static_cast<std::size_t>(c.iterations));
     pipeline_end_s_.resize(static_cast<std::size_t>(c.iterations));
     scale_ = 1.0f / static_cast<float>(c.nodes * c.gpus_per_node);
+    if (delay_compensated_) current_.resize(layers);
+    if (predict_ || c.lazy_momentum == "exact") install_view();
   }
 
   std::string name() const override { return "stellatrain"; }
@@ -72,7 +78,7 @@ class StellaTrainSystem final : public System {
       record.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
       record.wait_ms = detail::ms_since(ctx_.executor, asked);
       if (t > 0) mark_event(t - 1);  // the previous iteration's duration is known now
-      ctx_.workers.load(ctx_.master);
+      ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_]);
       auto& grads = grads_[static_cast<std::size_t>(t) % slots_];
       ctx_.workers.compute_gradients(grads, [this, t](const LocalStepTimes& times) {
         IterationRecord& r = records_[static_cast<std::size_t>(t)];
@@ -139,7 +145,7 @@ class StellaTrainSystem final : public System {
           auto shared_sum = std::make_shared<compress::SparseChunk>(std::move(sum));
           optimize_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l, shared_sum](std::function<void()> next) {
             const Nanos optimize_start = ctx_.executor.now();
-            ctx_.executor.compute([this, l, shared_sum] { optimize_layer(l, *shared_sum); },
+            ctx_.executor.compute([this, t, l, shared_sum] { optimize_layer(t, l, *shared_sum); },
                                   runtime::ComputeCost{"optimize", static_cast<int>(l),
                                                        static_cast<double>(shared_sum->count), ctx_.rank, -1},
                                   [this, t, l, next, optimize_start] {
@@ -155,12 +161,47 @@ class StellaTrainSystem final : public System {
         });
   }
 
-  void optimize_layer(std::size_t l, compress::SparseChunk& sum) {
+  void optimize_layer(int t, std::size_t l, compress::SparseChunk& sum) {
     for (std::size_t j = 0; j < sum.count; ++j) sum.values[j] *= scale_;  // mean over all workers
     const optim::SparseGrad grad{Span<const uint32_t>(sum.indices.data(), sum.count),
                                  Span<const float>(sum.values.data(), sum.count)};
     ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
-      optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
+      optim::ParamState& state = *optim_states_[l];
+      if (delay_compensated_) compensate_delay(t, l, Span<const float>(data, n), state, sum);
+      state.lr_scale = lr_scale_at(ctx_.config, t);
+      optimizer_->step(Span<float>(data, n), grad, state);
+    });
+  }
+
+  // DC-ASGD (Zheng et al., ICML 2017): the gradient was taken at the
+  // parameters the forward used, w_f; a first-order Taylor step towards the
+  // current parameters w_now, with the Hessian approximated by lambda g*g,
+  // gives g + lambda g*g*(w_now - w_f). Only the listed entries change.
+  void compensate_delay(int t, std::size_t l, Span<const float> stored, const optim::ParamState& state,
+                        compress::SparseChunk& sum) {
+    auto& now = current_[l];
+    now.resize(stored.size());
+    optimizer_->extrapolate(stored, state, 0, Span<float>(now));  // what a reader sees now
+    const auto& used = staged_[static_cast<std::size_t>(t) % slots_][l];
+    const float lambda = static_cast<float>(ctx_.config.dc_lambda);
+    for (std::size_t j = 0; j < sum.count; ++j) {
+      const uint32_t i = sum.indices[j];
+      const float g = sum.values[j];
+      sum.values[j] = g + lambda * g * g * (now[i] - used[i]);
+    }
+  }
+
+  // Readers of the master (the replicas' load, evaluation) see what
+  // optimizer_->extrapolate shows: the deferred movement of exact lazy
+  // momentum, and with prediction the updates a stale forward misses
+  // (target - steps applied so far, 0 or 1 with staleness 1). It runs under
+  // the layer's lock, as the optimizer's steps do, so state and values agree.
+  void install_view() {
+    ctx_.master.set_view([this](std::size_t l, const float* stored, std::size_t n, int target, float* out) {
+      const optim::ParamState& state = *optim_states_[l];
+      const int missing = target - static_cast<int>(state.step);
+      const uint32_t ahead = predict_ && missing > 0 ? static_cast<uint32_t>(missing) : 0;
+      optimizer_->extrapolate(Span<const float>(stored, n), state, ahead, Span<float>(out, n));
     });
   }
 
@@ -199,6 +240,9 @@ class StellaTrainSystem final : public System {
   std::vector<std::unique_ptr<optim::ParamState>> optim_states_;
   std::size_t slots_ = 1;
   std::vector<std::vector<std::vector<float>>> grads_;          // [slot][layer]
+  std::vector<std::vector<std::vector<float>>> staged_;         // [slot][layer]: what the forward used
+  std::vector<std::vector<float>> current_;                     // [layer]: scratch of delay compensation
+  bool predict_ = false, delay_compensated_ = false;
   std::vector<std::vector<compress::SparseChunk>> chunks_;      // [slot][layer]
   std::vector<OrderedStage> compress_stage_, optimize_stage_;   // per layer
   OrderedStage exchange_order_;
