@@ -105,6 +105,7 @@ nlohmann::ordered_json options_of(const train::TrainConfig& c) {
                {"staleness", c.staleness},
                {"fp16", c.fp16_values},
                {"lazy_momentum", c.lazy_momentum},
+               {"momentum_at", c.momentum_at},
                {"compensation", c.staleness_compensation}};
   if (c.system == "stellatrain" && c.staleness_compensation == "dc") options["dc_lambda"] = c.dc_lambda;
   if (c.system == "topk-sync") options = {{"density", c.density}};

@@ -90,8 +90,17 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--lazy-momentum", c.lazy_momentum, "stellatrain's sparse SGD: decay (paper) or exact")
       ->capture_default_str();
+  cmd->add_option("--momentum-at", c.momentum_at, "stellatrain: master (sparse SGD momentum) or node (momentum correction)")
+      ->capture_default_str();
+  cmd->add_flag("--momentum-masking", c.momentum_masking, "stellatrain, --momentum-at node: zero the sent entries' velocity");
   cmd->add_option("--compensation", c.staleness_compensation, "stellatrain, staleness 1: none, predict or dc")
       ->capture_default_str();
+  cmd->add_flag("--controller,!--no-controller", c.controller,
+                "stellatrain: adapt density and batch split to the measured bandwidth (docs/control.md)");
+  cmd->add_option("--control-interval", c.control.interval_s, "Controller tick, seconds of the run's clock")
+      ->capture_default_str();
+  cmd->add_option("--min-density", c.control.min_density, "Controller's lower density bound")->capture_default_str();
+  cmd->add_option("--max-density", c.control.max_density, "Controller's upper density bound")->capture_default_str();
   cmd->add_option("--dc-lambda", c.dc_lambda, "Delay compensation strength (--compensation dc)")->capture_default_str();
   cmd->add_option("--density", c.density, "Fraction of gradient elements sent (stellatrain, topk-sync)")->capture_default_str();
   cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();
@@ -109,8 +118,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", c.seed, "Seed of initialisation, data order and compressors")->capture_default_str();
   cmd->add_option("--out", c.out_dir, "Results folder (manifest.json, iterations.csv, eval.csv)");
   cmd->add_flag("--quiet", c.quiet, "No progress output");
+  c.controller = true;  // stellatrain's default; other systems have none
   cmd->callback([config, backend, cmd] {
     apply_environment(*config, *cmd);
+    if (config->system != "stellatrain" && cmd->count("--controller") == 0) config->controller = false;
     const auto chosen = make_backend(*backend, *config, *cmd);
     const auto result = train::run_training(*config, chosen.get());
     if (chosen && !config->quiet) spdlog::info("host cost: {}", chosen->host_cost().dump());

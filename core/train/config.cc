@@ -32,9 +32,20 @@ void validate(const TrainConfig& c) {
   require(c.lazy_momentum == "decay" || c.lazy_momentum == "exact", "lazy_momentum",
           fmt::format("'{}' is not one of decay, exact", c.lazy_momentum));
   require(c.staleness_compensation == "none" || c.staleness_compensation == "predict" ||
-              c.staleness_compensation == "dc",
-          "staleness_compensation", fmt::format("'{}' is not one of none, predict, dc", c.staleness_compensation));
+              c.staleness_compensation == "lookahead" || c.staleness_compensation == "dc",
+          "staleness_compensation",
+          fmt::format("'{}' is not one of none, predict, lookahead, dc", c.staleness_compensation));
   require(c.dc_lambda >= 0, "dc_lambda", "must be >= 0");
+  require(c.momentum_at == "master" || c.momentum_at == "node", "momentum_at",
+          fmt::format("'{}' is not one of master, node", c.momentum_at));
+  require(!c.controller || c.system == "stellatrain", "controller", "only stellatrain has a controller");
+  if (c.controller) {
+    try {
+      control::validate(c.control);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("train config: {}", e.what()));
+    }
+  }
   require(c.eval_interval >= 0, "eval_interval", "must be >= 0");
   require(c.transport == "inproc" || c.transport == "tcp", "transport",
           fmt::format("'{}' is not one of inproc, tcp", c.transport));
