@@ -196,8 +196,8 @@ control::Controller make_controller(double interval_s = 1.0) {
 TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
   auto c = make_controller();
   for (int r = 0; r < 2; ++r) c.on_telemetry(sample_telemetry(r));
-  EXPECT_FALSE(c.tick(0.5, 10));  // before the first tick
-  const auto plan = c.tick(1.0, 10);
+  EXPECT_FALSE(c.tick(0.2, 10));  // before the first tick (a quarter interval)
+  const auto plan = c.tick(0.25, 10);
   ASSERT_EQ(c.records().size(), 1u);
   const auto& rec = c.records().back();
   EXPECT_NEAR(rec.compute_ms, 36, 1e-9);  // slowest GPU 35 + gather 1
@@ -210,7 +210,7 @@ TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
   control::TrafficModel traffic{{400000, 20000}, true, false, 2};
   EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * 0.9 * 16e-3);
   EXPECT_GT(plan->density, 0.01);
-  EXPECT_FALSE(c.tick(1.5, 20));  // the next tick is at 2 s
+  EXPECT_FALSE(c.tick(1.0, 20));  // the next tick is at 1.25 s
 }
 
 TEST(Controller, RebalancesBatchesOnUnequalGpus) {
@@ -220,7 +220,7 @@ TEST(Controller, RebalancesBatchesOnUnequalGpus) {
   slow.gpu_compute_ms = {100, 100};
   c.on_telemetry(fast);
   c.on_telemetry(slow);
-  const auto plan = c.tick(1.0, 5);
+  const auto plan = c.tick(0.25, 5);
   ASSERT_TRUE(plan);
   EXPECT_GT(plan->batch[0][0], plan->batch[1][0]);
   int total = 0;

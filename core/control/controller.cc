@@ -31,7 +31,9 @@ Controller::Controller(ControllerOptions options, TrafficModel traffic, std::vec
       density_(std::clamp(density, options.min_density, options.max_density)),
       staleness_(staleness),
       estimator_(options.estimator),
-      next_tick_s_(options.interval_s) {
+      // The first tick comes early: the first iterations matter most for
+      // convergence and a few of them already show compute time and latency.
+      next_tick_s_(options.interval_s / 4) {
   validate(options_);
   gpus_.resize(batch_.size());
   for (std::size_t n = 0; n < batch_.size(); ++n) gpus_[n].resize(batch_[n].size());

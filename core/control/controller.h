@@ -1,7 +1,8 @@
 #pragma once
 // StellaTrain's controller (paper section 4; docs/control.md). It runs
 // beside rank 0 and sees every node's telemetry (core/telemetry). At each
-// tick (every `interval_s` of the executor's clock) it
+// tick (every `interval_s` of the executor's clock, the first after a
+// quarter of it) it
 // * updates the bandwidth estimate (bandwidth_estimator.h),
 // * picks the largest density whose traffic fits the estimated bandwidth in
 //   the compute time the exchange overlaps with, minus the latency floor
