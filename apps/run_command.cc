@@ -64,7 +64,9 @@ RunOutcome run_one(const Scenario& scenario, const std::string& backend, train::
     train::TrainResult result;
     if (backend == "sim") {
 #ifdef ST_HAVE_SIM
-      const auto sim_backend = sim::make_sim_backend(*scenario.sim, config);
+      const sim::SimRunConfig sim_config{scenario.source, scenario.network, scenario.sim_compute->compute,
+                                         scenario.sim_compute->executor};
+      const auto sim_backend = sim::make_sim_backend(sim_config, config);
       result = train::run_training(config, sim_backend.get());
 #endif
     } else {
