@@ -111,6 +111,12 @@ void LinkReplay::run() {
         if (stopping_) break;
       }
       const double now = now_s();
+      // Sample before applying a step that starts now: the bytes counted up
+      // to this moment left under the step that is ending.
+      if (now >= next_sample) {
+        sample(now);
+        next_sample = (std::floor(now / sample_interval_s_) + 1) * sample_interval_s_;
+      }
       for (std::size_t i = 0; i < shapers_.size(); ++i) {
         const auto& schedule = shapers_[i]->direction().schedule;
         if (segments[i].end_s > now) continue;
@@ -120,10 +126,6 @@ void LinkReplay::run() {
         ++steps_applied_;
         const double late = now_s() - boundary;
         if (late > worst_lateness_s_) worst_lateness_s_ = late;
-      }
-      if (now >= next_sample) {
-        sample(now);
-        next_sample = (std::floor(now / sample_interval_s_) + 1) * sample_interval_s_;
       }
     }
     const double end = now_s();

@@ -55,7 +55,8 @@ pid_t spawn(const SpawnOptions& options) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(126);  // the parent is already gone
     }
-    if (options.new_process_group) setpgid(0, 0);
+    if (options.new_session) setsid();
+    else if (options.new_process_group) setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // the launcher blocks signals; the child must not inherit that

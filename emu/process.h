@@ -18,6 +18,7 @@ struct SpawnOptions {
   std::string output_path;            // stdout and stderr go here ("" = /dev/null), appended
   bool die_with_parent = true;        // PR_SET_PDEATHSIG SIGKILL: no orphan outlives a SIGKILLed launcher
   bool new_process_group = false;     // setpgid(0, 0): a terminal's Ctrl-C reaches only the launcher
+  bool new_session = false;           // setsid(): a daemon, detached from the terminal
 };
 
 // Starts the program; returns its pid. Throws EmuError naming the program

@@ -87,6 +87,20 @@ std::vector<RunRecord> list_runs() {
   return runs;
 }
 
+std::string unused_run_id() {
+  const auto runs = list_runs();
+  for (;;) {
+    const std::string id = make_run_id();
+    if (std::none_of(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.run_id == id; }) &&
+        access(run_log_path(id).c_str(), F_OK) != 0)
+      return id;
+  }
+}
+
+std::string run_log_path(const std::string& run_id) { return std::string(kRegistryDir) + "/" + run_id + ".log"; }
+
+void make_run_registry_dir() { make_registry_dir(); }
+
 RunRegistration::RunRegistration(const std::string& run_id, const std::string& kind,
                                  const std::vector<std::string>& namespaces, const std::string& description) {
   record_.run_id = run_id;
@@ -114,7 +128,10 @@ RunRegistration::RunRegistration(const std::string& run_id, const std::string& k
     throw EmuError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
 }
 
-RunRegistration::~RunRegistration() { unlink(record_path(record_.run_id).c_str()); }
+RunRegistration::~RunRegistration() {
+  unlink(record_path(record_.run_id).c_str());
+  unlink(run_log_path(record_.run_id).c_str());
+}
 
 void remove_run_namespaces(const std::string& run_id, const std::vector<std::string>& namespaces,
                            CleanupReport& report) {
@@ -151,6 +168,7 @@ CleanupReport cleanup_orphans() {
     }
     remove_run_namespaces(run.run_id, run.namespaces, report);
     unlink(record_path(run.run_id).c_str());
+    unlink(run_log_path(run.run_id).c_str());
     report.removed_runs.push_back(run.run_id);
     handled.insert(run.run_id);
   }

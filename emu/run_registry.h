@@ -31,6 +31,12 @@ uint64_t process_start_ticks(pid_t pid);
 bool owner_alive(const RunRecord& record);
 
 std::vector<RunRecord> list_runs();
+// A fresh run id that no record uses.
+std::string unused_run_id();
+// Where a detached `emu up` writes its output (removed with its record).
+std::string run_log_path(const std::string& run_id);
+// Creates kRegistryDir (and its parents) when missing.
+void make_run_registry_dir();
 
 // Writes the record for this process (RAII: the destructor removes it).
 class RunRegistration {

@@ -65,6 +65,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   group_options.world_size = c.nodes;
   group_options.master_addr = c.master_addr;
   group_options.master_port = static_cast<uint16_t>(c.master_port);
+  group_options.device_hostname = c.advertise_host;  // "": the address on the route to master_addr
   group_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   c10d_ddp::GlooDdpOptions options;
   options.sgd = {c.lr, c.momentum, c.weight_decay};

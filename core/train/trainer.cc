@@ -162,6 +162,8 @@ comm::TcpOptions tcp_options(const TrainConfig& c) {
   o.world_size = c.nodes;
   o.master_addr = c.master_addr;
   o.master_port = static_cast<uint16_t>(c.master_port);
+  o.listen_host = c.listen_host;
+  o.advertise_host = c.advertise_host;
   o.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   o.connect_timeout = std::max(o.connect_timeout, o.peer_timeout);
   return o;
