@@ -111,6 +111,10 @@ void EmuNetwork::configure_namespaces() {
   for (const auto& node : plan_.nodes) {
     write_sysctl(node.netns, "ipv4/tcp_rmem", "4096 131072 " + buffers);
     write_sysctl(node.netns, "ipv4/tcp_wmem", "4096 16384 " + buffers);
+    // ns-3's TCP keeps its window across idle periods; Linux by default
+    // restarts from the initial window after an idle RTO, which would make
+    // every bursty exchange (a DDP allreduce after the backward) start slow.
+    write_sysctl(node.netns, "ipv4/tcp_slow_start_after_idle", "0");
   }
 }
 
@@ -199,6 +203,8 @@ nlohmann::json EmuNetwork::describe() const {
           {"socket_buffer_bytes", std::max<uint32_t>(plan_.socket_buffer_bytes, 4u << 20)},
           {"shaping", "HTB class rate per trace step, TBF gate closed at 0 Mbps, bfifo of the buffer's bytes"},
           {"delay_method", to_string(method_)},
+          {"tcp", "per node: the congestion control on its default route (congctl), tcp_slow_start_after_idle 0, "
+                  "tcp_rmem/tcp_wmem maximum = socket_buffer_bytes"},
           {"lan", {{"mbps", plan_.lan_mbps}, {"shaped_by", "HTB at both ends of each node's veth pair"},
                    {"delay_ms", "not emulated (veth)"}}},
           {"setup_s", setup_s_},
