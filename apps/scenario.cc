@@ -364,6 +364,13 @@ void check_backend(const Scenario& scenario, const std::string& backend) {
         "backend emu: this build has no emulation backend (install libnl-route-3-dev libnetfilter-queue-dev and "
         "rebuild)");
 #endif
+    // Each node process would stop on its own clock, and a rank still
+    // exchanging with one that stopped fails: budget by iterations instead.
+    if (!scenario.systems.empty() && scenario.systems.front().config.time_budget_s > 0)
+      throw std::invalid_argument(fmt::format(
+          "{}: budget.time_s: not supported on the emu backend (its node processes would stop on their own clocks, "
+          "one rank leaving while another still exchanges); give budget.iterations only, or use --iterations",
+          scenario.source));
   }
   for (std::size_t i = 0; i < scenario.systems.size(); ++i)
     if (backend == "sim" && scenario.systems[i].config.system == "ddp-gloo")
