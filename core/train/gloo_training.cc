@@ -126,7 +126,7 @@ TrainResult run_gloo_training(const TrainConfig& c, const data::Dataset& train, 
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     result.checksums.push_back(checksum_of(outcomes[i].parameters));
     for (const auto& r : outcomes[i].records) {
-      if (ranks[i] == 0) results.add_iteration(r);
+      if (ranks[i] == 0 || c.transport == "tcp") results.add_iteration(r);  // a TCP process records its own rank
       if (i == 0) result.mean_iteration_ms += r.iteration_ms / c.iterations;
     }
   }

@@ -232,8 +232,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
     node->workers = std::make_unique<LocalWorkers>(config, rank, *train, *executor);
     node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
     Node* raw = node.get();
-    auto on_done = [&monitor, raw, rank](int t, const IterationRecord& r) {
+    // A process that is one rank of a TCP run records its own iterations
+    // too (rank<R>/iterations.csv), so every rank's timing can be read back.
+    const bool only_rank_here = !backend && config.transport == "tcp";
+    auto on_done = [&monitor, &results, raw, rank, only_rank_here](int t, const IterationRecord& r) {
       if (rank == 0) monitor.iteration_done(*raw, t, r);
+      else if (only_rank_here) results.add_iteration(r);
     };
     node->context.reset(new NodeContext{config, rank, *executor, *node->comm, *node->workers, *node->master,
                                         results, on_done});
