@@ -14,9 +14,15 @@
 #include "apps/scenario.h"
 #include "core/train/backend.h"
 #include "core/train/trainer.h"
+#include "apps/train_command.h"
 #ifdef ST_HAVE_SIM
 #include "sim/sim_backend.h"
 #include "sim/sim_config.h"
+#endif
+#ifdef ST_HAVE_EMU
+#include "emu/emu_run.h"
+#include "emu/host_check.h"
+#include "emu/launcher.h"
 #endif
 
 namespace st::apps {
@@ -53,8 +59,17 @@ void prepare_out_dir(const fs::path& out, const Scenario& scenario) {
 // One training run of one system and seed into `dir`; what the summary
 // needs comes back from the run's own files (eval.csv, manifest.json), so
 // summary.json agrees with what the plots read.
-RunOutcome run_one(const Scenario& scenario, const std::string& backend, train::TrainConfig config,
-                   const fs::path& out, const std::string& relative_dir) {
+// The stellatrain executable itself (the emulator starts it once per node).
+std::string self_executable() {
+  std::error_code error;
+  const auto path = fs::read_symlink("/proc/self/exe", error);
+  if (error) throw std::runtime_error("cannot find this program's path (/proc/self/exe): " + error.message());
+  return path.string();
+}
+
+RunOutcome run_one(const Scenario& scenario, const RunOptions& options, const std::string& backend,
+                   const std::string& label, train::TrainConfig config, const fs::path& out,
+                   const std::string& relative_dir) {
   config.out_dir = (out / relative_dir).string();
   RunOutcome outcome;
   outcome.seed = config.seed;
@@ -64,14 +79,33 @@ RunOutcome run_one(const Scenario& scenario, const std::string& backend, train::
     train::TrainResult result;
     if (backend == "sim") {
 #ifdef ST_HAVE_SIM
-      const auto sim_backend = sim::make_sim_backend(*scenario.sim, config);
+      const sim::SimRunConfig sim_config{scenario.source, scenario.network, scenario.sim_compute->compute,
+                                         scenario.sim_compute->executor};
+      const auto sim_backend = sim::make_sim_backend(sim_config, config);
       result = train::run_training(config, sim_backend.get());
+#endif
+    } else if (backend == "emu") {
+#ifdef ST_HAVE_EMU
+      emu::EmuTrainingRequest request;
+      request.network = scenario.network;
+      request.config = config;
+      request.program = self_executable();
+      request.arguments = train_arguments;
+      request.delay = options.emu_delay;
+      request.description = scenario.source;
+      request.label = fmt::format("{} seed {}", label, config.seed);
+      request.show_rank0 = !options.quiet;
+      result.mean_iteration_ms = emu::run_emulated_training(request).mean_iteration_ms;
 #endif
     } else {
       result = train::run_training(config);
     }
     outcome = read_outcome(config.out_dir, relative_dir, config.seed, scenario.target_accuracy);
     outcome.mean_iteration_s = result.mean_iteration_ms / 1000;
+#ifdef ST_HAVE_EMU
+  } catch (const emu::EmuInterrupted&) {
+    throw;  // the whole `run` stops (run_scenario writes what finished)
+#endif
   } catch (const std::exception& e) {
     outcome.error = e.what();
   }
@@ -127,10 +161,14 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   check_backend(scenario, backend);
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
   const auto seeds = choose_seeds(scenario.seeds, options.seeds);
+#ifdef ST_HAVE_EMU
+  if (backend == "emu") emu::check_privileges();  // before anything is written
+#endif
   const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
   prepare_out_dir(out, scenario);
 
   const std::string clock = backend == "sim" ? "simulated" : "wall";
+  if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
   SummaryBuilder summary(scenario, backend, seeds);
   const std::size_t total = scenario.systems.size() * seeds.size();
   std::size_t done = 0;
@@ -140,10 +178,27 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
       auto config = system.config;
       config.seed = seed;
       config.quiet = options.quiet;
+      if (options.iterations > 0) config.iterations = options.iterations;
       const std::string relative = seeds.size() == 1 ? system.label : fmt::format("{}/seed-{}", system.label, seed);
       spdlog::info("[{}/{}] {}: {} seed {} on the {} backend -> {}", ++done, total, scenario.name, system.label, seed,
                    backend, (out / relative).string());
-      outcomes.push_back(run_one(scenario, backend, config, out, relative));
+#ifdef ST_HAVE_EMU
+      try {
+        outcomes.push_back(run_one(scenario, options, backend, system.label, config, out, relative));
+      } catch (const emu::EmuInterrupted& interrupted) {
+        // Keep what finished, mark this run, and stop the whole command.
+        RunOutcome stopped;
+        stopped.seed = seed;
+        stopped.dir = relative;
+        stopped.error = interrupted.what();
+        outcomes.push_back(stopped);
+        summary.add_system(system, outcomes);
+        write_summary(out, summary.json());
+        throw;
+      }
+#else
+      outcomes.push_back(run_one(scenario, options, backend, system.label, config, out, relative));
+#endif
       spdlog::info("[{}/{}] {} seed {}: {}", done, total, system.label, seed, describe(outcomes.back(), clock));
     }
     summary.add_system(system, outcomes);
@@ -159,15 +214,32 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run every system of a scenario file and summarise time-to-accuracy");
   cmd->add_option("scenario", options->scenario, "Scenario YAML (docs/scenarios.md)")->required();
   cmd->add_option("--backend", options->backend,
-                  "sim (ns-3, simulated time), real (threads, wall clock, no WAN shaping) or emu (not available yet); "
-                  "default: the scenario's")
+                  "sim (ns-3, simulated time), real (threads, wall clock, no WAN shaping) or emu (one process per "
+                  "node in Linux network namespaces, tc-shaped WAN, wall clock; needs root); default: the scenario's")
       ->check(CLI::IsMember({"sim", "real", "emu"}));
+  cmd->add_option("--iterations", options->iterations,
+                  "Run every system for this many iterations instead of the scenario's budget (a shorter run)")
+      ->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--emu-delay", options->emu_delay,
+                  "emu: how WAN delay and loss are applied: auto (netem when the kernel has it), netem, nfqueue")
+      ->check(CLI::IsMember({"auto", "netem", "nfqueue"}))
+      ->capture_default_str();
   cmd->add_option("--out", options->out_dir, "Results folder (default: results/<scenario name>)");
   cmd->add_option("--seeds", options->seeds, "Run this many seeds (default: the scenario's seeds list)")
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->callback([options] {
+#ifdef ST_HAVE_EMU
+    nlohmann::ordered_json summary;
+    try {
+      summary = run_scenario(*options);
+    } catch (const emu::EmuInterrupted& interrupted) {
+      spdlog::error("{}", interrupted.what());
+      throw CLI::RuntimeError(128 + interrupted.signal());
+    }
+#else
     const auto summary = run_scenario(*options);
+#endif
     int failed = 0;
     for (const auto& [label, system] : summary["systems"].items()) failed += system.contains("error") ? 1 : 0;
     if (failed > 0) {

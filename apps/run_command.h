@@ -19,6 +19,8 @@ struct RunOptions {
   std::string out_dir;   // "" = results/<scenario name>
   int seeds = 0;         // >0: run this many seeds (the scenario's first, then counting on)
   bool quiet = false;    // no per-iteration progress from the trainer
+  int iterations = 0;    // >0: every system runs this many iterations (a shorter budget)
+  std::string emu_delay = "auto";  // emu: auto, netem or nfqueue
 };
 
 // Returns the summary it wrote to DIR/summary.json. Throws on a bad scenario

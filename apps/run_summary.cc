@@ -152,10 +152,14 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& back
           {"nodes", c.nodes},
           {"gpus_per_node", c.gpus_per_node},
           {"batch_per_worker", c.batch_per_worker},
-          {"wan_shaping", backend == "sim"}};
+          {"wan_shaping", backend != "real"}};
   if (backend == "real")
     top_["note"] = "real backend: every node runs in this process over the in-process transport on the wall "
                    "clock; the scenario's links are not applied (no WAN shaping), so wan_bytes is null";
+  if (backend == "emu")
+    top_["note"] = "emu backend: one process per node in Linux network namespaces over real kernel TCP; the WAN "
+                   "replays the scenario's traces with HTB; compute is real and on the wall clock (each run's "
+                   "manifest records the host's CPU count and load)";
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
   for (const auto& s : scenario.systems)
     if (s.config.system == "ddp" && (reference_.empty() || s.label == "ddp")) reference_ = s.label;

@@ -10,10 +10,15 @@
 
 #include "core/model/model.h"
 #include "core/util/yaml_fields.h"
+#include "net/links_yaml.h"
+#include "net/network_plan.h"
 #ifdef ST_HAVE_SIM
 #include "sim/compute_model.h"
 #include "sim/sim_config.h"
 #include "sim/topology.h"
+#endif
+#ifdef ST_HAVE_EMU
+#include "emu/emu_plan.h"
 #endif
 
 namespace st::apps {
@@ -262,6 +267,25 @@ double parse_target(const YamlField& f) {
   return f.number_in(1e-6, 1);
 }
 
+// The network: clusters (from the scenario's own list) and `links`, read
+// once for every backend (net/links_yaml.h).
+net::TopologyConfig parse_network(const YamlField& top, const std::vector<ScenarioCluster>& clusters,
+                                  const std::string& base_dir) {
+  net::TopologyConfig network;
+  for (const auto& c : clusters) network.clusters.push_back({c.name, c.nodes});
+  // One cluster has no WAN, so links may be left out; with more, links.wan is required.
+  const auto links = clusters.size() > 1 || top.has("links") ? top.at("links") : empty_section(top, "links");
+  links.allow_only({"lan", "wan", "mtu", "seed"});
+  if (clusters.size() == 1 && links.has("wan")) links.at("wan").fail("a WAN needs at least two clusters");
+  net::parse_links(links, network, base_dir);
+  try {
+    (void)net::plan_network(network);
+  } catch (const std::exception& e) {
+    links.fail(e.what());
+  }
+  return network;
+}
+
 #ifdef ST_HAVE_SIM
 // The profile file's own `device:` must match the clusters' device name.
 void check_profile_device(const YamlField& clusters, const ScenarioCluster& first, const std::string& profile) {
@@ -272,22 +296,11 @@ void check_profile_device(const YamlField& clusters, const ScenarioCluster& firs
                                                  root.at("device").text()));
 }
 
-std::shared_ptr<const sim::SimRunConfig> parse_sim(const YamlField& top, const std::vector<ScenarioCluster>& clusters,
-                                                   const train::TrainConfig& training, const std::string& base_dir) {
-  auto config = std::make_shared<sim::SimRunConfig>();
-  config->source = top.file();
-  for (const auto& c : clusters) config->topology.clusters.push_back({c.name, c.nodes});
-  // One cluster has no WAN, so links may be left out; with more, links.wan is required.
-  const auto links = clusters.size() > 1 || top.has("links") ? top.at("links") : empty_section(top, "links");
-  links.allow_only({"lan", "wan", "mtu", "seed"});
-  if (clusters.size() == 1 && links.has("wan")) links.at("wan").fail("a WAN needs at least two clusters");
-  sim::parse_links(links, config->topology, base_dir);
-  try {
-    (void)sim::plan_network(config->topology);
-  } catch (const std::exception& e) {
-    links.fail(e.what());
-  }
-
+std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField& top,
+                                                                 const std::vector<ScenarioCluster>& clusters,
+                                                                 const train::TrainConfig& training,
+                                                                 const std::string& base_dir) {
+  auto config = std::make_shared<sim::SimComputeSettings>();
   const auto& cluster_profile = clusters.front().profile;
   const auto compute = top.has("compute") ? top.at("compute") : empty_section(top, "compute");
   if (top.has("compute")) {
@@ -357,27 +370,55 @@ Scenario load_scenario(const std::string& path) {
   base.target_accuracy = s.target_accuracy;
   if (top.has("seeds")) s.seeds = parse_seeds(top.at("seeds"));
   s.systems = parse_systems(top.at("systems"), base);
+  s.network = parse_network(top, s.clusters, base_dir);
 #ifdef ST_HAVE_SIM
-  s.sim = parse_sim(top, s.clusters, base, base_dir);
+  s.sim_compute = parse_sim_compute(top, s.clusters, base, base_dir);
 #endif
   return s;
 }
 
 void check_backend(const Scenario& scenario, const std::string& backend) {
-  if (backend == "emu")
-    throw std::invalid_argument(
-        "backend emu: the emulation backend (tc-shaped Linux links) does not exist in this project yet; "
-        "use --backend sim (ns-3, simulated time) or --backend real (threads, wall clock, no WAN shaping)");
-  if (backend != "sim" && backend != "real")
+  if (backend != "sim" && backend != "real" && backend != "emu")
     throw std::invalid_argument(fmt::format("backend: '{}' is not one of: sim, real, emu", backend));
-  if (backend == "sim" && !scenario.sim)
+  if (backend == "sim") {
+#ifdef ST_HAVE_SIM
+    try {
+      (void)sim::plan_sim_network(scenario.network);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("{}: links: the sim backend cannot build this network: {}",
+                                              scenario.source, e.what()));
+    }
+#else
     throw std::invalid_argument("backend sim: this build has no ns-3 (install libns3-dev ns3 libgsl-dev and rebuild)");
-  for (std::size_t i = 0; i < scenario.systems.size(); ++i)
-    if (backend != "real" && scenario.systems[i].config.system == "ddp-gloo")
+#endif
+  }
+  if (backend == "emu") {
+#ifdef ST_HAVE_EMU
+    try {
+      (void)emu::plan_emulation(scenario.network);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("{}: links: the emu backend cannot build this network: {}",
+                                              scenario.source, e.what()));
+    }
+#else
+    throw std::invalid_argument(
+        "backend emu: this build has no emulation backend (install libnl-route-3-dev libnetfilter-queue-dev and "
+        "rebuild)");
+#endif
+    // Each node process would stop on its own clock, and a rank still
+    // exchanging with one that stopped fails: budget by iterations instead.
+    if (!scenario.systems.empty() && scenario.systems.front().config.time_budget_s > 0)
       throw std::invalid_argument(fmt::format(
-          "{}: systems[{}]: ddp-gloo runs only on real networks, not on the {} backend (use ddp: the same ring "
-          "algorithm on the engine's transport)",
-          scenario.source, i, backend));
+          "{}: budget.time_s: not supported on the emu backend (its node processes would stop on their own clocks, "
+          "one rank leaving while another still exchanges); give budget.iterations only, or use --iterations",
+          scenario.source));
+  }
+  for (std::size_t i = 0; i < scenario.systems.size(); ++i)
+    if (backend == "sim" && scenario.systems[i].config.system == "ddp-gloo")
+      throw std::invalid_argument(fmt::format(
+          "{}: systems[{}]: ddp-gloo runs only on real networks (the real and emu backends), not on the sim backend "
+          "(use ddp: the same ring algorithm on the engine's transport)",
+          scenario.source, i));
 }
 
 }  // namespace st::apps

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "core/train/config.h"
+#include "net/topology_config.h"
 
 namespace st::sim {
-struct SimRunConfig;
+struct SimComputeSettings;
 }
 
 namespace st::apps {
@@ -40,9 +41,11 @@ struct Scenario {
   std::vector<ScenarioSystem> systems;
   std::vector<uint64_t> seeds = {1};
   double target_accuracy = 0;  // a fraction in (0, 1]
-  // The ns-3 topology and compute-time model. Null in builds without ns-3
-  // (their `links` and `compute` sections are then not checked).
-  std::shared_ptr<const sim::SimRunConfig> sim;
+  // The network (clusters and `links`): one description for every backend.
+  net::TopologyConfig network;
+  // The sim backend's compute-time model and executor options (`compute`).
+  // Null in builds without ns-3 (the section is then not checked).
+  std::shared_ptr<const sim::SimComputeSettings> sim_compute;
 
   int total_nodes() const;
   double cost_per_hour() const;  // all clusters' nodes together
@@ -54,8 +57,9 @@ Scenario load_scenario(const std::string& path);
 inline constexpr const char* kBackends[] = {"sim", "real", "emu"};
 
 // Checks that `backend` can run `scenario` (std::invalid_argument naming the
-// key otherwise): a known backend that this build has, and systems that run
-// on it (ddp-gloo only on real networks).
+// key otherwise): a known backend that this build has, a network it can
+// build (sim: one delay per WAN link; emu: what docs/emu.md lists), and
+// systems that run on it (ddp-gloo only on real networks: real and emu).
 void check_backend(const Scenario& scenario, const std::string& backend);
 
 }  // namespace st::apps

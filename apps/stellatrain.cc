@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/bench/bench_command.h"
+#include "apps/emu_command.h"
 #include "apps/info_command.h"
 #include "apps/plot_command.h"
 #include "apps/run_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   st::apps::add_run_command(app);
   st::apps::add_sweep_command(app);
   st::apps::add_plot_command(app);
+  st::apps::add_emu_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& done) {

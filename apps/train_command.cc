@@ -64,6 +64,41 @@ std::unique_ptr<train::Backend> make_backend(const BackendChoice& choice, train:
 
 }  // namespace
 
+std::vector<std::string> train_arguments(const train::TrainConfig& c) {
+  auto number = [](double v) { return fmt::format("{}", v); };
+  std::vector<std::string> args = {"train",
+                                   "--system", c.system,
+                                   "--model", c.model,
+                                   "--dataset", c.dataset,
+                                   "--nodes", std::to_string(c.nodes),
+                                   "--gpus-per-node", std::to_string(c.gpus_per_node),
+                                   "--batch", std::to_string(c.batch_per_worker),
+                                   "--iterations", std::to_string(c.iterations),
+                                   "--time-budget", number(c.time_budget_s),
+                                   "--lr", number(c.lr),
+                                   "--momentum", number(c.momentum),
+                                   "--weight-decay", number(c.weight_decay),
+                                   "--density", number(c.density),
+                                   "--compressor", c.compressor,
+                                   "--staleness", std::to_string(c.staleness),
+                                   "--eval-interval", std::to_string(c.eval_interval),
+                                   "--eval-samples", std::to_string(c.eval_samples),
+                                   "--transport", c.transport,
+                                   "--rank", std::to_string(c.rank),
+                                   "--master-addr", c.master_addr,
+                                   "--master-port", std::to_string(c.master_port),
+                                   "--peer-timeout", number(c.peer_timeout_s),
+                                   "--listen-host", c.listen_host,
+                                   "--threads", std::to_string(c.executor_threads),
+                                   "--seed", std::to_string(c.seed)};
+  if (!c.data_dir.empty()) args.insert(args.end(), {"--data-dir", c.data_dir});
+  if (!c.advertise_host.empty()) args.insert(args.end(), {"--advertise-host", c.advertise_host});
+  if (!c.out_dir.empty()) args.insert(args.end(), {"--out", c.out_dir});
+  if (c.fp16_values) args.push_back("--fp16");
+  if (c.quiet) args.push_back("--quiet");
+  return args;
+}
+
 void add_train_command(CLI::App& app) {
   auto config = std::make_shared<train::TrainConfig>();
   auto backend = std::make_shared<BackendChoice>();
@@ -114,6 +149,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--master-addr", c.master_addr, "Rendezvous host (tcp; MASTER_ADDR)")->capture_default_str();
   cmd->add_option("--master-port", c.master_port, "Rendezvous port (tcp; MASTER_PORT)")->capture_default_str();
   cmd->add_option("--peer-timeout", c.peer_timeout_s, "Seconds before a silent peer is an error")->capture_default_str();
+  cmd->add_option("--listen-host", c.listen_host, "Address this rank listens on (tcp)")->capture_default_str();
+  cmd->add_option("--advertise-host", c.advertise_host,
+                  "Address peers reach this rank at (tcp; default: the listen address, or the one towards the master)");
   cmd->add_option("--threads", c.executor_threads, "Executor threads (0: one per core)")->capture_default_str();
   cmd->add_option("--seed", c.seed, "Seed of initialisation, data order and compressors")->capture_default_str();
   cmd->add_option("--out", c.out_dir, "Results folder (manifest.json, iterations.csv, eval.csv)");

@@ -16,10 +16,12 @@
 
 #include <memory>
 
-#include "sim/rate_schedule.h"
+#include "net/rate_schedule.h"
 #include "sim/wan_queue_disc.h"
 
 namespace st::sim {
+
+using net::RateSchedule;
 
 // One WAN link's shared propagation delay, read by the recorder.
 struct WanLinkDelay {

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <set>
 
-#include "traces/generators.h"
-#include "traces/trace_io.h"
+#include "net/links_yaml.h"
 
 namespace st::sim {
 namespace {
@@ -14,143 +12,16 @@ namespace {
 namespace fs = std::filesystem;
 using util::YamlField;
 
-std::string resolve(const std::string& path, const std::string& base_dir) {
-  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
-  return (fs::path(base_dir) / path).lexically_normal().string();
-}
-
 std::string dir_of(const std::string& file) { return fs::path(file).parent_path().string(); }
 
-traces::GeneratorSpec parse_generator(const YamlField& g) {
-  g.require_map();
-  traces::GeneratorSpec spec;
-  spec.kind = g.at("kind").text();
-  for (const auto& entry : g.node()) {
-    const auto key = entry.first.as<std::string>();
-    const YamlField value = g.at(key);
-    if (key == "kind") continue;
-    if (key == "seed") spec.seed = static_cast<uint64_t>(value.integer_in(0, (1LL << 53)));
-    else if (key == "duration_s") spec.duration_s = value.number_in(1e-3, 1e9);
-    else if (key == "step_s") spec.step_s = value.number_in(1e-3, 1e9);
-    else if (key == "mean_mbps") spec.target_mean_mbps = value.number_in(0, 1e6);
-    else spec.parameters[key] = value.number();
-  }
-  try {
-    (void)traces::generate(spec);  // validates kind and parameters now, with the key path
-  } catch (const std::exception& e) {
-    g.fail(e.what());
-  }
-  return spec;
-}
-
-// One direction's rate: exactly one of trace, generator, mbps.
-void parse_rate(const YamlField& f, WanDirection& d, const std::string& base_dir) {
-  const int given = f.has("trace") + f.has("generator") + f.has("mbps");
-  if (given != 1) f.fail("give exactly one of: trace (a file), generator (a spec) or mbps (a constant rate)");
-  if (f.has("mbps")) {
-    if (f.has("mean_mbps")) f.at("mean_mbps").fail("only applies to a trace");
-    d.constant_mbps = f.at("mbps").number_in(1e-3, 1e6);
-    return;
-  }
-  if (f.has("generator")) {
-    if (f.has("mean_mbps")) f.at("mean_mbps").fail("give the mean inside the generator (generator.mean_mbps)");
-    d.trace = traces::generate(parse_generator(f.at("generator")));
-    return;
-  }
-  const auto field = f.at("trace");
-  const std::string path = resolve(field.text(), base_dir);
-  try {
-    d.trace = traces::read_trace(path);
-  } catch (const std::exception& e) {
-    field.fail(e.what());
-  }
-  if (f.has("mean_mbps")) d.trace = traces::scale_to_mean(d.trace, f.at("mean_mbps").number_in(1e-3, 1e6));
-}
-
 }  // namespace
-
-WanDirection parse_wan_direction(const YamlField& f, const std::string& base_dir) {
-  f.allow_only({"trace", "generator", "mbps", "mean_mbps", "delay_ms", "buffer_bytes", "buffer_bdp", "tcp"});
-  WanDirection d;
-  parse_rate(f, d, base_dir);
-  d.delay_ms = f.number_or("delay_ms", d.delay_ms, 0, 10000);
-  d.buffer_bytes = f.number_or("buffer_bytes", d.buffer_bytes, 0, 1e12);
-  d.buffer_bdp = f.number_or("buffer_bdp", d.buffer_bdp, 1e-3, 1000);
-  if (f.has("buffer_bytes") && f.has("buffer_bdp")) f.fail("give buffer_bytes or buffer_bdp, not both");
-  d.tcp = f.text_or("tcp", d.tcp);
-  try {
-    (void)ns3_tcp_type_name(d.tcp);
-  } catch (const std::exception& e) {
-    f.at("tcp").fail(e.what());
-  }
-  return d;
-}
-
-void parse_links(const YamlField& links, TopologyConfig& t, const std::string& base_dir) {
-  if (links.has("lan")) {
-    const auto lan = links.at("lan");
-    lan.allow_only({"mbps", "delay_ms", "tcp"});
-    t.lan_mbps = lan.number_or("mbps", t.lan_mbps, 1e-3, 1e7);
-    t.lan_delay_ms = lan.number_or("delay_ms", t.lan_delay_ms, 0, 10000);
-    t.lan_tcp = lan.text_or("tcp", t.lan_tcp);
-  }
-  auto index_of = [&](const YamlField& where, const std::string& name) {
-    for (std::size_t i = 0; i < t.clusters.size(); ++i)
-      if (t.clusters[i].name == name) return static_cast<int>(i);
-    where.fail(fmt::format("no cluster named '{}'", name));
-  };
-  if (t.clusters.size() > 1) {
-    const auto wan = links.at("wan");
-    wan.require_map();
-    // "default" applies to every direction not listed by name ("a->b").
-    for (const auto& entry : wan.node()) {
-      const auto key = entry.first.as<std::string>();
-      if (key == "default") continue;
-      const auto arrow = key.find("->");
-      const auto field = wan.at(key);
-      if (arrow == std::string::npos) field.fail("expected 'default' or a direction like 'a->b'");
-      const int from = index_of(field, key.substr(0, arrow)), to = index_of(field, key.substr(arrow + 2));
-      if (from == to) field.fail("a WAN direction joins two different clusters");
-      t.wan[{from, to}] = parse_wan_direction(field, base_dir);
-    }
-    for (int a = 0; a < static_cast<int>(t.clusters.size()); ++a)
-      for (int b = 0; b < static_cast<int>(t.clusters.size()); ++b) {
-        if (a == b || t.wan.count({a, b})) continue;
-        if (!wan.has("default"))
-          wan.fail(fmt::format("no entry for direction '{}->{}' (and no 'default')", t.clusters[a].name, t.clusters[b].name));
-        t.wan[{a, b}] = parse_wan_direction(wan.at("default"), base_dir);
-      }
-  }
-  if (links.has("mtu")) {
-    const auto mtu = links.at("mtu");
-    t.mtu = mtu.is_scalar() && mtu.node().Scalar() == "auto" ? 0 : static_cast<int>(mtu.integer_in(576, 65535));
-  }
-  t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
-}
-
-TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir) {
-  TopologyConfig t;
-  const auto clusters = top.at("clusters");
-  clusters.require_sequence();
-  if (clusters.size() == 0) clusters.fail("needs at least one cluster");
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < clusters.size(); ++i) {
-    const auto c = clusters.at(i);
-    c.allow_only({"name", "nodes"});
-    ClusterSpec spec{c.at("name").text(), static_cast<int>(c.integer_or("nodes", 1, 1, 1024))};
-    if (!names.insert(spec.name).second) c.at("name").fail(fmt::format("cluster name '{}' is used twice", spec.name));
-    t.clusters.push_back(spec);
-  }
-  parse_links(top, t, base_dir);
-  return t;
-}
 
 void parse_compute(const YamlField& f, ComputeModelConfig& c, SimExecutorOptions& executor, const std::string& base_dir,
                    const std::string& default_profile) {
   f.allow_only({"model", "scale", "profile", "device_tflops", "device_gbps", "cpu_gbps", "cpu_cores", "stall_timeout_s"});
   c.kind = f.at("model").text_in({"measured", "profile", "analytic"});
   c.scale = f.number_or("scale", c.scale, 1e-6, 1e6);
-  if (f.has("profile")) c.profile_path = resolve(f.at("profile").text(), base_dir);
+  if (f.has("profile")) c.profile_path = net::resolve_path(f.at("profile").text(), base_dir);
   else if (!default_profile.empty()) c.profile_path = default_profile;
   if (c.kind == "profile" && c.profile_path.empty()) f.fail("the profile model needs 'profile: FILE'");
   c.device_tflops = f.number_or("device_tflops", c.device_tflops, 1e-6, 1e6);
@@ -165,10 +36,10 @@ SimRunConfig load_sim_config(const std::string& path) {
   top.allow_only({"clusters", "lan", "wan", "mtu", "seed", "compute"});
   SimRunConfig config;
   config.source = path;
-  config.topology = parse_topology(top, dir_of(path));
+  config.topology = net::parse_topology(top, dir_of(path));
   if (top.has("compute")) parse_compute(top.at("compute"), config.compute, config.executor, dir_of(path));
   try {
-    (void)plan_network(config.topology);
+    (void)plan_sim_network(config.topology);
   } catch (const std::exception& e) {
     throw util::YamlError(fmt::format("{}: {}", path, e.what()));
   }

@@ -1,9 +1,10 @@
 #pragma once
 // The small YAML file behind `stellatrain train --backend sim --sim-config
 // FILE`: the topology (clusters, LAN, WAN per direction with a trace, a
-// generator or a constant rate), the compute-time model and the executor's
-// options. docs/sim.md shows the format; scenario files (scenarios/) embed
-// the same sections. Errors name the file, the key path and the line.
+// generator or a constant rate; read by net/links_yaml.h, shared with every
+// backend), the compute-time model and the executor's options (sim only).
+// docs/sim.md shows the format; scenario files (scenarios/) embed the same
+// sections. Errors name the file, the key path and the line.
 #include <string>
 
 #include "core/util/yaml_fields.h"
@@ -13,6 +14,14 @@
 
 namespace st::sim {
 
+// What only the sim backend needs besides the network description: how
+// compute tasks are priced and the executor's options (a scenario's
+// `compute:` section).
+struct SimComputeSettings {
+  ComputeModelConfig compute;  // model and batch are filled from the training config later
+  SimExecutorOptions executor;
+};
+
 struct SimRunConfig {
   std::string source;  // the file it came from
   TopologyConfig topology;
@@ -21,15 +30,6 @@ struct SimRunConfig {
 };
 
 SimRunConfig load_sim_config(const std::string& path);
-
-// The sections on their own, for scenario files. Relative trace paths are
-// resolved against `base_dir` (the directory of the file they appear in).
-TopologyConfig parse_topology(const util::YamlField& top, const std::string& base_dir);
-// The link half of parse_topology: lan, wan, mtu and seed read from `links`
-// (for clusters already in `topology`). It does not check `links` for
-// unknown keys; its caller knows which keys sit beside them.
-void parse_links(const util::YamlField& links, TopologyConfig& topology, const std::string& base_dir);
-WanDirection parse_wan_direction(const util::YamlField& field, const std::string& base_dir);
 // `default_profile` (already resolved) is the profile file when the section
 // has no `profile` key (a scenario's clusters may name it).
 void parse_compute(const util::YamlField& field, ComputeModelConfig& compute, SimExecutorOptions& executor,

@@ -88,7 +88,7 @@ class SimNetwork::Impl {
   friend class SimNetwork;
 };
 
-SimNetwork::Impl::Impl(const TopologyConfig& topology) : config(topology), plan(plan_network(topology)) {
+SimNetwork::Impl::Impl(const TopologyConfig& topology) : config(topology), plan(plan_sim_network(topology)) {
   origin_s = ns3::Simulator::Now().GetSeconds();
   // A fresh address space (the allocator is global and aborts on reuse) and
   // the run number that seeds every ns-3 random stream (loss draws).
@@ -147,7 +147,7 @@ void SimNetwork::Impl::build_wan() {
       link.devices = wan.Install(routers_.Get(a), routers_.Get(b));
       link.delay = std::make_shared<WanLinkDelay>();
       link.delay->channel = ns3::DynamicCast<ns3::PointToPointChannel>(link.devices.Get(0)->GetChannel());
-      link.delay->base_delay_s = config.wan.at({a, b}).delay_ms / 1000;  // equal both ways (plan_network)
+      link.delay->base_delay_s = config.wan.at({a, b}).delay_ms / 1000;  // equal both ways (plan_sim_network)
       link.delay->delay_s = link.delay->base_delay_s;
       link.delay->channel->SetAttribute("Delay", ns3::TimeValue(ns3::Seconds(link.delay->delay_s)));
       wan_links_.push_back(std::move(link));
@@ -199,7 +199,7 @@ void SimNetwork::Impl::start_replay_and_recorder() {
       DirectionDevices devices{p2p(link.devices.Get(side)), p2p(link.devices.Get(1 - side)), link.queues[side]};
       devices.sender->SetDataRate(rate_of(schedule.max_mbps()));  // until the first step applies
       // The link's one delay follows per-step delays of whichever direction
-      // gives them (plan_network allows only one), else a's -> b's.
+      // gives them (plan_sim_network allows only one), else a's -> b's.
       const bool has_delays = std::any_of(direction.trace.steps().begin(), direction.trace.steps().end(),
                                           [](const auto& step) { return step.delay_ms >= 0; });
       auto replay = std::make_shared<DirectionReplay>(std::move(schedule), devices, link.delay, has_delays,

@@ -1,9 +1,10 @@
 #pragma once
-// The simulated WAN testbed (DESIGN.md, seams 2 and 3, ns-3 side): clusters
-// of engine nodes behind one router each, routers joined pairwise by WAN
-// links whose two directions replay their own bandwidth trace, and one
-// Ns3Transport per engine node. docs/sim-network.md describes the model, the
-// MTU choice, the replay and the recorder.
+// The simulated WAN testbed (the transport and link-shaping seams, ns-3
+// side): the network description of net/topology_config.h built as ns-3
+// nodes and point-to-point links whose two directions replay their own
+// bandwidth trace, and one Ns3Transport per engine node.
+// docs/sim-network.md describes the model, the MTU choice, the replay and
+// the recorder.
 //
 //   node 0 --LAN--+                       +--LAN-- node 2
 //                 router a ==== WAN ==== router b
@@ -19,70 +20,33 @@
 #include <vector>
 
 #include "core/comm/transport.h"
-#include "sim/link_recorder.h"
+#include "net/link_recorder.h"
+#include "net/network_plan.h"
+#include "net/topology_config.h"
 #include "traces/trace.h"
 
 namespace st::sim {
 
 class Ns3Transport;
 
-// One direction of a WAN link (cluster `from` -> cluster `to`).
-struct WanDirection {
-  traces::Trace trace;       // replayed from network time 0, looping
-  double constant_mbps = 0;  // used when `trace` is empty
-  double delay_ms = 20;      // one-way propagation delay (see docs: shared by both directions)
-  double buffer_bytes = 0;   // bottleneck drop-tail queue; 0: buffer_bdp x max rate x RTT
-  double buffer_bdp = 1.0;
-  std::string tcp = "cubic";  // congestion control of the senders in `from` towards `to`
-};
+// The network description is backend-neutral (net/); sim/ uses its names.
+using net::ClusterSpec;
+using net::LinkRecorder;
+using net::LinkSecond;
+using net::LinkTotals;
+using net::NetworkPlan;
+using net::RateSchedule;
+using net::TopologyConfig;
+using net::WanDirection;
+using net::WanDirectionPlan;
+using net::choose_mtu;
 
-struct ClusterSpec {
-  std::string name;  // names the links in link.csv ("a->b"): non-empty, unique, no ',' or '"'
-  int nodes = 1;
-};
-
-struct TopologyConfig {
-  std::vector<ClusterSpec> clusters;
-  double lan_mbps = 10000;
-  double lan_delay_ms = 0.05;
-  std::string lan_tcp = "cubic";  // between nodes of one cluster
-  // Key: cluster indices (from, to). Every ordered pair of distinct clusters
-  // needs an entry; a missing one is an error naming it.
-  std::map<std::pair<int, int>, WanDirection> wan;
-  int mtu = 0;  // bytes, the same on every link; 0: chosen automatically (choose_mtu)
-  // choose_mtu keeps (BDP + buffer) / segment at or below this many packets:
-  // ns-3's TCP costs CPU time per packet and per packet in flight.
-  int target_packets_in_flight = 1000;
-  uint64_t seed = 1;  // ns-3's RngSeedManager (per-step loss draws)
-};
-
-// Sizes derived from a validated config.
-struct WanDirectionPlan {
-  int from = 0, to = 0;
-  std::string name;         // "a->b"
-  double max_mbps = 0;      // over the trace (or the constant)
-  double delay_ms = 0;      // the largest one-way delay it can have
-  double rtt_s = 0;         // 2 x (WAN + 2 LAN delays)
-  double bdp_bytes = 0;     // max_mbps x rtt
-  double buffer_bytes = 0;  // the drop-tail limit, at least two full packets
-};
-
-struct NetworkPlan {
-  int mtu = 0;            // IP MTU of every device
-  int segment_bytes = 0;  // TCP payload per segment: mtu - 52 (IP 20, TCP 20, timestamps 12)
-  bool mtu_automatic = false;
-  double packets_in_flight = 0;  // worst direction's (BDP + buffer) / segment
-  uint32_t socket_buffer_bytes = 0;  // max(64 MiB, 4 x largest BDP)
-  std::vector<WanDirectionPlan> directions;  // sorted by (from, to)
-};
-
-// Checks the config (throws std::invalid_argument naming the field or the
-// missing direction) and derives the plan. Pure; no simulation is touched.
-NetworkPlan plan_network(const TopologyConfig& config);
-
-// The automatic MTU: the smallest one in [1500, 65535] that keeps
-// worst_in_flight_bytes / (mtu - 52) <= target_packets.
-int choose_mtu(double worst_in_flight_bytes, int target_packets);
+// net::plan_network plus what ns-3 needs on top: a point-to-point link has
+// one delay for both directions (so wan[a->b].delay_ms must equal
+// wan[b->a].delay_ms, and per-step delays may come from one direction's
+// trace only), and every congestion control must have an ns-3 TypeId.
+// Throws std::invalid_argument naming the field.
+NetworkPlan plan_sim_network(const TopologyConfig& config);
 
 // ns-3's TypeId name for a congestion control given by its short name
 // ("cubic" -> "ns3::TcpCubic"); throws std::invalid_argument listing the

@@ -78,6 +78,11 @@ struct TrainConfig {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   double peer_timeout_s = 30.0;
+  // Where this rank listens, and how peers reach it ("": listen_host when
+  // it is a specific address, else the local address on the route to
+  // master_addr). The emulator sets both to the node's namespace address.
+  std::string listen_host = "0.0.0.0";
+  std::string advertise_host;
 
   // Test hook: an extra per-message delay on the in-process transport.
   double inproc_latency_ms = 0.0;

@@ -65,6 +65,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   group_options.world_size = c.nodes;
   group_options.master_addr = c.master_addr;
   group_options.master_port = static_cast<uint16_t>(c.master_port);
+  group_options.device_hostname = c.advertise_host;  // "": the address on the route to master_addr
   group_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   c10d_ddp::GlooDdpOptions options;
   options.sgd = {c.lr, c.momentum, c.weight_decay};
@@ -126,7 +127,7 @@ TrainResult run_gloo_training(const TrainConfig& c, const data::Dataset& train, 
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     result.checksums.push_back(checksum_of(outcomes[i].parameters));
     for (const auto& r : outcomes[i].records) {
-      if (ranks[i] == 0) results.add_iteration(r);
+      if (ranks[i] == 0 || c.transport == "tcp") results.add_iteration(r);  // a TCP process records its own rank
       if (i == 0) result.mean_iteration_ms += r.iteration_ms / c.iterations;
     }
   }

@@ -200,6 +200,8 @@ comm::TcpOptions tcp_options(const TrainConfig& c) {
   o.world_size = c.nodes;
   o.master_addr = c.master_addr;
   o.master_port = static_cast<uint16_t>(c.master_port);
+  o.listen_host = c.listen_host;
+  o.advertise_host = c.advertise_host;
   o.peer_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   o.connect_timeout = std::max(o.connect_timeout, o.peer_timeout);
   return o;
@@ -274,8 +276,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
     node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
     if (config.controller) node->control = make_control_agent(config, rank, *node, *executor, results);
     Node* raw = node.get();
-    auto on_done = [&monitor, raw, rank](int t, const IterationRecord& r) {
+    // A process that is one rank of a TCP run records its own iterations
+    // too (rank<R>/iterations.csv), so every rank's timing can be read back.
+    const bool only_rank_here = !backend && config.transport == "tcp";
+    auto on_done = [&monitor, &results, raw, rank, only_rank_here](int t, const IterationRecord& r) {
       if (rank == 0) monitor.iteration_done(*raw, t, r);
+      else if (only_rank_here) results.add_iteration(r);
     };
     node->context.reset(new NodeContext{config, rank, *executor, *node->comm, *node->workers, *node->master,
                                         results, on_done, node->control.get()});

@@ -1,4 +1,4 @@
-#include "sim/link_recorder.h"
+#include "net/link_recorder.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace st::sim {
+namespace st::net {
 
 int LinkRecorder::add_link(std::string name, RateSchedule schedule) {
   Link link;
@@ -30,6 +30,29 @@ void LinkRecorder::record_delivery(int link, double departure_s, uint32_t wire_b
   target.totals.wire_bytes += wire_bytes;
   target.totals.payload_bytes += payload_bytes;
   target.totals.packets += 1;
+}
+
+void LinkRecorder::record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets) {
+  Link& target = links_.at(static_cast<std::size_t>(link));
+  target.totals.wire_bytes += wire_bytes;
+  target.totals.packets += packets;
+  start_s = std::max(0.0, start_s);
+  end_s = std::max(start_s, end_s);
+  const auto first = static_cast<std::size_t>(std::floor(start_s));
+  const auto last = end_s > start_s ? static_cast<std::size_t>(std::ceil(end_s)) - 1 : first;
+  if (last >= target.bytes_per_second.size()) target.bytes_per_second.resize(last + 1, 0);
+  // Each second gets the difference of the rounded cumulative shares at its
+  // boundaries, so the rows add up to exactly wire_bytes.
+  uint64_t given = 0;
+  for (std::size_t second = first; second <= last; ++second) {
+    const double boundary = std::min(end_s, second + 1.0);
+    const uint64_t cumulative =
+        second == last ? wire_bytes
+                       : static_cast<uint64_t>(std::llround(static_cast<double>(wire_bytes) * (boundary - start_s) /
+                                                            (end_s - start_s)));
+    target.bytes_per_second[second] += cumulative - given;
+    given = cumulative;
+  }
 }
 
 std::vector<LinkSecond> LinkRecorder::rows(double until_s) const {
@@ -75,4 +98,4 @@ std::vector<LinkTotals> LinkRecorder::totals() const {
   return result;
 }
 
-}  // namespace st::sim
+}  // namespace st::net

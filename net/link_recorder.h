@@ -1,26 +1,26 @@
 #pragma once
-// Per WAN direction and per simulated second: the configured rate and what
-// the link delivered, for link.csv (DESIGN.md, "Results") and the run summary.
+// Per WAN direction and per second of network time: the configured rate and
+// what the link delivered, for link.csv and the run summary. Shared by the
+// backends, so both write the same file (docs/sim-network.md, docs/emu.md).
 //
-// What is counted: every packet that arrives intact at the far end of the
-// WAN link (the receiving router's PhyRxEnd), with its full on-the-wire size
-// (PPP + IP + TCP headers + payload), so `delivered_mbps` is directly
-// comparable with `configured_mbps` (the device serialises exactly those
-// bytes at the configured rate). Retransmitted segments count again; the
-// payload totals say how much of it was TCP payload.
+// What is counted: the bytes the bottleneck sent, with their full wire size,
+// so `delivered_mbps` is directly comparable with `configured_mbps` (the
+// shaper paces exactly those bytes at the configured rate). sim/ counts
+// every packet that arrives intact at the far router (PPP + IP + TCP
+// headers + payload; record_delivery); emu/ reads the HTB class's byte
+// counter (Ethernet + IP + TCP headers + payload) at short intervals
+// (record_interval). Retransmitted segments count again.
 //
-// Which second: the one in which the packet's last bit left the sender
-// (arrival time minus the link's propagation delay), so that a rate step
-// and its effect land in the same row instead of one delay apart.
-//
-// No ns-3 here: SimNetwork feeds record_delivery() from the trace source.
+// Which second: the one in which the bytes left the bottleneck (sim: the
+// arrival time minus the link's propagation delay), so that a rate step and
+// its effect land in the same row instead of one delay apart.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sim/rate_schedule.h"
+#include "net/rate_schedule.h"
 
-namespace st::sim {
+namespace st::net {
 
 struct LinkSecond {
   int64_t second = 0;  // row covers [second, second + 1) of network time
@@ -33,7 +33,7 @@ struct LinkSecond {
 struct LinkTotals {
   std::string link;
   uint64_t wire_bytes = 0;     // everything delivered, headers included
-  uint64_t payload_bytes = 0;  // the TCP payload part of it (retransmissions included)
+  uint64_t payload_bytes = 0;  // the TCP payload part of it (retransmissions included; 0 when not known)
   uint64_t packets = 0;
 };
 
@@ -49,6 +49,10 @@ class LinkRecorder {
   // A packet of `wire_bytes` (payload_bytes of it TCP payload) whose last bit
   // left the sender at `departure_s` (network time) arrived intact.
   void record_delivery(int link, double departure_s, uint32_t wire_bytes, uint32_t payload_bytes);
+  // `wire_bytes` (in `packets` packets) left the bottleneck during
+  // [start_s, end_s): spread over the seconds it overlaps in proportion to
+  // the overlap (a counter sampled at short intervals).
+  void record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets);
 
   // Rows for every link and every second in [0, until_s), link by link; the
   // last row of a link covers only up to until_s (its rates are per the
@@ -70,4 +74,4 @@ class LinkRecorder {
   std::vector<Link> links_;
 };
 
-}  // namespace st::sim
+}  // namespace st::net

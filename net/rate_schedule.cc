@@ -1,11 +1,11 @@
-#include "sim/rate_schedule.h"
+#include "net/rate_schedule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-namespace st::sim {
+namespace st::net {
 
 RateSchedule::RateSchedule(traces::Trace trace, double constant_mbps)
     : trace_(std::move(trace)), constant_mbps_(constant_mbps) {}
@@ -64,4 +64,4 @@ double RateSchedule::mean_mbps(double t0_s, double t1_s) const {
   return megabits / (t1_s - t0_s);
 }
 
-}  // namespace st::sim
+}  // namespace st::net

@@ -1,17 +1,17 @@
 #pragma once
-// The rate one WAN direction is configured with over simulated time: a trace
+// The rate one WAN direction is configured with over network time: a trace
 // (looping past its end, as traces::Trace defines) or a constant. Shared by
-// the replay (which turns segment boundaries into SetDataRate events) and the
-// link recorder (which reports the configured rate per second). No ns-3 here.
+// the replays (ns-3's SetDataRate events, the emulator's HTB changes) and the
+// link recorder (which reports the configured rate per second).
 //
-// Time is "network time": seconds since the SimNetwork was built, which is
-// also trace time 0.
+// Time is "network time": seconds since the backend's network started
+// replaying (sim: since SimNetwork was built), which is also trace time 0.
 #include <cstddef>
 #include <cstdint>
 
 #include "traces/trace.h"
 
-namespace st::sim {
+namespace st::net {
 
 class RateSchedule {
  public:
@@ -49,4 +49,4 @@ class RateSchedule {
   double constant_mbps_ = 0;
 };
 
-}  // namespace st::sim
+}  // namespace st::net

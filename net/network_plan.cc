@@ -1,5 +1,5 @@
 // Validation of a TopologyConfig and the sizes derived from it (MTU, queue
-// limits, socket buffers). No ns-3 here, so the rules are testable alone.
+// limits, socket buffers). Shared by every backend; testable alone.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "sim/topology.h"
+#include "net/network_plan.h"
 
-namespace st::sim {
+namespace st::net {
 namespace {
 
 constexpr int kHeaderBytes = 52;  // IPv4 20 + TCP 20 + timestamp option 12 (ns-3 default)
@@ -40,15 +40,11 @@ void check_clusters(const TopologyConfig& config) {
     fail(fmt::format("lan_mbps = {}: must be a positive number", config.lan_mbps));
   if (!finite_at_least(config.lan_delay_ms, 0))
     fail(fmt::format("lan_delay_ms = {}: must be >= 0", config.lan_delay_ms));
-  ns3_tcp_type_name(config.lan_tcp);
+  check_tcp_name(config.lan_tcp);
   if (config.mtu != 0 && (config.mtu < kMinMtu || config.mtu > kMaxMtu))
     fail(fmt::format("mtu = {}: must be 0 (automatic) or in [{}, {}]", config.mtu, kMinMtu, kMaxMtu));
   if (config.target_packets_in_flight < 1)
     fail(fmt::format("target_packets_in_flight = {}: must be >= 1", config.target_packets_in_flight));
-}
-
-std::string direction_name(const TopologyConfig& config, int from, int to) {
-  return config.clusters[from].name + "->" + config.clusters[to].name;
 }
 
 void check_wan_keys(const TopologyConfig& config) {
@@ -63,10 +59,6 @@ void check_wan_keys(const TopologyConfig& config) {
       if (from != to && !config.wan.count({from, to}))
         fail(fmt::format("missing WAN direction '{}' (clusters {} -> {}): every ordered pair of clusters needs one",
                          direction_name(config, from, to), from, to));
-}
-
-bool has_step_delays(const traces::Trace& trace) {
-  return std::any_of(trace.steps().begin(), trace.steps().end(), [](const auto& step) { return step.delay_ms >= 0; });
 }
 
 double max_step_delay_ms(const traces::Trace& trace) {
@@ -97,7 +89,7 @@ WanDirectionPlan plan_direction(const TopologyConfig& config, int from, int to) 
     fail(fmt::format("{}.buffer_bytes = {}: must be >= 0", field, direction.buffer_bytes));
   if (direction.buffer_bytes == 0 && !(std::isfinite(direction.buffer_bdp) && direction.buffer_bdp > 0))
     fail(fmt::format("{}.buffer_bdp = {}: must be > 0 when buffer_bytes is 0", field, direction.buffer_bdp));
-  ns3_tcp_type_name(direction.tcp);
+  check_tcp_name(direction.tcp);
   plan.delay_ms = std::max(direction.delay_ms, max_step_delay_ms(direction.trace));
   plan.rtt_s = 2 * (plan.delay_ms + 2 * config.lan_delay_ms) / 1000;
   plan.bdp_bytes = plan.max_mbps * 1e6 / 8 * plan.rtt_s;
@@ -105,36 +97,41 @@ WanDirectionPlan plan_direction(const TopologyConfig& config, int from, int to) 
   return plan;
 }
 
-// ns-3 point-to-point links have one delay for both directions.
-void check_shared_delay(const TopologyConfig& config, int a, int b) {
-  const WanDirection& forward = config.wan.at({a, b});
-  const WanDirection& backward = config.wan.at({b, a});
-  if (std::abs(forward.delay_ms - backward.delay_ms) > 1e-9)
-    fail(fmt::format("wan '{}' delay_ms {} differs from '{}' delay_ms {}: an ns-3 point-to-point link has one "
-                     "delay for both directions",
-                     direction_name(config, a, b), forward.delay_ms, direction_name(config, b, a), backward.delay_ms));
-  if (has_step_delays(forward.trace) && has_step_delays(backward.trace))
-    fail(fmt::format("wan '{}' and '{}': both traces give per-step delays; the link has one delay, so give them in "
-                     "one direction's trace only",
-                     direction_name(config, a, b), direction_name(config, b, a)));
-}
-
 }  // namespace
 
-std::string ns3_tcp_type_name(const std::string& tcp) {
-  static const std::vector<std::pair<std::string, std::string>> known = {
-      {"cubic", "ns3::TcpCubic"},       {"newreno", "ns3::TcpNewReno"}, {"linuxreno", "ns3::TcpLinuxReno"},
-      {"bbr", "ns3::TcpBbr"},           {"bic", "ns3::TcpBic"},         {"htcp", "ns3::TcpHtcp"},
-      {"highspeed", "ns3::TcpHighSpeed"}, {"hybla", "ns3::TcpHybla"},   {"illinois", "ns3::TcpIllinois"},
-      {"ledbat", "ns3::TcpLedbat"},     {"lp", "ns3::TcpLp"},           {"scalable", "ns3::TcpScalable"},
-      {"vegas", "ns3::TcpVegas"},       {"veno", "ns3::TcpVeno"},       {"westwood", "ns3::TcpWestwood"},
-      {"yeah", "ns3::TcpYeah"},         {"dctcp", "ns3::TcpDctcp"}};
-  std::string names;
-  for (const auto& [name, type] : known) {
-    if (name == tcp) return type;
-    names += (names.empty() ? "" : ", ") + name;
+const std::vector<std::string>& tcp_names() {
+  static const std::vector<std::string> names = {"cubic", "newreno", "linuxreno", "bbr",   "bic",      "htcp",
+                                                 "highspeed", "hybla", "illinois", "ledbat", "lp", "scalable",
+                                                 "vegas", "veno",    "westwood", "yeah",  "dctcp"};
+  return names;
+}
+
+void check_tcp_name(const std::string& tcp) {
+  const auto& names = tcp_names();
+  if (std::find(names.begin(), names.end(), tcp) != names.end()) return;
+  std::string known;
+  for (const auto& name : names) known += (known.empty() ? "" : ", ") + name;
+  fail(fmt::format("tcp '{}': unknown congestion control (known: {})", tcp, known));
+}
+
+bool has_step_delays(const traces::Trace& trace) {
+  return std::any_of(trace.steps().begin(), trace.steps().end(), [](const auto& step) { return step.delay_ms >= 0; });
+}
+
+double longest_outage_s(const WanDirection& direction) {
+  const traces::Trace& trace = direction.trace;
+  if (trace.empty()) return 0;
+  const auto& steps = trace.steps();
+  // Walk two loops so that an outage across the loop boundary is seen whole.
+  double longest = 0, run = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const double length = trace.step_end_s(i) - (i == 0 ? 0.0 : steps[i].time_s);
+      run = steps[i].mbps > 0 ? 0 : run + length;
+      longest = std::max(longest, run);
+    }
   }
-  fail(fmt::format("tcp '{}': unknown congestion control (known: {})", tcp, names));
+  return std::min(longest, trace.duration_s());
 }
 
 int choose_mtu(double worst_in_flight_bytes, int target_packets) {
@@ -152,7 +149,6 @@ NetworkPlan plan_network(const TopologyConfig& config) {
   for (int from = 0; from < clusters; ++from) {
     for (int to = 0; to < clusters; ++to) {
       if (from == to) continue;
-      if (from < to) check_shared_delay(config, from, to);
       plan.directions.push_back(plan_direction(config, from, to));
       const WanDirectionPlan& direction = plan.directions.back();
       worst_in_flight = std::max(worst_in_flight, direction.bdp_bytes + direction.buffer_bytes);
@@ -167,14 +163,14 @@ NetworkPlan plan_network(const TopologyConfig& config) {
   for (WanDirectionPlan& direction : plan.directions) {
     direction.buffer_bytes = std::max(direction.buffer_bytes, 2.0 * plan.mtu);
     if (direction.buffer_bytes > std::numeric_limits<uint32_t>::max())
-      fail(fmt::format("wan '{}': buffer of {} bytes does not fit ns-3's 32-bit queue size", direction.name,
+      fail(fmt::format("wan '{}': buffer of {} bytes does not fit a 32-bit queue size (ns-3's and Linux qdiscs')", direction.name,
                        direction.buffer_bytes));
   }
   const double socket_buffer = std::max(kMinSocketBuffer, 4 * largest_bdp);
   if (socket_buffer > std::numeric_limits<uint32_t>::max())
-    fail(fmt::format("socket buffer of 4 x BDP = {} bytes does not fit ns-3's 32-bit size", socket_buffer));
+    fail(fmt::format("socket buffer of 4 x BDP = {} bytes does not fit a 32-bit size", socket_buffer));
   plan.socket_buffer_bytes = static_cast<uint32_t>(socket_buffer);
   return plan;
 }
 
-}  // namespace st::sim
+}  // namespace st::net

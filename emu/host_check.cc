@@ -1,0 +1,64 @@
+#include "emu/host_check.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "emu/netns.h"
+
+namespace st::emu {
+namespace {
+
+constexpr int kCapNetAdmin = 12;
+constexpr int kCapSysAdmin = 21;
+
+uint64_t effective_capabilities() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("CapEff:", 0) == 0) return std::strtoull(line.c_str() + 7, nullptr, 16);
+  return 0;
+}
+
+std::string missing_capabilities() {
+  const uint64_t caps = effective_capabilities();
+  std::string missing;
+  if (!(caps & (uint64_t{1} << kCapNetAdmin))) missing += "CAP_NET_ADMIN";
+  if (!(caps & (uint64_t{1} << kCapSysAdmin))) missing += missing.empty() ? "CAP_SYS_ADMIN" : " and CAP_SYS_ADMIN";
+  return missing;
+}
+
+}  // namespace
+
+bool has_privileges() { return missing_capabilities().empty(); }
+
+void check_privileges() {
+  const std::string missing = missing_capabilities();
+  if (missing.empty()) return;
+  throw EmuError(fmt::format(
+      "the emu backend needs {} (run it as root, e.g. with sudo): it creates network namespaces (unshare, mount "
+      "under /run/netns: CAP_SYS_ADMIN) and veth links, qdiscs and iptables rules in them (CAP_NET_ADMIN)",
+      missing));
+}
+
+std::vector<std::string> available_congestion_controls() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  std::vector<std::string> names;
+  for (std::string name; in >> name;) names.push_back(name);
+  return names;
+}
+
+nlohmann::json host_description() {
+  double load[3] = {0, 0, 0};
+  const int samples = getloadavg(load, 3);
+  utsname system{};
+  uname(&system);
+  return {{"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+          {"load_average", samples == 3 ? nlohmann::json::array({load[0], load[1], load[2]}) : nlohmann::json(nullptr)},
+          {"kernel", fmt::format("{} {}", system.release, system.version)}};
+}
+
+}  // namespace st::emu

@@ -1,0 +1,67 @@
+#pragma once
+// The network of an experiment, described once for every backend (docs/
+// architecture.md): clusters of engine nodes behind one router each, a LAN
+// inside each cluster, and one WAN direction per ordered pair of clusters
+// whose rate follows a trace (or a constant), with a one-way delay, an
+// optional per-step loss and a bottleneck buffer.
+//
+//   node 0 --LAN--+                       +--LAN-- node 2
+//                 router a ==== WAN ==== router b
+//   node 1 --LAN--+    (a->b, b->a)       +--LAN-- node 3
+//
+// Engine nodes are numbered cluster by cluster. sim/ builds ns-3 devices
+// from it, emu/ network namespaces, veth pairs and qdiscs. Plain data: the
+// rules are in network_plan.h, the YAML form in links_yaml.h.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "traces/trace.h"
+
+namespace st::net {
+
+// One direction of a WAN link (cluster `from` -> cluster `to`).
+struct WanDirection {
+  traces::Trace trace;       // replayed from network time 0, looping
+  double constant_mbps = 0;  // used when `trace` is empty
+  double delay_ms = 20;      // one-way propagation delay
+  double buffer_bytes = 0;   // bottleneck drop-tail queue; 0: buffer_bdp x max rate x RTT
+  double buffer_bdp = 1.0;
+  std::string tcp = "cubic";  // congestion control of the senders in `from` towards `to`
+};
+
+struct ClusterSpec {
+  std::string name;  // names the links in link.csv ("a->b"): non-empty, unique, no ',' or '"'
+  int nodes = 1;
+};
+
+struct TopologyConfig {
+  std::vector<ClusterSpec> clusters;
+  double lan_mbps = 10000;
+  double lan_delay_ms = 0.05;
+  std::string lan_tcp = "cubic";  // between nodes of one cluster
+  // Key: cluster indices (from, to). Every ordered pair of distinct clusters
+  // needs an entry; a missing one is an error naming it.
+  std::map<std::pair<int, int>, WanDirection> wan;
+  int mtu = 0;  // bytes, the same on every link; 0: chosen by the backend (sim: choose_mtu; emu: 1500)
+  // choose_mtu keeps (BDP + buffer) / segment at or below this many packets:
+  // ns-3's TCP costs CPU time per packet and per packet in flight.
+  int target_packets_in_flight = 1000;
+  uint64_t seed = 1;  // random streams of per-step loss draws
+
+  int total_nodes() const {
+    int total = 0;
+    for (const auto& cluster : clusters) total += cluster.nodes;
+    return total;
+  }
+};
+
+// "a->b" from the clusters' names.
+inline std::string direction_name(const TopologyConfig& config, int from, int to) {
+  return config.clusters.at(static_cast<std::size_t>(from)).name + "->" +
+         config.clusters.at(static_cast<std::size_t>(to)).name;
+}
+
+}  // namespace st::net

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The two backends agree (docs/emu.md, "sim vs emu"): one scenario (CNN,
+# 2 clusters x 1 node, constant 115 Mbps, 20 ms one way, 2-BDP buffer, 30
+# iterations) run on ns-3 and on the emulator. Per system (ddp,
+# stellatrain), the median exchange time per iteration (iterations.csv's
+# exchange_ms, first 3 iterations left out: connection start-up) is within
+# 10% between backends; and ddp-gloo's median iteration time is within 10%
+# of ddp's on the same emulated link. Prints the per-iteration comparison.
+#
+# On the emulator the two ranks' compute is real and never in perfect step,
+# and each rank's exchange_ms includes waiting for its peer; the sim's ranks
+# are in step, so there rank 0 is every rank. What takes the skew out:
+# * ddp (a ring allreduce: no rank finishes before the last one arrived):
+#   the rank that arrives last measures the network alone, i.e. the smaller
+#   of the two ranks' times;
+# * stellatrain (per layer, one allgather step: each rank waits for its
+#   peer's chunk): a late rank finds the chunk waiting (L - skew) while its
+#   peer waits L + skew, so the mean of the two is the network time L
+#   (exactly, for a skew below L).
+#
+#   tests/emu_compare_test.sh path/to/stellatrain [work dir]
+#
+# Timing-sensitive: ctest runs it alone (RUN_SERIAL). Needs root and the
+# sim backend; skips (exit 77) otherwise.
+set -euo pipefail
+STELLATRAIN=${1:?usage: emu_compare_test.sh path/to/stellatrain [work dir]}
+STELLATRAIN=$(cd "$(dirname "$STELLATRAIN")" && pwd)/$(basename "$STELLATRAIN")
+SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP: needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): it builds network namespaces"
+  exit 77
+fi
+if ! "$STELLATRAIN" info 2>/dev/null | grep -q "sim backend: ns-3"; then
+  echo "SKIP: this build has no sim backend to compare with"
+  exit 77
+fi
+WORK=${2:-}
+if [ -z "$WORK" ]; then
+  WORK=$(mktemp -d /tmp/emu_compare_test.XXXXXX)
+  trap 'rm -rf "$WORK"' EXIT
+fi
+mkdir -p "$WORK"
+cd "$WORK"
+
+write_scenario() {  # name, systems
+  cat > "$1.yaml" <<SCENARIO
+name: $1
+clusters:
+  - {name: a, nodes: 1, gpus_per_node: 1}
+  - {name: b, nodes: 1, gpus_per_node: 1}
+links:
+  wan:
+    default: {mbps: 115, delay_ms: 20, buffer_bdp: 2}
+compute: {model: profile, profile: $SOURCE_DIR/scenarios/profiles/cpu-2core.yaml}
+model: cnn
+dataset: synthetic
+batch: {per_gpu: 64}
+systems: $2
+target_accuracy: 0.9
+budget: {iterations: 30}
+eval: {interval: 0, samples: 200}
+SCENARIO
+}
+write_scenario compare "[ddp, stellatrain]"
+write_scenario compare-emu "[ddp, stellatrain, ddp-gloo]"
+
+"$STELLATRAIN" run compare.yaml --backend sim --out sim --quiet > sim.log 2>&1 || { cat sim.log; echo "FAIL: sim run"; exit 1; }
+"$STELLATRAIN" run compare-emu.yaml --backend emu --out emu --quiet > emu.log 2>&1 || { cat emu.log; echo "FAIL: emu run"; exit 1; }
+
+python3 - <<'PY'
+import csv, json, statistics, sys
+
+def column(path, name):
+    return [float(r[name]) for r in csv.DictReader(open(path))]
+
+WARMUP = 3
+failed = []
+load = json.load(open("emu/ddp/manifest.json"))["host"]["at_start"]["load_average"]
+print(f"emu host load average at the start: {load}")
+for system in ("ddp", "stellatrain"):
+    sim = column(f"sim/{system}/iterations.csv", "exchange_ms")
+    rank0 = column(f"emu/{system}/iterations.csv", "exchange_ms")
+    rank1 = column(f"emu/{system}/rank1/iterations.csv", "exchange_ms")
+    emu = [min(a, b) if system == "ddp" else (a + b) / 2 for a, b in zip(rank0, rank1)]
+    print(f"\n{system}: exchange time per iteration (ms), sim (ns-3) vs emu (namespaces, HTB, NFQUEUE delay)")
+    print(f"{'iteration':>9} {'sim':>9} {'emu':>9} {'emu/sim':>8} {'rank 0':>9} {'rank 1':>9}")
+    for i, (s, e) in enumerate(zip(sim, emu)):
+        print(f"{i:>9} {s:>9.1f} {e:>9.1f} {e / s if s else float('nan'):>8.2f} {rank0[i]:>9.1f} {rank1[i]:>9.1f}")
+    sim_median, emu_median = statistics.median(sim[WARMUP:]), statistics.median(emu[WARMUP:])
+    ratio = emu_median / sim_median
+    print(f"{system}: median after {WARMUP} iterations: sim {sim_median:.1f} ms, emu {emu_median:.1f} ms, emu/sim {ratio:.3f}")
+    if abs(ratio - 1) > 0.10:
+        failed.append(f"{system}: exchange time emu/sim = {ratio:.3f}, outside 1 +- 0.10")
+ddp = column("emu/ddp/iterations.csv", "iteration_ms")
+gloo = column("emu/ddp-gloo/iterations.csv", "iteration_ms")
+ddp_median, gloo_median = statistics.median(ddp[WARMUP:]), statistics.median(gloo[WARMUP:])
+ratio = gloo_median / ddp_median
+print(f"\nemu iteration time (ms), median after {WARMUP}: ddp {ddp_median:.1f}, ddp-gloo {gloo_median:.1f}, "
+      f"ddp-gloo/ddp {ratio:.3f}")
+if abs(ratio - 1) > 0.10:
+    failed.append(f"ddp-gloo/ddp iteration time = {ratio:.3f}, outside 1 +- 0.10")
+if failed:
+    sys.exit("FAIL: " + "; ".join(failed))
+print("emu_compare_test: all passed")
+PY

@@ -1,0 +1,122 @@
+// The emulated network itself (emu/emu_network.h): what it builds, that
+// traffic flows through it with the configured delay, and that nothing is
+// left once it is gone. Needs root (skips otherwise).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "emu/emu_network.h"
+#include "emu/process.h"
+#include "emu/run_registry.h"
+#include "emu_test_util.h"
+#include "traces/generators.h"
+
+namespace st::emu {
+namespace {
+
+using testing::median;
+using testing::one_way_delays;
+
+net::TopologyConfig two_clusters(double mbps, double delay_ms, int nodes_a = 1, int nodes_b = 1) {
+  net::TopologyConfig config;
+  config.clusters = {{"a", nodes_a}, {"b", nodes_b}};
+  net::WanDirection direction;
+  direction.constant_mbps = mbps;
+  direction.delay_ms = delay_ms;
+  direction.buffer_bdp = 2;
+  config.wan[{0, 1}] = direction;
+  config.wan[{1, 0}] = direction;
+  return config;
+}
+
+std::string run_in(const std::string& netns, const std::vector<std::string>& argv) {
+  std::string output;
+  const int status = run_in_netns(netns, argv, output);
+  EXPECT_EQ(status, 0) << output;
+  return output;
+}
+
+TEST(EmuNetwork, BuildsNamespacesLinksAndQdiscsAndRemovesThem) {
+  ST_SKIP_WITHOUT_EMU_PRIVILEGES();
+  const auto plan = plan_emulation(two_clusters(100, 5, 2, 1), make_run_id());
+  std::vector<ino_t> inodes;
+  {
+    EmuNetworkOptions options;
+    options.kind = "test";
+    EmuNetwork network(plan, options);
+    for (const auto& name : plan.namespaces()) {
+      EXPECT_TRUE(netns_exists(name)) << name;
+      inodes.push_back(netns_inode(name));
+    }
+    // The run is registered with this process as its owner.
+    bool registered = false;
+    for (const auto& run : list_runs()) registered |= run.run_id == plan.run_id && owner_alive(run);
+    EXPECT_TRUE(registered);
+    const std::string router = run_in(plan.routers[0].netns, {"tc", "qdisc", "show", "dev", plan.wan[0].out_ifname});
+    EXPECT_NE(router.find("qdisc htb 1:"), std::string::npos) << router;
+    EXPECT_NE(router.find("qdisc tbf 10:"), std::string::npos) << router;
+    const std::string delay = network.delay_method() == DelayMethod::kNfqueue ? "bfifo 20:" : "netem 20:";
+    EXPECT_NE(router.find(delay), std::string::npos) << router;
+    if (network.delay_method() == DelayMethod::kNfqueue) {
+      const std::string rules = run_in(plan.routers[1].netns, {"iptables", "-t", "mangle", "-S", "PREROUTING"});
+      EXPECT_NE(rules.find("NFQUEUE --queue-num 0"), std::string::npos) << rules;
+    }
+    const std::string routes = run_in(plan.routers[0].netns, {"ip", "route", "show"});
+    EXPECT_NE(routes.find("10.2.0.0/16 via 100.64.0.2 dev " + plan.wan[0].out_ifname), std::string::npos) << routes;
+    // Nodes in one cluster reach each other, and the other cluster.
+    EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[1].netns, plan.nodes[1].address, 9000, 3, 0.01).size(), 3u);
+    EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[2].netns, plan.nodes[2].address, 9000, 3, 0.01).size(), 3u);
+    EXPECT_EQ(read_sysctl(plan.routers[0].netns, "ipv4/ip_forward"), "1");
+    const std::string node_routes = run_in(plan.nodes[0].netns, {"ip", "route", "show", "default"});
+    EXPECT_NE(node_routes.find("congctl cubic"), std::string::npos) << node_routes;
+  }
+  for (const auto& name : plan.namespaces()) EXPECT_FALSE(netns_exists(name)) << name;
+  for (const ino_t inode : inodes) EXPECT_TRUE(processes_in_netns(inode).empty());
+  for (const auto& run : list_runs()) EXPECT_NE(run.run_id, plan.run_id);
+}
+
+TEST(EmuNetwork, OneWayDelayIsTheConfiguredOne) {
+  ST_SKIP_WITHOUT_EMU_PRIVILEGES();
+  const auto plan = plan_emulation(two_clusters(100, 20), make_run_id());
+  EmuNetworkOptions options;
+  options.kind = "test";
+  EmuNetwork network(plan, options);
+  network.replay().start_clock();
+  const auto forward = one_way_delays(plan.nodes[0].netns, plan.nodes[1].netns, plan.nodes[1].address, 9001, 50, 0.02);
+  const auto backward = one_way_delays(plan.nodes[1].netns, plan.nodes[0].netns, plan.nodes[0].address, 9002, 50, 0.02);
+  ASSERT_EQ(forward.size(), 50u);
+  ASSERT_EQ(backward.size(), 50u);
+  const double a_to_b = median(forward) * 1000, b_to_a = median(backward) * 1000;
+  std::printf("one-way delay (%s), configured 20 ms: a->b median %.3f ms, b->a median %.3f ms\n",
+              to_string(network.delay_method()).c_str(), a_to_b, b_to_a);
+  EXPECT_NEAR(a_to_b, 20.0, 1.0);
+  EXPECT_NEAR(b_to_a, 20.0, 1.0);
+}
+
+TEST(EmuCleanup, OrphansOfADeadOwnerAreRemovedAndLiveRunsKept) {
+  ST_SKIP_WITHOUT_EMU_PRIVILEGES();
+  // A live run (this process) must survive a cleanup.
+  const auto plan = plan_emulation(two_clusters(50, 1), make_run_id());
+  EmuNetworkOptions options;
+  options.kind = "test";
+  EmuNetwork live(plan, options);
+  // An orphan: namespaces named by the scheme with no record (as after a
+  // SIGKILL between creating them and... or a deleted record).
+  const std::string orphan_id = make_run_id();
+  const std::string orphan = run_prefix(orphan_id) + "n0";
+  create_netns(orphan);
+  // And a namespace that is not ours must be left alone.
+  const std::string foreign = "st-test-foreign-" + make_run_id();
+  create_netns(foreign);
+  const CleanupReport report = cleanup_orphans();
+  EXPECT_FALSE(netns_exists(orphan));
+  EXPECT_TRUE(netns_exists(foreign));
+  for (const auto& name : plan.namespaces()) EXPECT_TRUE(netns_exists(name)) << name;
+  EXPECT_NE(std::find(report.removed_namespaces.begin(), report.removed_namespaces.end(), orphan),
+            report.removed_namespaces.end());
+  delete_netns(foreign);
+}
+
+}  // namespace
+}  // namespace st::emu

@@ -1,0 +1,158 @@
+#pragma once
+// Helpers for the emulation backend's tests: skipping without privileges,
+// a bulk TCP flow and a UDP one-way delay probe run on threads inside the
+// emulator's node namespaces (a thread may enter a network namespace on
+// its own; its sockets stay there). Everything runs in namespaces the test
+// builds itself (prefix st-), which the EmuNetwork removes.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emu/host_check.h"
+#include "emu/netns.h"
+
+#define ST_SKIP_WITHOUT_EMU_PRIVILEGES()                                                                       \
+  do {                                                                                                         \
+    if (!st::emu::has_privileges())                                                                            \
+      GTEST_SKIP() << "needs CAP_NET_ADMIN and CAP_SYS_ADMIN (run as root): it builds network namespaces"; \
+  } while (0)
+
+namespace st::emu::testing {
+
+inline double monotonic_s() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
+}
+
+inline sockaddr_in address_of(const std::string& host, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, host.c_str(), &a.sin_addr);
+  return a;
+}
+
+// One TCP connection from `client_netns` to `server_netns`:`address`,
+// sending as fast as the network takes it until stop(). The receiver
+// counts stream bytes; the sender's socket uses the namespace's
+// congestion control.
+class BulkFlow {
+ public:
+  BulkFlow(const std::string& server_netns, const std::string& address, const std::string& client_netns, uint16_t port)
+      : server_netns_(server_netns), client_netns_(client_netns) {
+    {
+      NetnsScope inside(server_netns_);
+      listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    }
+    const int one = 1;
+    setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    const sockaddr_in any = address_of("0.0.0.0", port);
+    if (bind(listener_, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 || listen(listener_, 1) != 0)
+      throw std::runtime_error(std::string("BulkFlow listen: ") + std::strerror(errno));
+    receiver_ = std::thread([this] { receive(); });
+    {
+      NetnsScope inside(client_netns_);
+      sender_socket_ = socket(AF_INET, SOCK_STREAM, 0);
+    }
+    const sockaddr_in to = address_of(address, port);
+    if (connect(sender_socket_, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0)
+      throw std::runtime_error(std::string("BulkFlow connect: ") + std::strerror(errno));
+    sender_ = std::thread([this] { send_forever(); });
+  }
+  ~BulkFlow() { stop(); }
+
+  void stop() {
+    if (stopped_.exchange(true)) return;
+    shutdown(sender_socket_, SHUT_RDWR);
+    if (sender_.joinable()) sender_.join();
+    shutdown(listener_, SHUT_RDWR);
+    if (receiver_.joinable()) receiver_.join();
+    close(sender_socket_);
+    close(listener_);
+  }
+  uint64_t received_bytes() const { return received_; }
+
+ private:
+  void send_forever() {
+    std::vector<char> block(1 << 16, 'x');
+    while (!stopped_) {
+      if (send(sender_socket_, block.data(), block.size(), MSG_NOSIGNAL) <= 0) break;
+    }
+  }
+  void receive() {
+    const int connection = accept(listener_, nullptr, nullptr);
+    if (connection < 0) return;
+    std::vector<char> block(1 << 16);
+    for (;;) {
+      const ssize_t n = recv(connection, block.data(), block.size(), 0);
+      if (n <= 0) break;
+      received_ += static_cast<uint64_t>(n);
+    }
+    close(connection);
+  }
+
+  std::string server_netns_, client_netns_;
+  int listener_ = -1, sender_socket_ = -1;
+  std::thread receiver_, sender_;
+  std::atomic<uint64_t> received_{0};
+  std::atomic<bool> stopped_{false};
+};
+
+// One-way delays of `count` UDP datagrams from `from_netns` to
+// `to_netns`:`address` (both ends read the same monotonic clock), sent
+// `interval_s` apart. Returns them in seconds, in arrival order.
+inline std::vector<double> one_way_delays(const std::string& from_netns, const std::string& to_netns,
+                                          const std::string& address, uint16_t port, int count, double interval_s) {
+  int receiver = -1, sender = -1;
+  {
+    NetnsScope inside(to_netns);
+    receiver = socket(AF_INET, SOCK_DGRAM, 0);
+  }
+  const sockaddr_in any = address_of("0.0.0.0", port);
+  if (bind(receiver, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0)
+    throw std::runtime_error(std::string("probe bind: ") + std::strerror(errno));
+  timeval timeout{2, 0};
+  setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  {
+    NetnsScope inside(from_netns);
+    sender = socket(AF_INET, SOCK_DGRAM, 0);
+  }
+  std::vector<double> delays;
+  std::thread listen_thread([&] {
+    for (int i = 0; i < count; ++i) {
+      double sent = 0;
+      if (recv(receiver, &sent, sizeof(sent), 0) != static_cast<ssize_t>(sizeof(sent))) break;
+      delays.push_back(monotonic_s() - sent);
+    }
+  });
+  const sockaddr_in to = address_of(address, port);
+  for (int i = 0; i < count; ++i) {
+    const double now = monotonic_s();
+    sendto(sender, &now, sizeof(now), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
+  }
+  listen_thread.join();
+  close(sender);
+  close(receiver);
+  return delays;
+}
+
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace st::emu::testing
