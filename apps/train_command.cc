@@ -78,6 +78,11 @@ std::vector<std::string> train_arguments(const train::TrainConfig& c) {
                                    "--lr", number(c.lr),
                                    "--momentum", number(c.momentum),
                                    "--weight-decay", number(c.weight_decay),
+                                   "--warmup", std::to_string(c.warmup_iterations),
+                                   "--lazy-momentum", c.lazy_momentum,
+                                   "--momentum-at", c.momentum_at,
+                                   "--compensation", c.staleness_compensation,
+                                   "--dc-lambda", number(c.dc_lambda),
                                    "--density", number(c.density),
                                    "--compressor", c.compressor,
                                    "--staleness", std::to_string(c.staleness),
@@ -95,6 +100,16 @@ std::vector<std::string> train_arguments(const train::TrainConfig& c) {
   if (!c.advertise_host.empty()) args.insert(args.end(), {"--advertise-host", c.advertise_host});
   if (!c.out_dir.empty()) args.insert(args.end(), {"--out", c.out_dir});
   if (c.fp16_values) args.push_back("--fp16");
+  if (c.momentum_masking) args.push_back("--momentum-masking");
+  args.push_back(c.controller ? "--controller" : "--no-controller");
+  if (c.controller) {
+    args.insert(args.end(), {"--control-interval", number(c.control.interval_s), "--min-density",
+                             number(c.control.min_density), "--max-density", number(c.control.max_density),
+                             "--control-safety", number(c.control.safety), "--control-growth",
+                             number(c.control.estimator.growth), "--control-initial-mbps",
+                             number(c.control.estimator.initial_mbps)});
+    if (!c.control.adapt_batch) args.push_back("--no-batch-control");
+  }
   if (c.quiet) args.push_back("--quiet");
   return args;
 }
@@ -136,6 +151,13 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-density", c.control.min_density, "Controller's lower density bound")->capture_default_str();
   cmd->add_option("--max-density", c.control.max_density, "Controller's upper density bound")->capture_default_str();
+  cmd->add_option("--control-safety", c.control.safety, "Fraction of the overlap window the exchange may fill")
+      ->capture_default_str();
+  cmd->add_option("--control-growth", c.control.estimator.growth, "Bandwidth probing factor per tick")
+      ->capture_default_str();
+  cmd->add_option("--control-initial-mbps", c.control.estimator.initial_mbps, "Bandwidth estimate before a measurement")
+      ->capture_default_str();
+  cmd->add_flag("!--no-batch-control", c.control.adapt_batch, "Keep equal batches (the controller adapts only the density)");
   cmd->add_option("--dc-lambda", c.dc_lambda, "Delay compensation strength (--compensation dc)")->capture_default_str();
   cmd->add_option("--density", c.density, "Fraction of gradient elements sent (stellatrain, topk-sync)")->capture_default_str();
   cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();
