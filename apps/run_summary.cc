@@ -166,6 +166,7 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& back
     : cost_per_hour_(scenario.cost_per_hour()) {
   for (const auto& c : scenario.clusters)
     if (c.egress_per_gb > 0) egress_per_gb_[c.name] = c.egress_per_gb;
+  has_wan_ = scenario.clusters.size() > 1;  // one cluster sends nothing over a WAN
   const auto& c = scenario.systems.front().config;
   top_ = {{"scenario", scenario.name},
           {"backend", backend},
@@ -240,7 +241,7 @@ void SummaryBuilder::add_cost(nlohmann::ordered_json& v, const std::optional<dou
   const double compute = cost_per_hour_ * *tta_s / 3600;
   double egress = 0;
   for (const auto& o : outcomes) {
-    if (!egress_per_gb_.empty() && o.egress_to_target_bytes.empty()) {
+    if (!egress_per_gb_.empty() && has_wan_ && o.egress_to_target_bytes.empty()) {
       v["cost_to_target"] = nullptr;
       v["cost_note"] = "no link.csv: WAN egress unknown";
       return;

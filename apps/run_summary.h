@@ -56,6 +56,7 @@ class SummaryBuilder {
   std::string reference_;  // the ddp system's label ("" when the scenario has none)
   double cost_per_hour_ = 0;
   std::map<std::string, double> egress_per_gb_;  // by cluster name
+  bool has_wan_ = false;
   std::vector<SystemEntry> systems_;
 };
 
