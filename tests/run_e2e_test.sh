@@ -4,7 +4,7 @@
 # stellatrain and ddp) on the sim backend, once with one seed and once with
 # two, and once on the real backend; checks summary.json's shape and values
 # against each run's eval.csv and manifest.json, the folder layout, and the
-# errors for the emu backend, a bad scenario and a foreign --out folder.
+# errors for an unknown backend, a bad scenario and a foreign --out folder.
 #
 #   tests/run_e2e_test.sh path/to/stellatrain [work dir]
 #
@@ -175,9 +175,8 @@ expect_error() {  # expect_error 'message part' command...
   if "$@" > out.txt 2>&1; then fail "expected an error from: $*"; fi
   grep -qF -- "$expected" out.txt || { cat out.txt; fail "expected '$expected' from: $*"; }
 }
-expect_error "the emulation backend (tc-shaped Linux links) does not exist in this project yet" \
-  "$STELLATRAIN" run tiny.yaml --backend emu --out "$WORK/emu"
-[ ! -e "$WORK/emu" ] || fail "--backend emu must not create the results folder"
+expect_error "--backend: warp not in {sim,real,emu}" "$STELLATRAIN" run tiny.yaml --backend warp --out "$WORK/warp"
+[ ! -e "$WORK/warp" ] || fail "a refused --backend must not create the results folder"
 sed -e 's/^model: mlp/model: mlp\ncolour: red/' tiny.yaml > bad.yaml
 expect_error "bad.yaml: colour (line 11): unknown key" "$STELLATRAIN" run bad.yaml --out "$WORK/bad"
 mkdir -p foreign && touch foreign/notes.txt
