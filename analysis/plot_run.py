@@ -7,7 +7,8 @@ usage: plot_run.py DIR [--out FIGDIR] [--format png,svg]
 (docs/analysis.md). It reads DIR/summary.json and each system's run folders
 (eval.csv, iterations.csv, link.csv, manifest.json) and writes into FIGDIR
 (default DIR/figures): tta, accuracy_vs_iteration, iteration_time,
-wan_throughput and speedup, each in every requested format, then DIR/report.md.
+wan_throughput, speedup and controller (plot_control.py), each in every
+requested format, then DIR/report.md.
 Exit status 2 with one message naming the file for a broken results folder.
 """
 import argparse
@@ -15,7 +16,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tta  # noqa: E402  (next to this script)
+import plot_control  # noqa: E402  (next to this script)
+import tta  # noqa: E402
 from tta import InputError  # noqa: E402
 
 FORMATS = ("png", "svg")
@@ -25,6 +27,12 @@ FIGURES = {
     "iteration_time": "Iteration time",
     "wan_throughput": "WAN throughput: trace rate and delivered",
     "speedup": "TTA speedup over ddp",
+    "controller": "Controller: bandwidth estimate, density and batches",
+}
+# Why a figure may be missing.
+NOT_DRAWN = {
+    "wan_throughput": "no run folder has a link.csv (the sim backend writes one; real runs do not record the links)",
+    "controller": "no system ran with the controller (no control.csv)",
 }
 # A time or speedup axis spanning more than this ratio goes logarithmic: a
 # 100x faster system is otherwise a few pixels against ddp's line.
@@ -50,6 +58,7 @@ class Run:
         self.eval = tta.read_eval(self.path)
         self.iterations = tta.read_iterations(self.path)
         self.links = tta.read_links(self.path)
+        self.control = plot_control.read_control(self.path)
         self.manifest = tta.load_manifest(self.path)
 
     def duration_s(self):
@@ -339,12 +348,17 @@ def figure_speedup(summary, runs, colour):
     return fig
 
 
+def figure_controller(summary, runs, colour):
+    return plot_control.figure_controller(summary, runs, colour, FIGURES["controller"], time_label(summary["backend"]))
+
+
 DRAW = {
     "tta": figure_tta,
     "accuracy_vs_iteration": figure_accuracy_vs_iteration,
     "iteration_time": figure_iteration_time,
     "wan_throughput": figure_wan_throughput,
     "speedup": figure_speedup,
+    "controller": figure_controller,
 }
 
 
@@ -405,9 +419,8 @@ def draw_figures(summary, runs, figdir, formats):
     for name, draw in DRAW.items():
         fig = draw(summary, runs, colour)
         if fig is None:
-            notes.append(f"{FIGURES[name]}: not drawn, no run folder has a link.csv "
-                         "(the sim backend writes one; real runs do not record the links).")
-            progress(f"skipped {name}: no link.csv")
+            notes.append(f"{FIGURES[name]}: not drawn, {NOT_DRAWN[name]}.")
+            progress(f"skipped {name}: {NOT_DRAWN[name]}")
             continue
         figures[name] = save(fig, figdir, name, formats)
     return figures, notes

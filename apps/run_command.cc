@@ -90,7 +90,10 @@ RunOutcome run_one(const Scenario& scenario, const RunOptions& options, const st
       request.network = scenario.network;
       request.config = config;
       request.program = self_executable();
-      request.arguments = train_arguments;
+      const std::string scenario_file = fs::absolute(scenario.source).string();
+      request.arguments = [scenario_file, label](const train::TrainConfig& node) {
+        return node_arguments(scenario_file, label, node);
+      };
       request.delay = options.emu_delay;
       request.description = scenario.source;
       request.label = fmt::format("{} seed {}", label, config.seed);
@@ -153,7 +156,10 @@ void print_table(const nlohmann::ordered_json& summary) {
 }  // namespace
 
 nlohmann::ordered_json run_scenario(const RunOptions& options) {
-  const Scenario scenario = load_scenario(options.scenario);
+  return run_scenario(load_scenario(options.scenario), options);
+}
+
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
   const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
   check_backend(scenario, backend);
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");

@@ -27,6 +27,10 @@ struct RunOptions {
 // or options (util::YamlError / std::invalid_argument naming the key); a
 // failing run is recorded in the summary ("error") and the others still run.
 nlohmann::ordered_json run_scenario(const RunOptions& options);
+// The same for a scenario already loaded (and possibly changed, as `sweep`
+// does); options.scenario is not read.
+struct Scenario;
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options);
 
 void add_run_command(CLI::App& app);
 

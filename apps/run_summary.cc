@@ -95,11 +95,23 @@ nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   return j;
 }
 
+// Systems may each have their own optimizer settings, so every system
+// reports them.
 nlohmann::ordered_json options_of(const train::TrainConfig& c) {
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
   if (c.system == "stellatrain")
-    return {{"density", c.density}, {"compressor", c.compressor}, {"staleness", c.staleness}, {"fp16", c.fp16_values}};
-  if (c.system == "topk-sync") return {{"density", c.density}};
-  return nlohmann::ordered_json::object();
+    options = {{"density", c.density},
+               {"compressor", c.compressor},
+               {"staleness", c.staleness},
+               {"fp16", c.fp16_values},
+               {"lazy_momentum", c.lazy_momentum},
+               {"momentum_at", c.momentum_at},
+               {"compensation", c.staleness_compensation}};
+  if (c.system == "stellatrain" && c.staleness_compensation == "dc") options["dc_lambda"] = c.dc_lambda;
+  if (c.system == "topk-sync") options = {{"density", c.density}};
+  options["optimizer"] = {{"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay},
+                          {"warmup", c.warmup_iterations}};
+  return options;
 }
 
 std::optional<double> ratio(const std::optional<double>& numerator, const std::optional<double>& denominator) {

@@ -117,12 +117,15 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
   }
 }
 
+// The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
+// (each system may have its own learning rate, momentum and warmup).
 void parse_optimizer(const YamlField& f, train::TrainConfig& c) {
-  f.allow_only({"name", "lr", "momentum", "weight_decay"});
+  f.allow_only({"name", "lr", "momentum", "weight_decay", "warmup"});
   if (f.has("name")) (void)f.at("name").text_in({"sgd"});  // the training loop's only optimizer so far
   c.lr = f.number_or("lr", c.lr, 1e-9, 100);
   c.momentum = f.number_or("momentum", c.momentum, 0, 0.999999);
   c.weight_decay = f.number_or("weight_decay", c.weight_decay, 0, 1);
+  c.warmup_iterations = static_cast<int>(f.integer_or("warmup", c.warmup_iterations, 0, 10'000'000));
 }
 
 // Exactly one of per_gpu and global (the global batch is split evenly over
@@ -174,14 +177,38 @@ bool is_folder_name(const std::string& s) {
 
 // `- NAME` or `- {name: NAME, label: ..., density: ..., ...}`; options a
 // system does not use are errors rather than silently ignored.
+// `controller: on | off | {interval_s, min_density, max_density, safety,
+// batch, growth, initial_mbps}` (docs/control.md); a map means on.
+void parse_controller(const YamlField& f, train::TrainConfig& c) {
+  if (f.is_scalar()) {
+    c.controller = f.text_in({"on", "off"}) == "on";
+    return;
+  }
+  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps"});
+  c.controller = true;
+  auto& o = c.control;
+  o.interval_s = f.number_or("interval_s", o.interval_s, 1e-3, 1e6);
+  o.min_density = f.number_or("min_density", o.min_density, 1e-6, 1);
+  o.max_density = f.number_or("max_density", o.max_density, 1e-6, 1);
+  if (o.max_density < o.min_density) f.at("max_density").fail(fmt::format("is below min_density {}", o.min_density));
+  o.safety = f.number_or("safety", o.safety, 0.01, 1);
+  o.adapt_batch = f.boolean_or("batch", o.adapt_batch);
+  o.estimator.growth = f.number_or("growth", o.estimator.growth, 1, 10);
+  o.estimator.initial_mbps = f.number_or("initial_mbps", o.estimator.initial_mbps, 0.01, 1e6);
+}
+
 ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) {
   ScenarioSystem s{"", base};
   auto& c = s.config;
   const auto name_field = f.is_scalar() ? f : f.at("name");
   c.system = name_field.text_in({"stellatrain", "ddp", "topk-sync", "ddp-gloo"});
   s.label = c.system;
+  // StellaTrain is the paper's system with its controller; `controller: off`
+  // is the fixed-density ablation.
+  c.controller = c.system == "stellatrain";
   if (f.is_scalar()) return s;
-  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16"});
+  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16", "optimizer", "lazy_momentum",
+                "compensation", "dc_lambda", "controller", "momentum_at", "momentum_masking"});
   if (f.has("label")) {
     s.label = f.at("label").text();
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
@@ -194,6 +221,20 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   only_for("compressor", c.system == "stellatrain", "stellatrain");
   only_for("staleness", c.system == "stellatrain", "stellatrain");
   only_for("fp16", c.system == "stellatrain", "stellatrain");
+  only_for("lazy_momentum", c.system == "stellatrain", "stellatrain");
+  only_for("compensation", c.system == "stellatrain", "stellatrain");
+  only_for("dc_lambda", c.system == "stellatrain", "stellatrain");
+  only_for("controller", c.system == "stellatrain", "stellatrain");
+  only_for("momentum_at", c.system == "stellatrain", "stellatrain");
+  only_for("momentum_masking", c.system == "stellatrain", "stellatrain");
+  if (f.has("momentum_at")) c.momentum_at = f.at("momentum_at").text_in({"master", "node"});
+  c.momentum_masking = f.boolean_or("momentum_masking", c.momentum_masking);
+  if (f.has("controller")) parse_controller(f.at("controller"), c);
+  if (f.has("optimizer")) parse_optimizer(f.at("optimizer"), c);
+  if (f.has("lazy_momentum")) c.lazy_momentum = f.at("lazy_momentum").text_in({"decay", "exact"});
+  if (f.has("compensation")) c.staleness_compensation = f.at("compensation").text_in({"none", "predict", "lookahead", "dc"});
+  c.dc_lambda = f.number_or("dc_lambda", c.dc_lambda, 0, 1e6);
+  if (f.has("dc_lambda") && c.staleness_compensation != "dc") f.at("dc_lambda").fail("only applies with compensation: dc");
   c.density = f.number_or("density", c.density, 1e-6, 1);
   if (f.has("compressor")) c.compressor = f.at("compressor").text_in({"thresholdv16", "thresholdv", "topk", "randomk"});
   c.staleness = static_cast<int>(f.integer_or("staleness", c.staleness, 0, 1));

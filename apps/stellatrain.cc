@@ -10,6 +10,7 @@
 #include "apps/plot_command.h"
 #include "apps/run_command.h"
 #include "apps/sim_bench_command.h"
+#include "apps/sweep_command.h"
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   st::apps::add_train_command(app);
   st::apps::add_trace_command(app);
   st::apps::add_run_command(app);
+  st::apps::add_sweep_command(app);
   st::apps::add_plot_command(app);
   st::apps::add_emu_command(app);
   try {

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "analysis"))
 import tta  # noqa: E402
 
 STELLATRAIN = None  # set from argv
-FIGURES = ("tta", "accuracy_vs_iteration", "iteration_time", "wan_throughput", "speedup")
+FIGURES = ("tta", "accuracy_vs_iteration", "iteration_time", "wan_throughput", "speedup", "controller")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TARGET = 0.8
 
@@ -45,7 +45,21 @@ def write(path, text):
         f.write(text)
 
 
-def fake_run(folder, iteration_s, tau_s, ceiling, links=True, iterations=200, eval_every=20):
+def fake_control(folder, duration):
+    """control.csv as core/train/results.cc writes it: a tick every 0.25 s."""
+    rows = []
+    for tick in range(1, int(duration * 4)):
+        second = tick * 0.25
+        density = 0.05 + 0.01 * (tick % 4)
+        measured = "" if tick % 5 == 0 else f"{90 + tick % 7:.3f}"
+        rows.append(f"{second:.6f},{tick * 10},{tick * 10 + 3},{100 + tick:.3f},{measured},20.000,0.0100,"
+                    f"36.000,14.400,{density:.6f},{64 + tick % 2};{64 - tick % 2}|64;64,95.000,\"measured\"")
+    write(os.path.join(folder, "control.csv"),
+          "time_s,iteration,effective_iteration,estimated_mbps,measured_mbps,latency_ms,wait_fraction,compute_ms,"
+          "budget_ms,density,batch,delivered_mbps,reason\n" + "\n".join(rows) + "\n")
+
+
+def fake_run(folder, iteration_s, tau_s, ceiling, links=True, iterations=200, eval_every=20, control=False):
     """One run folder: accuracy rises as ceiling * (1 - exp(-t / tau))."""
     header = ("rank,iteration,start_s,iteration_ms,wait_ms,forward_ms,backward_ms,gather_ms,compress_ms,"
               "exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss\n")
@@ -68,6 +82,8 @@ def fake_run(folder, iteration_s, tau_s, ceiling, links=True, iterations=200, ev
                 rows.append(f"{second},{direction},{rate:.3f},{rate * 0.6:.3f},{int(rate * 0.6e6 / 8)}")
         write(os.path.join(folder, "link.csv"),
               "second,link,configured_mbps,delivered_mbps,delivered_bytes\n" + "\n".join(rows) + "\n")
+    if control:
+        fake_control(folder, duration)
 
 
 def fake_results(root):
@@ -75,7 +91,7 @@ def fake_results(root):
     broken (failed). The shape follows apps/run_summary.cc."""
     fake_run(os.path.join(root, "ddp"), 0.2, 12.0, 0.9)
     for seed in (1, 2, 3):
-        fake_run(os.path.join(root, f"stellatrain-s{seed}"), 0.01, 0.5 + 0.1 * seed, 0.92)
+        fake_run(os.path.join(root, f"stellatrain-s{seed}"), 0.01, 0.5 + 0.1 * seed, 0.92, control=True)
     fake_run(os.path.join(root, "topk-sync"), 0.05, 5.0, 0.7, links=False)
     summary = {
         "scenario": "fake-2x2", "backend": "sim", "clock": "simulated seconds", "target_accuracy": TARGET,

@@ -295,6 +295,11 @@ void GlooDdp::record(const StepTelemetry& step) {
   totals_.bytes_allreduced += step.bytes_allreduced;
 }
 
+void GlooDdp::set_lr(double lr) {
+  for (auto& group : impl_->optimizer.param_groups())
+    static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+}
+
 GradientEngine GlooDdp::engine() const { return impl_->sync->engine(); }
 int GlooDdp::local_workers() const { return static_cast<int>(impl_->replicas.size()); }
 std::vector<std::vector<std::size_t>> GlooDdp::bucket_layout() const { return impl_->sync->bucket_layout(); }

@@ -85,6 +85,9 @@ class GlooDdp {
   // timed out) the object must not be used for further steps.
   double train_step(const std::vector<data::Batch>& batches);
 
+  // The SGD learning rate of the following steps (a schedule such as warmup).
+  void set_lr(double lr);
+
   GradientEngine engine() const;  // the engine that runs (never kAuto)
   int local_workers() const;
   const GlooGroup& group() const { return group_; }

@@ -28,6 +28,7 @@ struct ThresholdVState final : TensorState {
   std::vector<float> sample;
   TopSelector selector;
   double relative_threshold = 0.0;  // threshold / scale; 0 until the first call
+  std::size_t threshold_k = 0;      // the k relative_threshold was learned for
 };
 
 // The sample rank that corresponds to `count` of n elements; at least 32
@@ -86,6 +87,10 @@ std::size_t ThresholdV::compress(Span<const float> grad, std::size_t k, TensorSt
     return r.count;
   }
   const float scale = take_sample(s, g, n);
+  // A threshold learned for another k (the controller changed the density)
+  // says nothing about this one: start again from the sample's quantile.
+  if (s.threshold_k != k) s.relative_threshold = 0.0;
+  s.threshold_k = k;
   const float threshold = s.relative_threshold > 0.0 && scale > 0.0f
                               ? static_cast<float>(s.relative_threshold * scale)
                               : sample_value_at_rank(s.sample, sample_rank(k, n, s.sample.size()));

@@ -57,13 +57,29 @@ inline float decay_factor(const DecayPowers& powers, uint32_t exponent) {
   return static_cast<float>(pow(powers.base, static_cast<double>(exponent)));
 }
 
+// S(k) = base + ... + base^k (kernels.h); long gaps in closed form, in double.
+inline float sum_of_powers(const PowerSums& sums, uint32_t k) {
+  if (k < PowerSums::kTableSize) return sums.table[k];
+  const double b = sums.base;
+  if (b == 1.0) return static_cast<float>(k);
+  return static_cast<float>(b * (1.0 - pow(b, static_cast<double>(k))) / (1.0 - b));
+}
+
+// Exact lazy momentum: the parameter after the k missed steps that dense
+// momentum would have moved it by, in the units of the stored buffer.
+inline float catch_up_param(const SgdKernelArgs& a, float p, float buf, uint32_t missed) {
+  if (a.catch_up == nullptr || missed == 0) return p;
+  return p + a.neg_lr * (buf * (a.catch_up_scale * sum_of_powers(*a.catch_up, missed)));
+}
+
 // torch: d_p = d_p.add(p, weight_decay), skipped when weight_decay == 0.
 inline float add_weight_decay(float grad, float param, float weight_decay) {
   return weight_decay != 0.0f ? grad + weight_decay * param : grad;
 }
 
 inline void sgd_update_entry(const SgdKernelArgs& a, uint32_t i, float grad) {
-  const float p = a.param[i];
+  float p = a.param[i];
+  if (a.momentum_buffer != nullptr) p = catch_up_param(a, p, a.momentum_buffer[i], missed_steps(a.last_step[i], a.step));
   float direction = add_weight_decay(grad, p, a.weight_decay);
   if (a.momentum_buffer != nullptr) {
     const uint32_t last = a.last_step[i];

@@ -28,6 +28,27 @@ struct DecayPowers {
   float table[kTableSize] = {};
 };
 
+// S(k) = base + base^2 + ... + base^k rounded to float: the distance, in
+// units of lr x buf, that dense momentum moves an entry over k steps with a
+// zero gradient (exact lazy momentum, weight prediction). Tabulated like
+// DecayPowers; sum_of_powers() in entry_math.h computes longer gaps.
+struct PowerSums {
+  static constexpr uint32_t kTableSize = 64;
+
+  PowerSums() = default;
+  explicit PowerSums(double base_value) : base(base_value) {
+    double power = 1.0, sum = 0.0;
+    for (uint32_t k = 0; k < kTableSize; ++k) {
+      table[k] = static_cast<float>(sum);
+      power *= base;
+      sum += power;
+    }
+  }
+
+  double base = 1.0;
+  float table[kTableSize] = {};
+};
+
 // The slice of a sparse gradient one kernel call handles.
 struct Chunk {
   const uint32_t* indices = nullptr;
@@ -49,6 +70,10 @@ struct SgdKernelArgs {
   float damped_scale = 1.0f;         // 1 - dampening
   bool nesterov = false;
   const DecayPowers* momentum_powers = nullptr;
+  // Exact lazy momentum: catch-up distances S(k) for the k missed steps
+  // (scaled by momentum for Nesterov); null for the decay-only rule.
+  const PowerSums* catch_up = nullptr;
+  float catch_up_scale = 1.0f;  // momentum for Nesterov, else 1
 };
 
 struct AdamKernelArgs {

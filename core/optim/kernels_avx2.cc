@@ -102,14 +102,30 @@ void sgd_block_no_momentum(const SgdKernelArgs& a, const uint32_t* indices, cons
   lanes.store(a.param, _mm256_add_ps(p, _mm256_mul_ps(splat(a.neg_lr), direction)));
 }
 
+// Exact lazy momentum, per lane as catch_up_param() in entry_math.h: the
+// parameter moved by lr x buf x scale x S(missed). Lanes that missed nothing
+// (never touched ones included) keep p bit for bit.
+__m256 catch_up8(const SgdKernelArgs& a, __m256 p, __m256 buf, __m256i missed) {
+  if (a.catch_up == nullptr || _mm256_testz_si256(missed, missed)) return p;
+  alignas(32) uint32_t gaps[kLanes];
+  alignas(32) float sums[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(gaps), missed);
+  for (std::size_t k = 0; k < kLanes; ++k) sums[k] = a.catch_up_scale * sum_of_powers(*a.catch_up, gaps[k]);
+  const __m256 moved = _mm256_add_ps(p, _mm256_mul_ps(splat(a.neg_lr), _mm256_mul_ps(buf, _mm256_load_ps(sums))));
+  const __m256 missed_any = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_cmpeq_epi32(missed, _mm256_setzero_si256()),
+                                                                 _mm256_set1_epi32(-1)));
+  return _mm256_blendv_ps(p, moved, missed_any);
+}
+
 template <bool kContiguous>
 void sgd_block_momentum(const SgdKernelArgs& a, const uint32_t* indices, const float* grads) {
   const Lanes<kContiguous> lanes(indices);
-  const __m256 p = lanes.load(a.param);
-  const __m256 direction = add_weight_decay(_mm256_loadu_ps(grads), p, a.weight_decay);
   __m256i never_touched;
   const __m256i missed = missed_steps8(lanes.load(a.last_step), a.step, &never_touched);
-  const __m256 decayed = _mm256_mul_ps(lanes.load(a.momentum_buffer), decay_factors(missed, *a.momentum_powers));
+  const __m256 old_buf = lanes.load(a.momentum_buffer);
+  const __m256 p = catch_up8(a, lanes.load(a.param), old_buf, missed);
+  const __m256 direction = add_weight_decay(_mm256_loadu_ps(grads), p, a.weight_decay);
+  const __m256 decayed = _mm256_mul_ps(old_buf, decay_factors(missed, *a.momentum_powers));
   const __m256 momentum = splat(a.momentum);
   const __m256 damped =
       _mm256_add_ps(_mm256_mul_ps(momentum, decayed), _mm256_mul_ps(splat(a.damped_scale), direction));

@@ -35,11 +35,18 @@ void sgd_run_no_momentum(const SgdKernelArgs& a, uint32_t first, const float* __
   }
 }
 
+// Exact lazy momentum: moves the run's parameters by what dense momentum
+// would have moved them over their missed steps (entry_math.h).
+void catch_up_run(const SgdKernelArgs& a, float* __restrict p, const float* __restrict buf, const uint32_t* last) {
+  for (std::size_t k = 0; k < kRun; ++k) p[k] = catch_up_param(a, p[k], buf[k], missed_steps(last[k], a.step));
+}
+
 template <bool kWeightDecay, bool kNesterov>
 void sgd_run_momentum(const SgdKernelArgs& a, uint32_t first, const float* __restrict grads) {
   float* __restrict p = a.param + first;
   float* __restrict buf = a.momentum_buffer + first;
   uint32_t* __restrict last = a.last_step + first;
+  if (a.catch_up != nullptr) catch_up_run(a, p, buf, last);
   float factors[kRun];
   run_decay_factors(last, a.step, *a.momentum_powers, factors);
   // Scalars in locals: loads through `a` inside the loop might alias the

@@ -86,7 +86,7 @@ class SparseAdam final : public SparseOptimizer {
     args.beta2 = static_cast<float>(options_.beta2);
     args.one_minus_beta2 = static_cast<float>(1 - options_.beta2);
     args.eps = static_cast<float>(options_.eps);
-    args.neg_step_size = static_cast<float>(-(options_.lr / bias_correction1));
+    args.neg_step_size = static_cast<float>(-(options_.lr * state.lr_scale / bias_correction1));
     args.sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
     args.beta1_powers = &beta1_powers_;
     args.beta2_powers = &beta2_powers_;

@@ -28,6 +28,10 @@ class ParamState {
   std::string name;
   std::size_t numel = 0;
   uint32_t step = 0;  // number of step() calls so far on this tensor
+  // Multiplies the optimizer's learning rate for this tensor's next steps
+  // (a schedule such as warmup sets it before stepping; the product is
+  // formed in double and rounded once, as torch rounds a scheduled lr).
+  double lr_scale = 1.0;
 };
 
 // State of the sparse SGD optimizer. Both vectors are empty when momentum is
@@ -57,6 +61,28 @@ class SparseOptimizer {
   // when sizes disagree or the state is not this optimizer's; nothing is
   // modified in that case.
   virtual void step(Span<float> param, SparseGrad grad, ParamState& state) = 0;
+
+  // Writes to `out` the parameter as a reader should see it: the stored
+  // values plus the movement that momentum alone would add over the steps
+  // the lazy update has deferred (exact lazy momentum) and over `ahead`
+  // further steps with a zero gradient (weight prediction for a stale
+  // forward). The default, for optimizers without such a notion, copies
+  // `param`. `out` may not alias `param`.
+  virtual void extrapolate(Span<const float> param, const ParamState& state, uint32_t ahead, Span<float> out) const;
+};
+
+// What happens to the momentum of an entry that a sparse step does not list
+// (docs/optim.md, "Lazy momentum").
+enum class LazyMomentum {
+  // The paper's rule: the buffer decays by momentum^k over k missed steps,
+  // the parameter does not move meanwhile.
+  kDecay,
+  // Dense momentum, deferred: when the entry is next listed, the movement
+  // lr x buf x (m + m^2 + ... + m^k) that dense SGD would have made over the
+  // k missed steps is applied first, so the touched entries equal dense SGD
+  // with momentum fed the same sparse gradients (weight decay of untouched
+  // entries excepted). extrapolate() shows the deferred movement to readers.
+  kExact,
 };
 
 struct SgdOptions {
@@ -65,7 +91,13 @@ struct SgdOptions {
   double dampening = 0.0;
   bool nesterov = false;
   double weight_decay = 0.0;
+  LazyMomentum lazy = LazyMomentum::kDecay;
 };
+
+// "decay" or "exact"; the parser throws std::invalid_argument naming the
+// accepted words.
+const char* lazy_momentum_name(LazyMomentum lazy);
+LazyMomentum parse_lazy_momentum(const std::string& text);
 
 struct AdamOptions {
   double lr = 1e-3;

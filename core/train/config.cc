@@ -28,6 +28,24 @@ void validate(const TrainConfig& c) {
   require(c.weight_decay >= 0, "weight_decay", "must be >= 0");
   require(c.density > 0 && c.density <= 1, "density", "must be in (0, 1]");
   require(c.staleness == 0 || c.staleness == 1, "staleness", "must be 0 or 1");
+  require(c.warmup_iterations >= 0, "warmup_iterations", "must be >= 0");
+  require(c.lazy_momentum == "decay" || c.lazy_momentum == "exact", "lazy_momentum",
+          fmt::format("'{}' is not one of decay, exact", c.lazy_momentum));
+  require(c.staleness_compensation == "none" || c.staleness_compensation == "predict" ||
+              c.staleness_compensation == "lookahead" || c.staleness_compensation == "dc",
+          "staleness_compensation",
+          fmt::format("'{}' is not one of none, predict, lookahead, dc", c.staleness_compensation));
+  require(c.dc_lambda >= 0, "dc_lambda", "must be >= 0");
+  require(c.momentum_at == "master" || c.momentum_at == "node", "momentum_at",
+          fmt::format("'{}' is not one of master, node", c.momentum_at));
+  require(!c.controller || c.system == "stellatrain", "controller", "only stellatrain has a controller");
+  if (c.controller) {
+    try {
+      control::validate(c.control);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("train config: {}", e.what()));
+    }
+  }
   require(c.eval_interval >= 0, "eval_interval", "must be >= 0");
   require(c.transport == "inproc" || c.transport == "tcp", "transport",
           fmt::format("'{}' is not one of inproc, tcp", c.transport));
@@ -37,6 +55,11 @@ void validate(const TrainConfig& c) {
   require(c.compressor == "thresholdv16" || c.compressor == "thresholdv" || c.compressor == "topk" ||
               c.compressor == "randomk",
           "compressor", fmt::format("'{}' is not one of thresholdv16, thresholdv, topk, randomk", c.compressor));
+}
+
+double lr_scale_at(const TrainConfig& c, int iteration) {
+  if (iteration >= c.warmup_iterations) return 1.0;
+  return static_cast<double>(iteration + 1) / c.warmup_iterations;
 }
 
 }  // namespace st::train

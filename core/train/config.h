@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/control/controller.h"
+
 namespace st::train {
 
 struct TrainConfig {
@@ -26,12 +28,38 @@ struct TrainConfig {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 0.0;
+  // Linear learning-rate warmup: iteration t < N steps with lr x (t + 1) / N.
+  int warmup_iterations = 0;
+  // stellatrain's sparse SGD: what momentum does for entries a step does not
+  // list (core/optim/sparse_optimizer.h, LazyMomentum): "decay" (the paper's
+  // rule) or "exact" (dense momentum, deferred).
+  std::string lazy_momentum = "decay";
+  // stellatrain: where momentum lives. "master": the CPU sparse SGD applies
+  // it to the exchanged sparse gradient (the paper). "node": each node keeps
+  // a dense velocity of its own gradient and compresses that (momentum
+  // correction, as Deep Gradient Compression does); the master then applies
+  // plain SGD. momentum_masking zeroes the velocity of the entries sent.
+  std::string momentum_at = "master";
+  bool momentum_masking = false;
 
   // stellatrain and topk-sync.
   double density = 0.05;
   std::string compressor = "thresholdv16";  // stellatrain; topk-sync uses topk
   int staleness = 1;                        // stellatrain: 0 or 1
+  // stellatrain, staleness 1 (docs/convergence.md): "none"; "predict" (the
+  // forward uses the parameters extrapolated over the updates it misses,
+  // from the momentum buffer); "lookahead" (predict, plus this node's own
+  // compressed gradient of the missing iteration in place of everyone's);
+  // "dc" (delay-compensated gradients, DC-ASGD: g + dc_lambda x g x g x
+  // (w_now - w_forward)).
+  std::string staleness_compensation = "none";
+  double dc_lambda = 0.04;
   bool fp16_values = false;                 // wire encoding of values
+  // stellatrain: the controller (docs/control.md) re-picks the density (and,
+  // on unequal GPUs, the batch split) from telemetry; `density` is then
+  // only the starting point. Off: the fixed-density ablation.
+  bool controller = false;
+  control::ControllerOptions control;
 
   // Evaluation.
   int eval_interval = 50;        // iterations between evaluations (0: only at the end)
@@ -63,5 +91,8 @@ struct TrainConfig {
 
 // Throws std::invalid_argument naming the field for bad values.
 void validate(const TrainConfig& config);
+
+// The learning-rate multiplier of iteration t (warmup; 1 afterwards).
+double lr_scale_at(const TrainConfig& config, int iteration);
 
 }  // namespace st::train

@@ -78,6 +78,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
       batches.push_back(train.get_batch(Span<const std::size_t>(indices)));
     }
     const auto begin = std::chrono::steady_clock::now();
+    ddp.set_lr(c.lr * lr_scale_at(c, t));
     ddp.train_step(batches);
     const auto& s = ddp.last_step();
     IterationRecord r;

@@ -1,5 +1,6 @@
 #include "core/train/local_workers.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -36,6 +37,7 @@ struct Worker {
   data::BatchStream stream;
   LocalStepTimes times;
   at::Tensor loss;  // between forward and backward
+  int batch = 0;
 };
 
 struct LocalWorkers::Impl {
@@ -56,7 +58,8 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     data::ShardSampler sampler(train.size(), world, global, config.seed);
     // Same init seed everywhere: every replica starts from identical weights.
     impl_->workers.push_back(std::make_unique<Worker>(
-        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}, {}}));
+        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}, {},
+               static_cast<int>(config.batch_per_worker)}));
   }
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
 }
@@ -86,12 +89,24 @@ std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
   return out;
 }
 
-void LocalWorkers::load(VersionedParameters& master) {
+void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged) {
+  staged.resize(master.layers());
+  for (std::size_t l = 0; l < master.layers(); ++l) {
+    staged[l].resize(master.numel(l));
+    master.read_layer(l, target, staged[l].data());
+  }
   for (auto& worker : impl_->workers) {
     const auto params = worker->model.parameters();
-    for (std::size_t l = 0; l < params.size(); ++l)
-      master.with_layer(l, [&](float* data, std::size_t n) { copy_into(params[l], data, n); });
+    for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], staged[l].data(), staged[l].size());
   }
+}
+
+void LocalWorkers::set_batches(const std::vector<int>& batch) {
+  if (batch.size() != impl_->workers.size())
+    throw std::invalid_argument(fmt::format("set_batches: {} batches for {} workers", batch.size(), impl_->workers.size()));
+  for (int b : batch)
+    if (b < 1) throw std::invalid_argument(fmt::format("set_batches: batch {} is below 1", b));
+  for (std::size_t w = 0; w < batch.size(); ++w) impl_->workers[w]->batch = batch[w];
 }
 
 // Forward, backward and the gather are separate compute tasks so that every
@@ -117,14 +132,16 @@ void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out,
                          sum.forward_ms += worker->times.forward_ms / g;
                          sum.backward_ms += worker->times.backward_ms / g;
                          sum.loss += worker->times.loss / g;
+                         sum.worker_ms.push_back(worker->times.forward_ms + worker->times.backward_ms);
+                         sum.batch.push_back(worker->batch);
                        }
                        sum.gather_ms = ms_between(start, impl_->executor.now());
                        done(sum);
                      });
   };
-  const double batch = static_cast<double>(impl_->config.batch_per_worker);
   for (std::size_t w = 0; w < g; ++w) {
     Worker* worker = impl_->workers[w].get();
+    const double batch = static_cast<double>(worker->batch);
     const int device = static_cast<int>(w);
     const auto t0 = ex.now();
     ex.compute([this, worker] { forward(*worker); }, runtime::ComputeCost{"forward", -1, batch, impl_->node, device},
@@ -143,7 +160,7 @@ void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out,
 }
 
 void LocalWorkers::forward(Worker& worker) {
-  const auto indices = worker.stream.next(impl_->config.batch_per_worker);
+  const auto indices = worker.stream.next(static_cast<std::size_t>(worker.batch));
   const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
   worker.model.zero_grad();
   const auto logits = worker.model.forward(batch.images);
@@ -166,7 +183,15 @@ void LocalWorkers::sum_gradients(std::vector<std::vector<float>>& out, const std
       if (!grad.defined()) continue;
       const float* src = grad.data_ptr<float>();
       float* dst = out[l].data();
-      for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
+      // A worker's loss is the mean over its own batch; its share of the
+      // global mean is batch / batch_per_worker of an equal worker's.
+      const auto even = static_cast<int>(impl_->config.batch_per_worker);
+      if (worker->batch == even) {
+        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
+      } else {
+        const float weight = static_cast<float>(worker->batch) / static_cast<float>(even);
+        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += weight * src[i];
+      }
     }
   }
 }

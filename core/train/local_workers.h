@@ -28,6 +28,8 @@ struct LocalStepTimes {
   double backward_ms = 0;  // mean over workers
   double gather_ms = 0;    // summing the workers' gradients
   double loss = 0;         // mean over workers
+  std::vector<double> worker_ms;  // forward + backward per worker
+  std::vector<int> batch;         // per worker
 };
 
 class LocalWorkers {
@@ -42,13 +44,22 @@ class LocalWorkers {
   std::vector<std::string> layer_names() const;
   std::vector<std::vector<float>> initial_parameters() const;
 
-  // Copies every layer of the master into every replica (each layer under
-  // its lock).
-  void load(VersionedParameters& master);
+  // Reads every layer of the master as a forward that wants version
+  // `target` sees it (VersionedParameters::read_layer) into staged[l], then
+  // copies it into every replica. `staged` is resized on first use; the
+  // caller keeps it (delay-compensated updates need what the forward used).
+  void load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged);
+
+  // Per-worker batch sizes from the next step on (the controller's split of
+  // the global batch; default: the config's batch_per_worker everywhere).
+  // Throws std::invalid_argument for a wrong count or a batch below 1.
+  void set_batches(const std::vector<int>& batch);
 
   // Forward and backward on every worker, then out[l] = sum over workers of
-  // their layer-l gradient (out is resized on first use). `done` is posted
-  // to the executor once out holds the sums.
+  // their layer-l gradient weighted by batch / batch_per_worker (1 when
+  // batches are equal), so that dividing by the number of workers gives the
+  // mean gradient over all samples of the global batch (out is resized on
+  // first use). `done` is posted to the executor once out holds the sums.
   void compute_gradients(std::vector<std::vector<float>>& out, std::function<void(const LocalStepTimes&)> done);
 
   // Test accuracy of `parameters` on the first `samples` test samples (0:

@@ -1,9 +1,12 @@
 #include "core/train/results.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <stdexcept>
+
+#include "core/control/controller.h"
 
 namespace st::train {
 namespace {
@@ -33,17 +36,18 @@ ResultsWriter::ResultsWriter(const std::string& dir, const nlohmann::json& manif
   write_json(dir_ + "/manifest.json", manifest_);
   iterations_ = open_csv(dir_ + "/iterations.csv",
                          "rank,iteration,start_s,iteration_ms,wait_ms,forward_ms,backward_ms,gather_ms,"
-                         "compress_ms,exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss");
+                         "compress_ms,exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss,density,batch");
   eval_ = open_csv(dir_ + "/eval.csv", "time_s,iteration,accuracy,loss,samples");
 }
 
 void ResultsWriter::add_iteration(const IterationRecord& r) {
   if (dir_.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  iterations_ << fmt::format("{},{},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.6f}\n",
+  iterations_ << fmt::format("{},{},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.6f},{:.6f},{}\n",
                              r.rank, r.iteration, r.start_s, r.iteration_ms, r.wait_ms, r.forward_ms,
                              r.backward_ms, r.gather_ms, r.compress_ms, r.exchange_ms, r.optimize_ms,
-                             r.pipeline_ms, r.bytes_sent, r.bytes_received, r.loss);
+                             r.pipeline_ms, r.bytes_sent, r.bytes_received, r.loss, r.density,
+                             fmt::join(r.batch, ";"));
   iterations_.flush();
 }
 
@@ -52,6 +56,23 @@ void ResultsWriter::add_eval(const EvalRecord& r) {
   std::lock_guard<std::mutex> lock(mutex_);
   eval_ << fmt::format("{:.6f},{},{:.6f},{:.6f},{}\n", r.time_s, r.iteration, r.accuracy, r.loss, r.samples);
   eval_.flush();
+}
+
+void ResultsWriter::add_control(const control::ControlRecord& r) {
+  if (dir_.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!control_.is_open())
+    control_ = open_csv(dir_ + "/control.csv",
+                        "time_s,iteration,effective_iteration,estimated_mbps,measured_mbps,latency_ms,wait_fraction,"
+                        "compute_ms,budget_ms,density,batch,delivered_mbps,reason");
+  std::vector<std::string> nodes;
+  for (const auto& node : r.batch) nodes.push_back(fmt::format("{}", fmt::join(node, ";")));
+  control_ << fmt::format("{:.6f},{},{},{:.3f},{},{:.3f},{:.4f},{:.3f},{:.3f},{:.6f},{},{:.3f},\"{}\"\n", r.time_s,
+                          r.iteration, r.effective_iteration, r.estimated_mbps,
+                          r.measured_mbps ? fmt::format("{:.3f}", *r.measured_mbps) : std::string(), r.latency_ms,
+                          r.wait_fraction, r.compute_ms, r.budget_ms, r.density, fmt::join(nodes, "|"),
+                          r.delivered_mbps, r.reason);
+  control_.flush();
 }
 
 void ResultsWriter::update_manifest(const nlohmann::json& extra) {

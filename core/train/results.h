@@ -1,13 +1,18 @@
 #pragma once
-// The results folder of a run (DESIGN.md): manifest.json, iterations.csv
-// (one row per rank and iteration), eval.csv (time, iteration, accuracy,
-// loss). Rows are flushed as they come so a long run can be watched and a
+// The results folder of a run: manifest.json, iterations.csv (one row per
+// rank and iteration), eval.csv (time, iteration, accuracy, loss) and, with
+// the controller, control.csv (one row per tick, docs/control.md). Rows are flushed as they come so a long run can be watched and a
 // crash loses nothing written so far. Thread-safe.
 #include <cstdint>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+namespace st::control {
+struct ControlRecord;
+}
 
 namespace st::train {
 
@@ -27,6 +32,8 @@ struct IterationRecord {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   double loss = 0;          // mean over local workers
+  double density = 0;       // stellatrain: the density this iteration was compressed with (0: dense)
+  std::vector<int> batch;   // per local worker
 };
 
 struct EvalRecord {
@@ -45,6 +52,8 @@ class ResultsWriter {
 
   void add_iteration(const IterationRecord& record);
   void add_eval(const EvalRecord& record);
+  // A controller tick: control.csv (created with the first one).
+  void add_control(const control::ControlRecord& record);
   // Rewrites manifest.json with extra fields (e.g. the final summary).
   void update_manifest(const nlohmann::json& extra);
 
@@ -56,6 +65,7 @@ class ResultsWriter {
   std::mutex mutex_;
   std::ofstream iterations_;
   std::ofstream eval_;
+  std::ofstream control_;
 };
 
 }  // namespace st::train

@@ -63,7 +63,7 @@ class SyncSystem : public System {
     record_.rank = ctx_.rank;
     record_.iteration = t;
     record_.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
-    ctx_.workers.load(ctx_.master);
+    ctx_.workers.load(ctx_.master, t, staged_);
     ctx_.workers.compute_gradients(grads_, [this, t](const LocalStepTimes& times) {
       record_.forward_ms = times.forward_ms;
       record_.backward_ms = times.backward_ms;
@@ -74,7 +74,7 @@ class SyncSystem : public System {
         record_.exchange_ms = detail::ms_since(ctx_.executor, reduce_start);
         // The dense step runs where DDP runs it, on the GPU (device 0).
         const Nanos step_start = ctx_.executor.now();
-        ctx_.executor.compute([this] { step_all_layers(); },
+        ctx_.executor.compute([this, t] { step_all_layers(t); },
                               runtime::ComputeCost{"optimize_dense", -1, static_cast<double>(total_numel()), ctx_.rank, 0},
                               [this, t, step_start] {
           for (std::size_t l = 0; l < numels_.size(); ++l) ctx_.master.publish(l, t + 1);
@@ -87,8 +87,9 @@ class SyncSystem : public System {
     });
   }
 
-  void step_all_layers() {
+  void step_all_layers(int t) {
     for (std::size_t l = 0; l < numels_.size(); ++l) {
+      optim_states_[l]->lr_scale = lr_scale_at(ctx_.config, t);
       auto& g = grads_[l];
       for (auto& v : g) v *= scale_;  // mean over all workers
       const optim::SparseGrad grad{Span<const uint32_t>(all_indices_[l]), Span<const float>(g)};
@@ -102,6 +103,7 @@ class SyncSystem : public System {
   std::unique_ptr<optim::SparseOptimizer> optimizer_;
   std::vector<std::unique_ptr<optim::ParamState>> optim_states_;
   std::vector<std::vector<float>> grads_;
+  std::vector<std::vector<float>> staged_;  // the loaded parameters
   IterationRecord record_;
   float scale_ = 1.0f;
   runtime::Task finished_;

@@ -15,6 +15,8 @@
 
 namespace st::train {
 
+class ControlAgent;
+
 // Everything a system on one node works with. Owned by the trainer.
 struct NodeContext {
   const TrainConfig& config;
@@ -27,6 +29,9 @@ struct NodeContext {
   // Called (from a task) when iteration `iteration` has left the pipeline on
   // this node: every layer is at version iteration + 1.
   std::function<void(int iteration, const IterationRecord& record)> on_iteration_done;
+  // The controller's agent on this node (stellatrain with the controller on;
+  // null otherwise).
+  ControlAgent* control = nullptr;
 };
 
 class System {

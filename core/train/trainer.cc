@@ -18,7 +18,9 @@
 #include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/runtime/executor.h"
+#include "core/telemetry/metered_transport.h"
 #include "core/train/backend.h"
+#include "core/train/control_agent.h"
 #include "core/train/gloo_training.h"
 #include "core/train/local_workers.h"
 #include "core/train/system.h"
@@ -49,10 +51,28 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
           {"gpus_per_node", c.gpus_per_node},
           {"batch_per_worker", c.batch_per_worker},
           {"iterations", c.iterations},
-          {"optimizer", {{"name", "sgd"}, {"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay}}},
+          {"optimizer",
+           {{"name", "sgd"},
+            {"lr", c.lr},
+            {"momentum", c.momentum},
+            {"weight_decay", c.weight_decay},
+            {"warmup_iterations", c.warmup_iterations},
+            {"lazy_momentum", c.lazy_momentum},
+            {"momentum_at", c.momentum_at},
+            {"momentum_masking", c.momentum_masking}}},
           {"density", c.density},
           {"compressor", c.compressor},
           {"staleness", c.staleness},
+          {"staleness_compensation", c.staleness_compensation},
+          {"controller", c.controller ? nlohmann::json{{"interval_s", c.control.interval_s},
+                                                         {"min_density", c.control.min_density},
+                                                         {"max_density", c.control.max_density},
+                                                         {"safety", c.control.safety},
+                                                         {"adapt_batch", c.control.adapt_batch},
+                                                         {"growth", c.control.estimator.growth},
+                                                         {"initial_mbps", c.control.estimator.initial_mbps}}
+                                      : nlohmann::json("off")},
+          {"dc_lambda", c.dc_lambda},
           {"value_encoding", c.fp16_values ? "f16" : "f32"},
           {"seed", c.seed},
           {"backend", "real"},
@@ -72,10 +92,12 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
 struct Node {
   comm::Transport* transport = nullptr;
   std::unique_ptr<comm::Transport> owned_transport;
+  std::unique_ptr<telemetry::MeteredTransport> metered;  // with the controller: counts bytes per peer
   std::unique_ptr<comm::Mailbox> mailbox;
   std::unique_ptr<collective::Communicator> comm;
   std::unique_ptr<LocalWorkers> workers;
   std::unique_ptr<VersionedParameters> master;
+  std::unique_ptr<ControlAgent> control;
   std::unique_ptr<NodeContext> context;
   std::unique_ptr<System> system;
   std::atomic<bool> finished{false};
@@ -156,6 +178,22 @@ class Monitor {
   int iterations_ = 0;
 };
 
+// The node's agent; rank 0's holds the controller, priced for this model's
+// layers and the wire encoding the exchange will use.
+std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, int rank, Node& node, runtime::Executor& executor,
+                                                 ResultsWriter& results) {
+  const std::vector<int> even(static_cast<std::size_t>(c.gpus_per_node), static_cast<int>(c.batch_per_worker));
+  std::unique_ptr<control::Controller> controller;
+  if (rank == 0) {
+    control::TrafficModel traffic{node.workers->layer_numels(), c.compressor == "thresholdv16", c.fp16_values, c.nodes};
+    controller = std::make_unique<control::Controller>(
+        c.control, traffic, std::vector<std::vector<int>>(static_cast<std::size_t>(c.nodes), even), c.density,
+        c.staleness);
+  }
+  return std::make_unique<ControlAgent>(rank, c.nodes, executor, *node.metered, *node.mailbox, std::move(controller),
+                                        c.density, even, rank == 0 ? &results : nullptr);
+}
+
 comm::TcpOptions tcp_options(const TrainConfig& c) {
   comm::TcpOptions o;
   o.rank = c.rank;
@@ -227,10 +265,16 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
       node->owned_transport = comm::make_tcp_transport(tcp_options(config));
       node->transport = node->owned_transport.get();
     }
-    node->mailbox = std::make_unique<comm::Mailbox>(*node->transport);
-    node->comm = std::make_unique<collective::Communicator>(*node->transport, *node->mailbox, *executor);
+    comm::Transport* wire = node->transport;
+    if (config.controller) {
+      node->metered = std::make_unique<telemetry::MeteredTransport>(*node->transport, *executor);
+      wire = node->metered.get();
+    }
+    node->mailbox = std::make_unique<comm::Mailbox>(*wire);
+    node->comm = std::make_unique<collective::Communicator>(*wire, *node->mailbox, *executor);
     node->workers = std::make_unique<LocalWorkers>(config, rank, *train, *executor);
     node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
+    if (config.controller) node->control = make_control_agent(config, rank, *node, *executor, results);
     Node* raw = node.get();
     // A process that is one rank of a TCP run records its own iterations
     // too (rank<R>/iterations.csv), so every rank's timing can be read back.
@@ -240,7 +284,7 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
       else if (only_rank_here) results.add_iteration(r);
     };
     node->context.reset(new NodeContext{config, rank, *executor, *node->comm, *node->workers, *node->master,
-                                        results, on_done});
+                                        results, on_done, node->control.get()});
     node->system = make_system(*node->context);
     nodes.push_back(std::move(node));
   }
@@ -252,6 +296,7 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   TrainResult result;
   const auto start = executor->now();
   for (auto& node : nodes) {
+    if (node->control) node->control->start();
     Node* raw = node.get();
     executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
   }

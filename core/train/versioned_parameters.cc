@@ -17,6 +17,16 @@ void VersionedParameters::with_layer(std::size_t layer, const std::function<void
   fn(l.values.data(), l.values.size());
 }
 
+void VersionedParameters::read_layer(std::size_t layer, int target, float* out) {
+  Layer& l = layers_.at(layer);
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (view_) {
+    view_(layer, l.values.data(), l.values.size(), target, out);
+  } else {
+    std::memcpy(out, l.values.data(), l.values.size() * sizeof(float));
+  }
+}
+
 int VersionedParameters::version(std::size_t layer) const {
   std::lock_guard<std::mutex> lock(versions_mutex_);
   return versions_.at(layer);
@@ -66,11 +76,10 @@ uint64_t VersionedParameters::checksum() {
 }
 
 std::vector<std::vector<float>> VersionedParameters::snapshot() {
-  std::vector<std::vector<float>> out;
-  out.reserve(layers_.size());
-  for (auto& layer : layers_) {
-    std::lock_guard<std::mutex> lock(layer.mutex);
-    out.emplace_back(layer.values.begin(), layer.values.end());
+  std::vector<std::vector<float>> out(layers_.size());
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    out[l].resize(layers_[l].values.size());
+    read_layer(l, version(l), out[l].data());
   }
   return out;
 }

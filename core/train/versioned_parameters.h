@@ -19,7 +19,19 @@ namespace st::train {
 
 class VersionedParameters {
  public:
+  // How readers see a layer (called under the layer's lock): writes to
+  // `out` the values a reader that wants version `target` should use, from
+  // the stored ones. A system whose optimizer defers work (exact lazy
+  // momentum) or predicts missing updates (weight prediction for a stale
+  // forward) installs one; without it readers get the stored values.
+  using LayerView = std::function<void(std::size_t layer, const float* stored, std::size_t n, int target, float* out)>;
+
   VersionedParameters(runtime::Executor& executor, const std::vector<std::vector<float>>& initial);
+
+  // Install before training starts.
+  void set_view(LayerView view) { view_ = std::move(view); }
+  // The layer as a reader wanting version `target` sees it (n floats to out).
+  void read_layer(std::size_t layer, int target, float* out);
 
   std::size_t layers() const { return layers_.size(); }
   std::size_t numel(std::size_t layer) const { return layers_[layer].values.size(); }
@@ -36,9 +48,10 @@ class VersionedParameters {
   // Posts `ready` once every layer's version is >= v (at once if it is).
   void when_all_at_least(int v, runtime::Task ready);
 
-  // FNV-1a over every layer's bytes: equal on all ranks iff bitwise equal.
+  // FNV-1a over every layer's stored bytes: equal on all ranks iff bitwise equal.
   uint64_t checksum();
-  // A copy of everything, for evaluation and tests.
+  // What a reader sees of every layer at its current version, for
+  // evaluation and tests.
   std::vector<std::vector<float>> snapshot();
 
  private:
@@ -51,6 +64,7 @@ class VersionedParameters {
     runtime::Task task;
   };
   runtime::Executor& executor_;
+  LayerView view_;
   std::vector<Layer> layers_;
   mutable std::mutex versions_mutex_;
   std::vector<int> versions_;

@@ -1,0 +1,81 @@
+#include "core/control/bandwidth_estimator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace st::control {
+
+BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o), mbps_(o.initial_mbps) {
+  auto require = [](bool ok, const char* name, double value) {
+    if (!ok) throw std::invalid_argument(fmt::format("bandwidth estimator: {} = {} is out of range", name, value));
+  };
+  require(o.min_mbps > 0, "min_mbps", o.min_mbps);
+  require(o.max_mbps >= o.min_mbps, "max_mbps", o.max_mbps);
+  require(o.initial_mbps >= o.min_mbps && o.initial_mbps <= o.max_mbps, "initial_mbps", o.initial_mbps);
+  require(o.growth >= 1, "growth", o.growth);
+  require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
+  require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
+  require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
+}
+
+void BandwidthEstimator::add(const ExchangeSample& sample) { pending_.push_back(sample); }
+
+double BandwidthEstimator::latency_ms() const {
+  if (latency_minima_.empty()) return 0;
+  return *std::min_element(latency_minima_.begin(), latency_minima_.end());
+}
+
+BandwidthEstimate BandwidthEstimator::update() {
+  BandwidthEstimate e;
+  if (pending_.empty()) {
+    e.mbps = mbps_;
+    e.latency_ms = latency_ms();
+    e.reason = "no samples";
+    return e;
+  }
+  double shortest = std::numeric_limits<double>::infinity();
+  for (const auto& s : pending_)
+    if (s.bytes > 0) shortest = std::min(shortest, s.shortest_ms);
+  if (shortest < std::numeric_limits<double>::infinity()) {
+    latency_minima_.push_back(shortest);
+    if (static_cast<int>(latency_minima_.size()) > options_.latency_memory) latency_minima_.pop_front();
+  }
+  e.latency_ms = latency_ms();
+
+  double bytes = 0, transfer_ms = 0, wait = 0, weighted = 0;
+  for (const auto& s : pending_) {
+    wait += s.wait_ms;
+    weighted += s.wait_ms + 1.5 * s.backward_ms;
+    const double transfer = s.busy_ms - e.latency_ms;
+    if (s.bytes > 0 && transfer >= std::max(options_.min_transfer_ms, 0.05 * s.busy_ms)) {
+      bytes += s.bytes;
+      transfer_ms += transfer;
+    }
+  }
+  pending_.clear();
+  if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
+  e.wait_fraction = weighted > 0 ? wait / weighted : 0;
+
+  if (e.wait_fraction > options_.wait_threshold) {
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
+    e.reason = "overrun";
+  } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {
+    mbps_ = *e.measured_mbps;
+    e.reason = "measured";
+  } else {
+    // Probing stops at a few times what was measured, so a link that is
+    // never filled (density at its upper bound) cannot inflate the estimate
+    // without limit.
+    const double ceiling = e.measured_mbps ? std::max(mbps_, 4 * *e.measured_mbps) : options_.max_mbps;
+    mbps_ = std::min(mbps_ * options_.growth, ceiling);
+    e.reason = "probe";
+  }
+  mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
+  e.mbps = mbps_;
+  return e;
+}
+
+}  // namespace st::control

@@ -1,0 +1,79 @@
+#pragma once
+// The controller's estimate of the WAN bandwidth available to the gradient
+// exchange (docs/control.md explains why it is built this way).
+//
+// Input, per node and iteration: how long the node's layer exchanges kept
+// it busy (the union of their intervals), the quickest single exchange (a
+// sample of the latency floor: propagation plus per-message cost), the
+// exchange bytes the node received, and how long its forward waited for
+// parameters against its backward time.
+//
+// Each update (one controller tick):
+// * latency L = the smallest quickest-exchange seen over the last
+//   `latency_memory` ticks;
+// * measured rate R = sum(bytes) / sum(busy - L) over the samples whose
+//   transfer part (busy - L) is long enough to time: the rate at which the
+//   bytes arrived while they were in flight, net of latency. It does not
+//   fall when the sender sends little, because idle time is not in the
+//   denominator;
+// * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
+//   paper's measure of how much the exchange made the GPUs wait;
+// * f above `wait_threshold`: the exchange overran, so the estimate drops to
+//   min(R, previous) x (1 - f); otherwise nobody waited, and the estimate
+//   becomes max(R, previous x growth): it jumps to a faster link as soon as
+//   one is measured, and probes upward by `growth` when a measurement is
+//   too small to show the link's rate (short messages, TCP's window), up to
+//   4 x the measured rate.
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace st::control {
+
+struct ExchangeSample {
+  double busy_ms = 0;
+  double shortest_ms = 0;
+  double bytes = 0;
+  double wait_ms = 0;
+  double backward_ms = 0;
+};
+
+struct BandwidthEstimatorOptions {
+  double initial_mbps = 100;    // before the first measurement
+  double growth = 1.10;         // per tick without waiting
+  double wait_threshold = 0.02; // waiting fraction that counts as an overrun
+  double min_mbps = 0.01;
+  double max_mbps = 1e6;
+  int latency_memory = 30;      // ticks over which the latency floor is the minimum
+  double min_transfer_ms = 0.3; // shorter transfer parts cannot be timed reliably
+};
+
+struct BandwidthEstimate {
+  double mbps = 0;                       // the estimate after this update
+  std::optional<double> measured_mbps;   // R, when some sample could be timed
+  double latency_ms = 0;                 // L
+  double wait_fraction = 0;              // f
+  std::string reason;                    // "overrun", "measured", "probe", "no samples"
+};
+
+class BandwidthEstimator {
+ public:
+  // Throws std::invalid_argument naming a bad option.
+  explicit BandwidthEstimator(BandwidthEstimatorOptions options = {});
+
+  void add(const ExchangeSample& sample);
+  // Uses the samples added since the last update.
+  BandwidthEstimate update();
+
+  double mbps() const { return mbps_; }
+  double latency_ms() const;
+
+ private:
+  BandwidthEstimatorOptions options_;
+  double mbps_;
+  std::vector<ExchangeSample> pending_;
+  std::deque<double> latency_minima_;  // one per tick that had samples
+};
+
+}  // namespace st::control

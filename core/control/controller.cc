@@ -1,0 +1,147 @@
+#include "core/control/controller.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace st::control {
+
+void validate(const ControllerOptions& o) {
+  auto require = [](bool ok, const char* name, double value) {
+    if (!ok) throw std::invalid_argument(fmt::format("controller: {} = {} is out of range", name, value));
+  };
+  require(o.interval_s > 0, "interval_s", o.interval_s);
+  require(o.min_density > 0 && o.min_density <= 1, "min_density", o.min_density);
+  require(o.max_density >= o.min_density && o.max_density <= 1, "max_density", o.max_density);
+  require(o.safety > 0 && o.safety <= 1, "safety", o.safety);
+  require(o.batch_hysteresis >= 0, "batch_hysteresis", o.batch_hysteresis);
+  require(o.density_hysteresis >= 0, "density_hysteresis", o.density_hysteresis);
+  BandwidthEstimator check(o.estimator);  // throws for bad estimator options
+  (void)check;
+}
+
+Controller::Controller(ControllerOptions options, TrafficModel traffic, std::vector<std::vector<int>> batch,
+                       double density, int staleness)
+    : options_(options),
+      traffic_(std::move(traffic)),
+      batch_(std::move(batch)),
+      density_(std::clamp(density, options.min_density, options.max_density)),
+      staleness_(staleness),
+      estimator_(options.estimator),
+      // The first tick comes early: the first iterations matter most for
+      // convergence and a few of them already show compute time and latency.
+      next_tick_s_(options.interval_s / 4) {
+  validate(options_);
+  gpus_.resize(batch_.size());
+  for (std::size_t n = 0; n < batch_.size(); ++n) gpus_[n].resize(batch_[n].size());
+  compute_sum_ms_.assign(batch_.size(), 0);
+  compute_count_.assign(batch_.size(), 0);
+}
+
+void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
+  if (t.rank < 0 || t.rank >= static_cast<int>(gpus_.size()) || t.batch.size() != gpus_[t.rank].size())
+    throw telemetry::TelemetryError(fmt::format("telemetry from rank {} does not match the run ({} nodes)", t.rank,
+                                                gpus_.size()));
+  ExchangeSample s;
+  s.busy_ms = t.exchange_busy_ms;
+  s.shortest_ms = t.exchange_shortest_ms;
+  s.bytes = static_cast<double>(t.exchange_bytes);
+  s.wait_ms = t.wait_ms;
+  s.backward_ms = t.backward_ms;
+  estimator_.add(s);
+  double slowest_gpu = 0;
+  for (std::size_t g = 0; g < t.batch.size(); ++g) {
+    gpus_[t.rank][g].add(t.batch[g], t.gpu_compute_ms[g]);
+    slowest_gpu = std::max(slowest_gpu, t.gpu_compute_ms[g]);
+  }
+  compute_sum_ms_[t.rank] += slowest_gpu + t.gather_ms;
+  ++compute_count_[t.rank];
+  if (t.rank == 0 && t.window_s > 0) {
+    const double bytes = std::accumulate(t.window_received.begin(), t.window_received.end(), 0.0);
+    delivered_mbps_ = bytes * 8 / t.window_s / 1e6;
+  }
+}
+
+// The pace the exchange overlaps with: the slowest node's mean compute.
+double Controller::compute_ms() const {
+  double slowest = 0;
+  for (std::size_t n = 0; n < compute_count_.size(); ++n)
+    if (compute_count_[n] > 0) slowest = std::max(slowest, compute_sum_ms_[n] / compute_count_[n]);
+  return slowest;
+}
+
+std::optional<std::vector<std::vector<int>>> Controller::better_batches() const {
+  std::vector<GpuThroughputModel> flat;
+  std::vector<int> current;
+  for (std::size_t n = 0; n < gpus_.size(); ++n)
+    for (std::size_t g = 0; g < gpus_[n].size(); ++g) {
+      if (gpus_[n][g].empty()) return std::nullopt;
+      flat.push_back(gpus_[n][g]);
+      current.push_back(batch_[n][g]);
+    }
+  const int global = std::accumulate(current.begin(), current.end(), 0);
+  const auto proposed = allocate_batches(flat, global);
+  auto slowest = [&](const std::vector<int>& b) {
+    double worst = 0;
+    for (std::size_t i = 0; i < flat.size(); ++i) worst = std::max(worst, flat[i].predicted_ms(b[i]));
+    return worst;
+  };
+  if (slowest(proposed) > slowest(current) * (1 - options_.batch_hysteresis)) return std::nullopt;
+  std::vector<std::vector<int>> out = batch_;
+  std::size_t i = 0;
+  for (auto& node : out)
+    for (int& b : node) b = proposed[i++];
+  return out;
+}
+
+std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
+  if (now_s < next_tick_s_) return std::nullopt;
+  while (next_tick_s_ <= now_s) next_tick_s_ += options_.interval_s;
+
+  ControlRecord r;
+  r.time_s = now_s;
+  r.iteration = current_iteration;
+  const auto estimate = estimator_.update();
+  r.estimated_mbps = estimate.mbps;
+  r.measured_mbps = estimate.measured_mbps;
+  r.latency_ms = estimate.latency_ms;
+  r.wait_fraction = estimate.wait_fraction;
+  r.compute_ms = compute_ms();
+  r.delivered_mbps = delivered_mbps_;
+  std::fill(compute_sum_ms_.begin(), compute_sum_ms_.end(), 0.0);
+  std::fill(compute_count_.begin(), compute_count_.end(), 0);
+
+  std::string why = estimate.reason;
+  bool changed = false;
+  if (r.compute_ms > 0) {
+    r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
+    const auto choice = choose_density(traffic_, r.estimated_mbps, r.budget_ms, options_.min_density,
+                                       options_.max_density);
+    if (std::abs(choice.density - density_) > options_.density_hysteresis * density_) {
+      why += fmt::format("; density {:.4f} -> {:.4f}", density_, choice.density);
+      density_ = choice.density;
+      changed = true;
+    }
+    if (choice.at_lower_bound) why += "; at min_density";
+    if (choice.at_upper_bound) why += "; at max_density";
+  }
+  if (options_.adapt_batch) {
+    if (auto batches = better_batches()) {
+      why += "; batches rebalanced";
+      batch_ = *batches;
+      changed = true;
+    }
+  }
+  r.density = density_;
+  r.batch = batch_;
+  r.effective_iteration = changed ? current_iteration + staleness_ + 2 : -1;
+  r.reason = changed ? why : why + "; hold";
+  records_.push_back(r);
+  if (!changed) return std::nullopt;
+  return Plan{r.effective_iteration, density_, batch_, r.reason};
+}
+
+}  // namespace st::control

@@ -1,0 +1,96 @@
+#pragma once
+// StellaTrain's controller (paper section 4; docs/control.md). It runs
+// beside rank 0 and sees every node's telemetry (core/telemetry). At each
+// tick (every `interval_s` of the executor's clock, the first after a
+// quarter of it) it
+// * updates the bandwidth estimate (bandwidth_estimator.h),
+// * picks the largest density whose traffic fits the estimated bandwidth in
+//   the compute time the exchange overlaps with, minus the latency floor
+//   (traffic_model.h), within [min_density, max_density],
+// * refits each GPU's throughput model and, when it shortens the slowest
+//   GPU's predicted compute time by more than `batch_hysteresis`, splits the
+//   global batch anew (throughput_model.h),
+// and returns a Plan that takes effect `staleness + 2` iterations after the
+// one rank 0 has started: no node can have begun that iteration when the
+// plan reaches it (docs/control.md gives the argument), so all nodes switch
+// together. Every tick is recorded (control.csv) with its inputs and reason.
+//
+// The controller itself is pure: no transport, no clock; the engine feeds
+// it telemetry and asks it to tick (core/train/control_agent.h).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/control/bandwidth_estimator.h"
+#include "core/control/plan.h"
+#include "core/control/throughput_model.h"
+#include "core/control/traffic_model.h"
+#include "core/telemetry/node_telemetry.h"
+
+namespace st::control {
+
+struct ControllerOptions {
+  double interval_s = 1.0;
+  double min_density = 0.001;
+  double max_density = 0.5;
+  double safety = 0.9;             // fraction of the overlap budget the exchange may fill
+  bool adapt_batch = true;
+  double batch_hysteresis = 0.05;  // relative gain in slowest-GPU time needed to move batches
+  double density_hysteresis = 0.02;  // relative density change below which the plan is kept
+  BandwidthEstimatorOptions estimator;
+};
+
+// Throws std::invalid_argument naming the option.
+void validate(const ControllerOptions& options);
+
+struct ControlRecord {
+  double time_s = 0;
+  int iteration = 0;            // rank 0's iteration at the tick
+  int effective_iteration = 0;  // when the decision applies (-1: nothing changed)
+  double estimated_mbps = 0;
+  std::optional<double> measured_mbps;
+  double latency_ms = 0;
+  double wait_fraction = 0;
+  double compute_ms = 0;        // the overlap: slowest node's forward + backward + gather
+  double budget_ms = 0;
+  double density = 0;           // in force after this tick
+  std::vector<std::vector<int>> batch;
+  double delivered_mbps = 0;    // rank 0's received bytes over the last window
+  std::string reason;
+};
+
+class Controller {
+ public:
+  // `batch`: the starting batch per node and local GPU; `density`: the
+  // starting density.
+  Controller(ControllerOptions options, TrafficModel traffic, std::vector<std::vector<int>> batch, double density,
+             int staleness);
+
+  void on_telemetry(const telemetry::NodeTelemetry& t);
+  // A plan when the tick changes density or batches; nothing otherwise.
+  // Call often; it acts once `interval_s` has passed since the last tick.
+  std::optional<Plan> tick(double now_s, int current_iteration);
+
+  const std::vector<ControlRecord>& records() const { return records_; }
+  double density() const { return density_; }
+  const std::vector<std::vector<int>>& batch() const { return batch_; }
+
+ private:
+  double compute_ms() const;
+  std::optional<std::vector<std::vector<int>>> better_batches() const;
+
+  ControllerOptions options_;
+  TrafficModel traffic_;
+  std::vector<std::vector<int>> batch_;
+  double density_;
+  int staleness_;
+  BandwidthEstimator estimator_;
+  std::vector<std::vector<GpuThroughputModel>> gpus_;  // [node][gpu]
+  std::vector<double> compute_sum_ms_;                 // per node, since the last tick
+  std::vector<int> compute_count_;
+  double delivered_mbps_ = 0;
+  double next_tick_s_;
+  std::vector<ControlRecord> records_;
+};
+
+}  // namespace st::control

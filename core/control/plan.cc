@@ -1,0 +1,42 @@
+#include "core/control/plan.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace st::control {
+
+std::vector<uint8_t> encode(const Plan& plan) {
+  const nlohmann::json j = {{"effective_iteration", plan.effective_iteration},
+                            {"density", plan.density},
+                            {"batch", plan.batch},
+                            {"reason", plan.reason}};
+  return nlohmann::json::to_msgpack(j);
+}
+
+Plan decode_plan(const std::vector<uint8_t>& bytes) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::from_msgpack(bytes);
+  } catch (const nlohmann::json::exception& e) {
+    throw PlanError(fmt::format("plan: not a MessagePack message ({} bytes): {}", bytes.size(), e.what()));
+  }
+  Plan p;
+  try {
+    p.effective_iteration = j.at("effective_iteration").get<int>();
+    p.density = j.at("density").get<double>();
+    p.batch = j.at("batch").get<std::vector<std::vector<int>>>();
+    p.reason = j.at("reason").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw PlanError(fmt::format("plan: missing or mistyped field: {}", e.what()));
+  }
+  if (p.effective_iteration < 0) throw PlanError(fmt::format("plan: effective_iteration {}", p.effective_iteration));
+  if (!(p.density > 0 && p.density <= 1)) throw PlanError(fmt::format("plan: density {} is outside (0, 1]", p.density));
+  for (const auto& node : p.batch)
+    for (int b : node)
+      if (b < 1) throw PlanError(fmt::format("plan: batch {} is below 1", b));
+  return p;
+}
+
+}  // namespace st::control

@@ -1,0 +1,32 @@
+#pragma once
+// A controller decision (docs/control.md): from iteration
+// `effective_iteration` on, every node compresses with `density` and local
+// GPU g of node n runs batch[n][g]. Rank 0 sends it to every node (tag
+// telemetry::kPlanTag) far enough ahead that no node has begun that
+// iteration, so every node switches at the same iteration and simulated
+// runs stay deterministic. MessagePack on the wire; decode() checks every
+// field.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace st::control {
+
+struct Plan {
+  int effective_iteration = 0;
+  double density = 0;
+  std::vector<std::vector<int>> batch;  // [node][local GPU]
+  std::string reason;                   // why, for control.csv and the log
+};
+
+class PlanError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<uint8_t> encode(const Plan& plan);
+// Throws PlanError naming the field.
+Plan decode_plan(const std::vector<uint8_t>& bytes);
+
+}  // namespace st::control

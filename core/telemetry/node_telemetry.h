@@ -1,0 +1,50 @@
+#pragma once
+// What every node reports to the controller after each iteration
+// (docs/control.md): its compute times per local GPU, the batch each GPU
+// ran, the density it compressed with, how long its gradient exchange kept
+// the network busy and how many bytes it delivered, and per-peer bytes over
+// the last second. Travels over the Transport (tag kTelemetryTag) to rank
+// 0, encoded with MessagePack (nlohmann-json); decode() checks every field
+// and names the one that is wrong.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace st::telemetry {
+
+// Control traffic keeps bit 31 clear (the collectives own tags with it set).
+constexpr uint32_t kTelemetryTag = 0x7E000001u;
+constexpr uint32_t kPlanTag = 0x7E000002u;
+
+struct NodeTelemetry {
+  int rank = 0;
+  int iteration = 0;
+  double time_s = 0;           // executor clock when the report was made
+  double forward_ms = 0;       // mean over local GPUs
+  double backward_ms = 0;      // mean over local GPUs
+  double gather_ms = 0;
+  double wait_ms = 0;          // the forward waited this long for parameters
+  double pipeline_ms = 0;      // end of backward to the last layer's update
+  double iteration_ms = 0;
+  double density = 0;          // the density this iteration was compressed with
+  std::vector<int> batch;              // per local GPU
+  std::vector<double> gpu_compute_ms;  // forward + backward per local GPU
+  double exchange_busy_ms = 0;     // union of the iteration's exchange intervals
+  double exchange_shortest_ms = 0; // the quickest layer exchange (a latency sample)
+  uint64_t exchange_bytes = 0;     // exchange payload bytes received this iteration
+  std::vector<uint64_t> window_sent;      // per peer, last window
+  std::vector<uint64_t> window_received;  // per peer, last window
+  double window_s = 0;                    // the span the window covers
+};
+
+class TelemetryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<uint8_t> encode(const NodeTelemetry& t);
+// Throws TelemetryError naming the field (or the decoding failure).
+NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes);
+
+}  // namespace st::telemetry

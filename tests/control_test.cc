@@ -1,0 +1,270 @@
+// core/telemetry and core/control: the windowed byte counters, the message
+// codecs (and their errors), the bandwidth estimator, the traffic model and
+// density choice, the GPU throughput model and batch split, and the
+// controller's ticks and plans. Pure logic: no transport, no LibTorch.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "core/compress/compressor.h"
+#include "core/control/controller.h"
+#include "core/telemetry/byte_window.h"
+#include "core/telemetry/node_telemetry.h"
+
+namespace st {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(ByteWindow, CountsTheLastSecondInSubWindows) {
+  telemetry::ByteWindow w(3);
+  w.add_sent(1, 1000, milliseconds(50));
+  w.add_received(2, 500, milliseconds(150));
+  w.add_sent(1, 2000, milliseconds(950));
+  auto t = w.totals(milliseconds(999));
+  EXPECT_EQ(t.sent[1], 3000u);
+  EXPECT_EQ(t.received[2], 500u);
+  EXPECT_EQ(t.span, milliseconds(999));
+  // At 1.12 s the 0-100 ms sub-window has left the window, 100-200 ms
+  // (which overlaps (0.12, 1.12]) not yet.
+  t = w.totals(milliseconds(1120));
+  EXPECT_EQ(t.sent[1], 2000u);
+  EXPECT_EQ(t.received[2], 500u);
+  EXPECT_EQ(t.span, milliseconds(1020));
+  t = w.totals(milliseconds(5000));  // long idle: everything has aged out
+  EXPECT_EQ(t.total_sent() + t.total_received(), 0u);
+  EXPECT_THROW(w.add_sent(3, 1, milliseconds(1)), std::invalid_argument);
+  EXPECT_THROW(telemetry::ByteWindow(0), std::invalid_argument);
+}
+
+telemetry::NodeTelemetry sample_telemetry(int rank) {
+  telemetry::NodeTelemetry t;
+  t.rank = rank;
+  t.iteration = 7;
+  t.time_s = 1.5;
+  t.forward_ms = 20;
+  t.backward_ms = 14;
+  t.gather_ms = 1;
+  t.density = 0.05;
+  t.batch = {64, 64};
+  t.gpu_compute_ms = {34, 35};
+  t.exchange_busy_ms = 30;
+  t.exchange_shortest_ms = 20;
+  t.exchange_bytes = 150000;
+  t.window_sent = {0, 10};
+  t.window_received = {0, 20};
+  t.window_s = 1;
+  return t;
+}
+
+TEST(Telemetry, RoundTripsAndNamesBadFields) {
+  const auto t = sample_telemetry(1);
+  const auto back = telemetry::decode_telemetry(telemetry::encode(t));
+  EXPECT_EQ(back.rank, 1);
+  EXPECT_EQ(back.batch, t.batch);
+  EXPECT_EQ(back.exchange_bytes, t.exchange_bytes);
+  EXPECT_DOUBLE_EQ(back.gpu_compute_ms[1], 35);
+  auto bad = t;
+  bad.density = 2;
+  EXPECT_THROW(telemetry::decode_telemetry(telemetry::encode(bad)), telemetry::TelemetryError);
+  bad = t;
+  bad.gpu_compute_ms = {1};
+  try {
+    telemetry::decode_telemetry(telemetry::encode(bad));
+    FAIL();
+  } catch (const telemetry::TelemetryError& e) {
+    EXPECT_NE(std::string(e.what()).find("GPU times"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(telemetry::decode_telemetry({0xc1, 0x00}), telemetry::TelemetryError);  // not MessagePack
+}
+
+TEST(Plan, RoundTripsAndRejectsBadValues) {
+  control::Plan p{12, 0.07, {{60, 68}, {64, 64}}, "why"};
+  const auto back = control::decode_plan(control::encode(p));
+  EXPECT_EQ(back.effective_iteration, 12);
+  EXPECT_DOUBLE_EQ(back.density, 0.07);
+  EXPECT_EQ(back.batch, p.batch);
+  p.density = 0;
+  EXPECT_THROW(control::decode_plan(control::encode(p)), control::PlanError);
+  p.density = 0.1;
+  p.batch = {{0}};
+  EXPECT_THROW(control::decode_plan(control::encode(p)), control::PlanError);
+}
+
+control::ExchangeSample exchange(double busy_ms, double bytes, double wait_ms = 0, double shortest_ms = 20) {
+  return {busy_ms, shortest_ms, bytes, wait_ms, 14};
+}
+
+TEST(BandwidthEstimator, MeasuresTheRateNetOfLatency) {
+  control::BandwidthEstimator e({/*initial_mbps=*/50});
+  // 125 kB in 30 ms of busy time, 20 ms of it latency: 100 Mbps.
+  for (int i = 0; i < 10; ++i) e.add(exchange(30, 125000));
+  const auto r = e.update();
+  ASSERT_TRUE(r.measured_mbps);
+  EXPECT_NEAR(*r.measured_mbps, 100, 1e-9);
+  EXPECT_NEAR(r.latency_ms, 20, 1e-12);
+  EXPECT_EQ(r.reason, "measured");
+  EXPECT_NEAR(r.mbps, 100, 1e-9);
+}
+
+TEST(BandwidthEstimator, DoesNotCollapseWhenLittleIsSent) {
+  control::BandwidthEstimator e({100});
+  // Tiny exchanges: the transfer part is too short to time; nobody waits.
+  for (int tick = 0; tick < 5; ++tick) {
+    for (int i = 0; i < 10; ++i) e.add(exchange(20.1, 100));
+    const auto r = e.update();
+    EXPECT_FALSE(r.measured_mbps);
+    EXPECT_EQ(r.reason, "probe");
+  }
+  EXPECT_NEAR(e.mbps(), 100 * std::pow(1.1, 5), 1e-6);
+}
+
+TEST(BandwidthEstimator, ShrinksByTheWaitingFraction) {
+  control::BandwidthEstimator e({200});
+  for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, /*wait_ms=*/21));  // 100 Mbps, f = 21 / (21 + 21) = 0.5
+  const auto r = e.update();
+  EXPECT_EQ(r.reason, "overrun");
+  EXPECT_NEAR(r.wait_fraction, 0.5, 1e-12);
+  EXPECT_NEAR(r.mbps, 50, 1e-9);
+}
+
+TEST(BandwidthEstimator, JumpsToAFasterLinkAtOnce) {
+  control::BandwidthEstimator e({50});
+  for (int i = 0; i < 10; ++i) e.add(exchange(22, 125000));  // 500 Mbps in 2 ms
+  EXPECT_NEAR(e.update().mbps, 500, 1e-6);
+  EXPECT_THROW(control::BandwidthEstimator({0}), std::invalid_argument);
+}
+
+TEST(TrafficModel, CountsWireBytes) {
+  control::TrafficModel blocks{{1600, 10}, true, false, 2};
+  // k = 80 -> 5 blocks: 16 + 5 x 4 + 80 x 4; the 10-entry bias: one block of 16 values.
+  EXPECT_DOUBLE_EQ(blocks.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 4 + 16 * 4));
+  control::TrafficModel plain{{1600}, false, true, 3};  // u16 indices, f16 values, 2 other nodes
+  EXPECT_DOUBLE_EQ(plain.bytes_per_iteration(0.05), 2 * (16 + 80 * 2 + 80 * 2));
+}
+
+TEST(TrafficModel, ChoosesTheLargestDensityThatFits) {
+  control::TrafficModel m{{1000000}, false, false, 2};  // 8 bytes per element
+  // 100 Mbps x 20 ms = 250 kB = 31,250 elements - 2 header bytes: density ~3.1%.
+  const auto c = control::choose_density(m, 100, 20, 0.001, 0.5);
+  EXPECT_LE(c.bytes, 250000);
+  EXPECT_GT(m.bytes_per_iteration(c.density + 1e-5), 250000);
+  EXPECT_NEAR(c.density, 0.03125, 1e-4);
+  EXPECT_TRUE(control::choose_density(m, 1, 20, 0.001, 0.5).at_lower_bound);
+  EXPECT_TRUE(control::choose_density(m, 1e5, 20, 0.001, 0.5).at_upper_bound);
+  EXPECT_TRUE(control::choose_density(m, 100, -5, 0.001, 0.5).at_lower_bound);  // latency above compute
+  EXPECT_THROW(control::choose_density(m, 100, 20, 0.5, 0.1), std::invalid_argument);
+}
+
+TEST(ThroughputModel, FitsSaturationFromTwoBatchSizes) {
+  control::GpuThroughputModel gpu;
+  gpu.add(64, 64);  // 1000 samples/s
+  EXPECT_DOUBLE_EQ(gpu.alpha(), 0);
+  EXPECT_NEAR(gpu.beta(), 1000, 1e-9);
+  gpu.add(32, 64);  // the same time for half the batch: saturated above 64, flat below
+  EXPECT_DOUBLE_EQ(gpu.alpha(), 64);
+  EXPECT_NEAR(gpu.beta(), 1000, 1e-9);
+  EXPECT_NEAR(gpu.predicted_ms(16), 64, 1e-9);
+  EXPECT_NEAR(gpu.predicted_ms(128), 128, 1e-9);
+}
+
+TEST(ThroughputModel, EqualisesComputeTimeAcrossUnequalGpus) {
+  std::vector<control::GpuThroughputModel> gpus(4);
+  gpus[0].add(64, 40), gpus[1].add(64, 40);    // 1600 samples/s
+  gpus[2].add(64, 100), gpus[3].add(64, 100);  // 2.5 x slower
+  const auto b = control::allocate_batches(gpus, 256);
+  EXPECT_EQ(std::accumulate(b.begin(), b.end(), 0), 256);
+  std::vector<double> times;
+  for (int g = 0; g < 4; ++g) times.push_back(gpus[g].predicted_ms(b[g]));
+  const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+  EXPECT_LE(*hi / *lo, 1.05);
+  EXPECT_NEAR(b[0], 256 * 1600.0 / (2 * 1600 + 2 * 640), 1.0);
+  EXPECT_THROW(control::allocate_batches({control::GpuThroughputModel{}}, 64), std::invalid_argument);
+  EXPECT_THROW(control::allocate_batches(gpus, 3), std::invalid_argument);
+}
+
+control::Controller make_controller(double interval_s = 1.0) {
+  control::ControllerOptions o;
+  o.interval_s = interval_s;
+  o.estimator.initial_mbps = 100;
+  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
+  return control::Controller(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
+}
+
+TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
+  auto c = make_controller();
+  for (int r = 0; r < 2; ++r) c.on_telemetry(sample_telemetry(r));
+  EXPECT_FALSE(c.tick(0.2, 10));  // before the first tick (a quarter interval)
+  const auto plan = c.tick(0.25, 10);
+  ASSERT_EQ(c.records().size(), 1u);
+  const auto& rec = c.records().back();
+  EXPECT_NEAR(rec.compute_ms, 36, 1e-9);  // slowest GPU 35 + gather 1
+  EXPECT_NEAR(rec.latency_ms, 20, 1e-9);
+  // 150 kB in 10 ms net of latency: 120 Mbps measured.
+  EXPECT_NEAR(*rec.measured_mbps, 120, 1e-9);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->effective_iteration, 10 + 1 + 2);  // staleness + 2 ahead
+  // The chosen traffic fits 120 Mbps in 0.9 x (36 - 20) ms.
+  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
+  EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * 0.9 * 16e-3);
+  EXPECT_GT(plan->density, 0.01);
+  EXPECT_FALSE(c.tick(1.0, 20));  // the next tick is at 1.25 s
+}
+
+TEST(Controller, RebalancesBatchesOnUnequalGpus) {
+  auto c = make_controller();
+  auto fast = sample_telemetry(0), slow = sample_telemetry(1);
+  fast.gpu_compute_ms = {40, 40};
+  slow.gpu_compute_ms = {100, 100};
+  c.on_telemetry(fast);
+  c.on_telemetry(slow);
+  const auto plan = c.tick(0.25, 5);
+  ASSERT_TRUE(plan);
+  EXPECT_GT(plan->batch[0][0], plan->batch[1][0]);
+  int total = 0;
+  for (const auto& node : plan->batch) total += std::accumulate(node.begin(), node.end(), 0);
+  EXPECT_EQ(total, 256);
+  EXPECT_NE(plan->reason.find("batches rebalanced"), std::string::npos);
+}
+
+TEST(Controller, RejectsBadOptionsAndForeignTelemetry) {
+  control::ControllerOptions o;
+  o.max_density = 0.0001;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
+  auto c = make_controller();
+  EXPECT_THROW(c.on_telemetry(sample_telemetry(5)), telemetry::TelemetryError);
+}
+
+// The controller changes k between iterations: compressors take any k up to
+// the state's max_k and keep their residual; the exact ones (topk,
+// thresholdv16) return k at once, thresholdv (a threshold carried between
+// calls) re-estimates its threshold when k changes and lands near k.
+TEST(Compressors, AcceptAChangingK) {
+  for (const char* name : {"ef:thresholdv16", "ef:topk", "ef:thresholdv"}) {
+    auto c = compress::make_compressor(name);
+    const std::size_t n = 4096;
+    auto state = c->make_state(n, 2048, "w");
+    std::vector<float> grad(n);
+    for (std::size_t i = 0; i < n; ++i) grad[i] = std::sin(0.37 * static_cast<double>(i)) * (1 + i % 7);
+    std::vector<uint32_t> idx(c->max_output(n, 2048));
+    std::vector<float> val(idx.size());
+    for (std::size_t k : {41u, 2048u, 4u, 400u}) {
+      const std::size_t count = c->compress(grad, k, *state, compress::SparseBuffers{idx.data(), val.data(), idx.size()});
+      if (std::string(name) == "ef:thresholdv") {
+        EXPECT_GE(count, k / 2) << name << " k " << k;
+        EXPECT_LE(count, 2 * k) << name << " k " << k;
+      } else {
+        EXPECT_GE(count, std::min<std::size_t>(k, n)) << name << " k " << k;
+      }
+      EXPECT_LE(count, c->max_output(n, k)) << name << " k " << k;
+      for (std::size_t j = 1; j < count; ++j) ASSERT_LT(idx[j - 1], idx[j]);
+    }
+    EXPECT_THROW(c->compress(grad, 2049, *state, compress::SparseBuffers{idx.data(), val.data(), idx.size()}),
+                 std::invalid_argument);
+  }
+}
+
+}  // namespace
+}  // namespace st

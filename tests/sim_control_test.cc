@@ -1,0 +1,178 @@
+// The controller on the sim backend (docs/control.md): reruns with the
+// controller on stay byte-identical (control.csv included), and over a step
+// trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
+// step within 3 s of simulated time while the iteration time stays within
+// 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
+// at in the same phase.
+//
+// The model is the MLP (cheap to really compute here) priced by a test
+// profile with the CNN's measured forward and backward times, so the
+// exchange has the headline's compute window to fit in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/train/trainer.h"
+#include "sim/sim_backend.h"
+#include "traces/generators.h"
+
+namespace st::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The CNN's times from scenarios/profiles/cpu-2core.yaml, given to the MLP.
+fs::path cnn_paced_profile(const fs::path& dir) {
+  fs::create_directories(dir);
+  const fs::path path = dir / "mlp-at-cnn-pace.yaml";
+  std::ofstream(path) << "device: test-cpu\n"
+                         "cpu: {gather_ns_per_element: 0.25, compress_ns_per_element: 0.36, optimize_ns_per_index: 1.9}\n"
+                         "accelerator: {optimize_dense_ns_per_element: 1.4, compress_gpu_ns_per_element: 112}\n"
+                         "models:\n  mlp: {batch: 64, forward_ms: 21.877, backward_ms: 14.353}\n";
+  return path;
+}
+
+SimRunConfig two_clusters(const traces::Trace& trace, const fs::path& profile) {
+  SimRunConfig c;
+  c.source = "<test>";
+  c.topology.clusters = {{"a", 1}, {"b", 1}};
+  WanDirection wan;
+  wan.trace = trace;
+  wan.delay_ms = 20;
+  wan.buffer_bdp = 2;
+  c.topology.wan[{0, 1}] = wan;
+  c.topology.wan[{1, 0}] = wan;
+  c.compute.kind = "profile";
+  c.compute.profile_path = profile.string();
+  return c;
+}
+
+train::TrainConfig controlled_mlp(int iterations, const fs::path& out) {
+  train::TrainConfig c;
+  c.system = "stellatrain";
+  c.model = "mlp";
+  c.dataset = "synthetic";
+  c.nodes = 2;
+  c.gpus_per_node = 2;
+  c.iterations = iterations;
+  c.controller = true;
+  c.staleness_compensation = "lookahead";
+  c.eval_interval = 0;
+  c.eval_samples = 200;
+  c.quiet = true;
+  c.out_dir = out.string();
+  fs::remove_all(out);
+  return c;
+}
+
+// Columns of a CSV file by header name (numbers only; other cells are 0).
+std::map<std::string, std::vector<double>> read_csv(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  for (std::string cell; std::getline(header, cell, ',');) names.push_back(cell);
+  std::map<std::string, std::vector<double>> columns;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::size_t i = 0;
+    for (std::string cell; std::getline(row, cell, ',') && i < names.size(); ++i) {
+      double value = 0;
+      try {
+        value = std::stod(cell);
+      } catch (const std::exception&) {
+      }
+      columns[names[i]].push_back(value);
+    }
+  }
+  return columns;
+}
+
+TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_determinism";
+  const auto profile = cnn_paced_profile(root);
+  const auto trace = traces::square_trace(40, 200, 2, 60);
+  for (int run = 0; run < 2; ++run) {
+    auto c = controlled_mlp(120, root / std::to_string(run));
+    auto backend = make_sim_backend(two_clusters(trace, profile), c);
+    const auto result = train::run_training(c, backend.get());
+    EXPECT_EQ(result.checksums[0], result.checksums[1]);
+  }
+  for (const char* file : {"manifest.json", "iterations.csv", "eval.csv", "link.csv", "control.csv"}) {
+    const auto first = read_file(root / "0" / file), second = read_file(root / "1" / file);
+    EXPECT_FALSE(first.empty()) << file;
+    EXPECT_EQ(first, second) << file << " differs between two identical runs";
+  }
+  const auto control = read_csv(root / "0" / "control.csv");
+  ASSERT_GE(control.at("density").size(), 3u);
+  const auto [lo, hi] = std::minmax_element(control.at("density").begin(), control.at("density").end());
+  EXPECT_GT(*hi, *lo) << "the controller never moved the density";
+}
+
+// Mean of iteration_ms over rank 0's iterations that start in [from, to).
+double mean_iteration_ms(const std::map<std::string, std::vector<double>>& it, double from, double to) {
+  double sum = 0;
+  int count = 0;
+  for (std::size_t i = 0; i < it.at("start_s").size(); ++i)
+    if (it.at("rank")[i] == 0 && it.at("start_s")[i] >= from && it.at("start_s")[i] < to)
+      sum += it.at("iteration_ms")[i], ++count;
+  return count ? sum / count : 0;
+}
+
+TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_step";
+  const auto profile = cnn_paced_profile(root);
+  const auto trace = traces::step_trace({{0, 500}, {20, 50}, {40, 500}}, 60);
+  const int iterations = 1700;  // about 62 simulated s at the compute-bound pace
+  auto adaptive = controlled_mlp(iterations, root / "adaptive");
+  adaptive.time_budget_s = 60;
+  auto fixed = controlled_mlp(iterations, root / "fixed-1pct");
+  fixed.controller = false;
+  fixed.density = 0.01;
+  fixed.time_budget_s = 60;
+  for (auto* c : {&adaptive, &fixed}) {
+    auto backend = make_sim_backend(two_clusters(trace, profile), *c);
+    train::run_training(*c, backend.get());
+  }
+  const auto control = read_csv(root / "adaptive" / "control.csv");
+  const auto& time = control.at("time_s");
+  const auto& density = control.at("density");
+  auto density_at = [&](double t) {
+    double d = density.front();
+    for (std::size_t i = 0; i < time.size() && time[i] <= t; ++i) d = density[i];
+    return d;
+  };
+  const double fast = density_at(19.9), slow = density_at(39.9), fast_again = density_at(59.9);
+  std::cout << "density: fast " << fast << ", slow " << slow << ", fast again " << fast_again << "\n";
+  // 500 Mbps fills the compute window at the 50% upper bound; 50 Mbps at
+  // about a tenth.
+  EXPECT_GT(fast, 3 * slow);
+  EXPECT_GT(fast_again, 3 * slow);
+  // Within 3 s of each step the density has moved most of the way.
+  EXPECT_LE(density_at(23), slow * 1.5) << "no response to 500 -> 50 Mbps within 3 s";
+  EXPECT_GE(density_at(43), fast_again / 1.5) << "no response to 50 -> 500 Mbps within 3 s";
+
+  const auto adaptive_it = read_csv(root / "adaptive" / "iterations.csv");
+  const auto fixed_it = read_csv(root / "fixed-1pct" / "iterations.csv");
+  for (const auto& [from, to] : std::vector<std::pair<double, double>>{{3, 20}, {23, 40}, {43, 60}}) {
+    const double a = mean_iteration_ms(adaptive_it, from, to), f = mean_iteration_ms(fixed_it, from, to);
+    std::cout << "phase [" << from << ", " << to << ") s: adaptive " << a << " ms, fixed 1% " << f << " ms\n";
+    ASSERT_GT(f, 0);
+    EXPECT_LE(a, 1.3 * f) << "phase [" << from << ", " << to << ")";
+  }
+}
+
+}  // namespace
+}  // namespace st::sim
