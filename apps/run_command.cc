@@ -90,7 +90,10 @@ RunOutcome run_one(const Scenario& scenario, const RunOptions& options, const st
       request.network = scenario.network;
       request.config = config;
       request.program = self_executable();
-      request.arguments = train_arguments;
+      const std::string scenario_file = fs::absolute(scenario.source).string();
+      request.arguments = [scenario_file, label](const train::TrainConfig& node) {
+        return node_arguments(scenario_file, label, node);
+      };
       request.delay = options.emu_delay;
       request.description = scenario.source;
       request.label = fmt::format("{} seed {}", label, config.seed);

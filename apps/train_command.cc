@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "apps/scenario.h"
 #include "core/train/backend.h"
 #include "core/train/trainer.h"
 #ifdef ST_HAVE_SIM
@@ -64,55 +65,67 @@ std::unique_ptr<train::Backend> make_backend(const BackendChoice& choice, train:
 
 }  // namespace
 
-std::vector<std::string> train_arguments(const train::TrainConfig& c) {
+std::vector<std::string> node_arguments(const std::string& scenario_file, const std::string& system_label,
+                                        const train::TrainConfig& c) {
   auto number = [](double v) { return fmt::format("{}", v); };
   std::vector<std::string> args = {"train",
-                                   "--system", c.system,
-                                   "--model", c.model,
-                                   "--dataset", c.dataset,
-                                   "--nodes", std::to_string(c.nodes),
-                                   "--gpus-per-node", std::to_string(c.gpus_per_node),
-                                   "--batch", std::to_string(c.batch_per_worker),
+                                   "--scenario", scenario_file,
+                                   "--scenario-system", system_label,
+                                   "--seed", std::to_string(c.seed),
                                    "--iterations", std::to_string(c.iterations),
-                                   "--time-budget", number(c.time_budget_s),
-                                   "--lr", number(c.lr),
-                                   "--momentum", number(c.momentum),
-                                   "--weight-decay", number(c.weight_decay),
-                                   "--warmup", std::to_string(c.warmup_iterations),
-                                   "--lazy-momentum", c.lazy_momentum,
-                                   "--momentum-at", c.momentum_at,
-                                   "--compensation", c.staleness_compensation,
-                                   "--dc-lambda", number(c.dc_lambda),
-                                   "--density", number(c.density),
-                                   "--compressor", c.compressor,
-                                   "--staleness", std::to_string(c.staleness),
-                                   "--eval-interval", std::to_string(c.eval_interval),
-                                   "--eval-samples", std::to_string(c.eval_samples),
+                                   "--nodes", std::to_string(c.nodes),
                                    "--transport", c.transport,
                                    "--rank", std::to_string(c.rank),
                                    "--master-addr", c.master_addr,
                                    "--master-port", std::to_string(c.master_port),
-                                   "--peer-timeout", number(c.peer_timeout_s),
                                    "--listen-host", c.listen_host,
-                                   "--threads", std::to_string(c.executor_threads),
-                                   "--seed", std::to_string(c.seed)};
-  if (!c.data_dir.empty()) args.insert(args.end(), {"--data-dir", c.data_dir});
+                                   "--peer-timeout", number(c.peer_timeout_s),
+                                   "--threads", std::to_string(c.executor_threads)};
   if (!c.advertise_host.empty()) args.insert(args.end(), {"--advertise-host", c.advertise_host});
   if (!c.out_dir.empty()) args.insert(args.end(), {"--out", c.out_dir});
-  if (c.fp16_values) args.push_back("--fp16");
-  if (c.momentum_masking) args.push_back("--momentum-masking");
-  args.push_back(c.controller ? "--controller" : "--no-controller");
-  if (c.controller) {
-    args.insert(args.end(), {"--control-interval", number(c.control.interval_s), "--min-density",
-                             number(c.control.min_density), "--max-density", number(c.control.max_density),
-                             "--control-safety", number(c.control.safety), "--control-growth",
-                             number(c.control.estimator.growth), "--control-initial-mbps",
-                             number(c.control.estimator.initial_mbps)});
-    if (!c.control.adapt_batch) args.push_back("--no-batch-control");
-  }
   if (c.quiet) args.push_back("--quiet");
   return args;
 }
+
+namespace {
+
+// `--scenario FILE --scenario-system LABEL`: the system's settings are the
+// scenario's, parsed by the same code as `stellatrain run`; only what the
+// caller decides per node and per run comes from the flags given.
+void apply_scenario_system(train::TrainConfig& c, const std::string& file, const std::string& label,
+                           const CLI::App& cmd) {
+  const Scenario scenario = load_scenario(file);
+  const ScenarioSystem* system = nullptr;
+  std::string labels;
+  for (const auto& s : scenario.systems) {
+    if (s.label == label) system = &s;
+    labels += (labels.empty() ? "" : ", ") + s.label;
+  }
+  if (system == nullptr)
+    throw std::invalid_argument(fmt::format("--scenario-system: {} has no system labelled '{}' (it has: {})", file,
+                                            label, labels));
+  train::TrainConfig chosen = system->config;
+  auto take = [&](const char* flag, auto member) {
+    if (cmd.count(flag) > 0) chosen.*member = c.*member;
+  };
+  take("--seed", &train::TrainConfig::seed);
+  take("--iterations", &train::TrainConfig::iterations);
+  take("--transport", &train::TrainConfig::transport);
+  take("--rank", &train::TrainConfig::rank);
+  take("--master-addr", &train::TrainConfig::master_addr);
+  take("--master-port", &train::TrainConfig::master_port);
+  take("--listen-host", &train::TrainConfig::listen_host);
+  take("--advertise-host", &train::TrainConfig::advertise_host);
+  take("--peer-timeout", &train::TrainConfig::peer_timeout_s);
+  take("--threads", &train::TrainConfig::executor_threads);
+  take("--out", &train::TrainConfig::out_dir);
+  take("--quiet", &train::TrainConfig::quiet);
+  if (cmd.count("--nodes") > 0 && c.nodes != chosen.nodes)
+    throw std::invalid_argument(fmt::format("--nodes {}: the scenario {} has {} node(s)", c.nodes, file, chosen.nodes));
+  c = chosen;
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
   auto config = std::make_shared<train::TrainConfig>();
@@ -172,6 +185,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--master-port", c.master_port, "Rendezvous port (tcp; MASTER_PORT)")->capture_default_str();
   cmd->add_option("--peer-timeout", c.peer_timeout_s, "Seconds before a silent peer is an error")->capture_default_str();
   cmd->add_option("--listen-host", c.listen_host, "Address this rank listens on (tcp)")->capture_default_str();
+  auto scenario = std::make_shared<std::pair<std::string, std::string>>();
+  cmd->add_option("--scenario", scenario->first,
+                  "Take the system's settings from this scenario file (with --scenario-system; the emu launcher "
+                  "starts its nodes so); flags given for seed, iterations, rank and addresses still apply");
+  cmd->add_option("--scenario-system", scenario->second, "The label of the scenario's system to run");
   cmd->add_option("--advertise-host", c.advertise_host,
                   "Address peers reach this rank at (tcp; default: the listen address, or the one towards the master)");
   cmd->add_option("--threads", c.executor_threads, "Executor threads (0: one per core)")->capture_default_str();
@@ -179,7 +197,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--out", c.out_dir, "Results folder (manifest.json, iterations.csv, eval.csv)");
   cmd->add_flag("--quiet", c.quiet, "No progress output");
   c.controller = true;  // stellatrain's default; other systems have none
-  cmd->callback([config, backend, cmd] {
+  cmd->callback([config, backend, scenario, cmd] {
+    if (scenario->first.empty() != scenario->second.empty())
+      throw std::invalid_argument("--scenario and --scenario-system go together");
+    if (!scenario->first.empty()) apply_scenario_system(*config, scenario->first, scenario->second, *cmd);
     apply_environment(*config, *cmd);
     if (config->system != "stellatrain" && cmd->count("--controller") == 0) config->controller = false;
     const auto chosen = make_backend(*backend, *config, *cmd);

