@@ -222,7 +222,7 @@ def read_links(run_dir):
 
 
 def time_to_accuracy(times, accuracies, target):
-    """First time at which accuracy reaches target (DESIGN.md: Results), or None."""
+    """First time at which accuracy reaches target (docs/scenarios.md), or None."""
     for t, a in zip(times, accuracies):
         if a >= target:
             return t

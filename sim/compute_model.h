@@ -1,5 +1,5 @@
 #pragma once
-// Compute-time models for the simulated executor (DESIGN.md, seam 1): the
+// Compute-time models for the simulated executor (the Executor seam, docs/architecture.md): the
 // real work always runs; a model decides how much virtual time it costs.
 //   measured  wall time of the real work on this machine x scale
 //   profile   a YAML table per device: forward/backward ms per model and

@@ -1,5 +1,5 @@
 #pragma once
-// The ns-3 Transport (DESIGN.md, seam 2): one endpoint per engine node of a
+// The ns-3 Transport (the Transport seam, docs/architecture.md): one endpoint per engine node of a
 // SimNetwork, all sharing one fabric of persistent ns-3 TCP connections (one
 // socket per ordered node pair, opened when the network is built).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The simulated Executor (DESIGN.md, seam 1): every task runs inside ns-3's
+// The simulated Executor (the Executor seam, docs/architecture.md): every task runs inside ns-3's
 // event loop, on the one simulator thread, in virtual time.
 //
 // compute(work, cost, done): the task waits for its resource (a node's GPU

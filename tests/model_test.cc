@@ -20,7 +20,7 @@ namespace {
 
 // One LibTorch thread: ctest may run suites side by side and other builds
 // share the two cores; OpenMP's spinning threads then slow a 2-thread run
-// down several times, while one thread degrades gracefully (ENVIRONMENT.md).
+// down several times, while one thread degrades gracefully (measured on the build machine).
 class OneThread : public ::testing::Environment {
  public:
   void SetUp() override { at::set_num_threads(1); }

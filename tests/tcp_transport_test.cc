@@ -248,7 +248,7 @@ double measure_goodput(std::vector<Transport*> senders, std::vector<Inbox*> rece
 }
 
 // Two ranks in this process share its two cores, like two processes on one
-// host would. Compare with Gloo's 1.3-1.5 GB/s (ENVIRONMENT.md).
+// host would. Compare with Gloo's 1.3-1.5 GB/s (measured on the build machine, docs/transport.md).
 TEST(TcpThroughput, TwoRankLoopback) {
   Inbox inbox0, inbox1;
   auto transports = start_world(2);

@@ -1,5 +1,5 @@
 #pragma once
-// The trace model (DESIGN.md, seam 3): a piecewise-constant link rate over
+// The trace model (the link-shaping seam, docs/architecture.md): a piecewise-constant link rate over
 // time, with an optional one-way delay and loss rate per step. One model for
 // both backends: ns-3 replays it with SetDataRate events, the emulator with
 // HTB class changes.

@@ -1,5 +1,5 @@
 #pragma once
-// The Transport seam (DESIGN.md): asynchronous, message-framed, one
+// The Transport seam (docs/architecture.md): asynchronous, message-framed, one
 // implementation per backend (in-process for tests, TCP for real runs, ns-3
 // for simulation), reached through a factory.
 //

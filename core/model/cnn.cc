@@ -1,7 +1,7 @@
 // cnn: two 3x3 convolutions (32 and 64 channels, each followed by ReLU and
 // 2x2 max-pooling) and two fully connected layers (128 hidden units). On
 // Fashion-MNIST (1x28x28) it has 421,642 parameters: the "422k CNN" of
-// ENVIRONMENT.md's timings (about 30 ms per batch-64 step on one core).
+// the timings measured on the build machine (about 30 ms per batch-64 step on one core).
 // With 5x5 kernels it would be 455k; 3x3 matches the reference size.
 #include <fmt/format.h>
 

@@ -61,7 +61,7 @@ Evaluation evaluate(const Model& model, const data::Dataset& dataset, std::size_
 
 // Sets LibTorch's intra-op thread count for a scope and restores it after.
 // LibTorch starts with 1 thread on these machines; with several processes or
-// background load 1 per process is fastest (ENVIRONMENT.md).
+// background load 1 per process is fastest (measured on the build machine).
 class ThreadCountGuard {
  public:
   explicit ThreadCountGuard(int threads);

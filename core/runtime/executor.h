@@ -1,5 +1,5 @@
 #pragma once
-// The Executor/Clock seam (DESIGN.md): engine code never creates threads,
+// The Executor/Clock seam (docs/architecture.md): engine code never creates threads,
 // sleeps or reads the wall clock itself; it posts tasks here. The thread-pool
 // executor runs them on real threads against the steady clock; the ns-3
 // backend (sim/) runs them inside the simulator's event loop in virtual time.

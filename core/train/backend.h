@@ -3,7 +3,7 @@
 // backend supplies the executor (its clock) and one transport per node, and
 // adds what it knows to the results folder. The ns-3 backend (sim/)
 // implements it; the trainer itself only knows this interface, so core/
-// stays free of ns-3 (DESIGN.md's seams).
+// stays free of ns-3 (the seams of docs/architecture.md).
 #include <nlohmann/json.hpp>
 
 #include <string>
