@@ -46,6 +46,28 @@ std::vector<EvalRow> read_eval_csv(const std::string& path) {
   return rows;
 }
 
+// link.csv (second,link,configured_mbps,delivered_mbps,delivered_bytes):
+// the bytes each direction's source cluster delivered in the seconds before
+// `until_s`, by cluster name ("a->b" counts for a). Empty when there is no file.
+std::map<std::string, double> egress_before(const std::string& path, double until_s) {
+  std::map<std::string, double> out;
+  std::ifstream in(path);
+  if (!in) return out;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (line == 1 || text.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream stream(text);
+    for (std::string cell; std::getline(stream, cell, ',');) cells.push_back(cell);
+    if (cells.size() < 5) throw std::runtime_error(fmt::format("{}: line {}: expected 5 columns", path, line));
+    const double second = cell_number(cells[0], path, line);
+    const auto arrow = cells[1].find("->");
+    if (arrow == std::string::npos) throw std::runtime_error(fmt::format("{}: line {}: link '{}' is not FROM->TO", path, line, cells[1]));
+    if (second < until_s) out[cells[1].substr(0, arrow)] += cell_number(cells[4], path, line);
+  }
+  return out;
+}
+
 nlohmann::json read_manifest_summary(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
@@ -133,6 +155,7 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   }
   o.final_accuracy = rows.back().accuracy;
   o.iterations = rows.back().iteration;
+  if (o.tta_s) o.egress_to_target_bytes = egress_before(dir + "/link.csv", *o.tta_s);
   const auto summary = read_manifest_summary(dir + "/manifest.json");
   if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
   o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
@@ -141,6 +164,9 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
 
 SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& backend, const std::vector<uint64_t>& seeds)
     : cost_per_hour_(scenario.cost_per_hour()) {
+  for (const auto& c : scenario.clusters)
+    if (c.egress_per_gb > 0) egress_per_gb_[c.name] = c.egress_per_gb;
+  has_wan_ = scenario.clusters.size() > 1;  // one cluster sends nothing over a WAN
   const auto& c = scenario.systems.front().config;
   top_ = {{"scenario", scenario.name},
           {"backend", backend},
@@ -161,6 +187,7 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& back
                    "replays the scenario's traces with HTB; compute is real and on the wall clock (each run's "
                    "manifest records the host's CPU count and load)";
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
+  if (!egress_per_gb_.empty()) top_["egress_per_gb"] = egress_per_gb_;
   for (const auto& s : scenario.systems)
     if (s.config.system == "ddp" && (reference_.empty() || s.label == "ddp")) reference_ = s.label;
   top_["speedup_reference"] = reference_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(reference_);
@@ -188,8 +215,7 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["wan_bytes"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) { return o.wan_bytes; }));
     v["mean_iteration_s"] = mean([](const RunOutcome& o) { return o.mean_iteration_s; });
     v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
-    if (cost_per_hour_ > 0)
-      v["cost_to_target"] = entry.tta_s ? nlohmann::ordered_json(cost_per_hour_ * *entry.tta_s / 3600) : nullptr;
+    if (cost_per_hour_ > 0 || !egress_per_gb_.empty()) add_cost(v, entry.tta_s, outcomes);
   }
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const auto& o : outcomes) runs.push_back(o.dir);
@@ -200,6 +226,33 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["per_seed"] = per_seed;
   }
   systems_.push_back(std::move(entry));
+}
+
+// Cost to reach the target: the clusters' hourly price (nodes and GPUs) over
+// the TTA, plus each cluster's WAN egress until then at its price per GB
+// (mean over seeds). Egress needs link.csv (sim, emu); without it the
+// egress part is unknown and the cost is null rather than understated.
+void SummaryBuilder::add_cost(nlohmann::ordered_json& v, const std::optional<double>& tta_s,
+                              const std::vector<RunOutcome>& outcomes) const {
+  if (!tta_s) {
+    v["cost_to_target"] = nullptr;
+    return;
+  }
+  const double compute = cost_per_hour_ * *tta_s / 3600;
+  double egress = 0;
+  for (const auto& o : outcomes) {
+    if (!egress_per_gb_.empty() && has_wan_ && o.egress_to_target_bytes.empty()) {
+      v["cost_to_target"] = nullptr;
+      v["cost_note"] = "no link.csv: WAN egress unknown";
+      return;
+    }
+    for (const auto& [cluster, bytes] : o.egress_to_target_bytes) {
+      const auto price = egress_per_gb_.find(cluster);
+      if (price != egress_per_gb_.end()) egress += price->second * bytes / 1e9 / static_cast<double>(outcomes.size());
+    }
+  }
+  v["cost_to_target"] = compute + egress;
+  v["cost_breakdown"] = {{"compute", compute}, {"egress", egress}};
 }
 
 nlohmann::ordered_json SummaryBuilder::json() const {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct RunOutcome {
   double final_accuracy = 0;
   int iterations = 0;            // the last evaluation's (the run's completed iterations)
   std::optional<double> wan_bytes;  // wire bytes on all WAN directions (sim only)
+  // Bytes each cluster sent over the WAN until the target was reached
+  // (from link.csv; empty without one or without a TTA).
+  std::map<std::string, double> egress_to_target_bytes;
   double mean_iteration_s = 0;
   double duration_s = 0;         // the run's length on its clock
   double host_wall_s = 0;        // progress lines only: it would make summary.json non-deterministic
@@ -41,6 +45,7 @@ class SummaryBuilder {
   nlohmann::ordered_json json() const;
 
  private:
+  void add_cost(nlohmann::ordered_json& v, const std::optional<double>& tta_s, const std::vector<RunOutcome>& outcomes) const;
   struct SystemEntry {
     std::string label;
     nlohmann::ordered_json value;
@@ -50,6 +55,8 @@ class SummaryBuilder {
   nlohmann::ordered_json top_;
   std::string reference_;  // the ddp system's label ("" when the scenario has none)
   double cost_per_hour_ = 0;
+  std::map<std::string, double> egress_per_gb_;  // by cluster name
+  bool has_wan_ = false;
   std::vector<SystemEntry> systems_;
 };
 

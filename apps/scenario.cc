@@ -55,8 +55,9 @@ YamlField empty_section(const YamlField& parent, const std::string& key) {
   return YamlField(YAML::Node(YAML::NodeType::Map), parent.file(), key);
 }
 
-// The engine runs one gpus_per_node, one device and one compute profile on
-// every node, so per-cluster values must agree.
+// The engine runs one gpus_per_node on every node, so per-cluster values
+// must agree (devices and compute profiles may differ: the sim backend
+// prices each node by its own cluster's).
 template <typename T>
 void require_same_as_first(const YamlField& clusters, const std::vector<ScenarioCluster>& parsed, const char* key,
                            T ScenarioCluster::*member) {
@@ -77,7 +78,8 @@ std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::s
   std::set<std::string> names;
   for (std::size_t i = 0; i < field.size(); ++i) {
     const auto c = field.at(i);
-    c.allow_only({"name", "nodes", "gpus_per_node", "device", "profile", "cost_per_hour"});
+    c.allow_only({"name", "nodes", "gpus_per_node", "device", "profile", "tflops", "cost_per_hour", "gpu_hour",
+                  "egress_per_gb"});
     ScenarioCluster cluster;
     cluster.name = c.at("name").text();
     if (cluster.name.empty()) c.at("name").fail("must not be empty");
@@ -86,12 +88,14 @@ std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::s
     cluster.gpus_per_node = static_cast<int>(c.integer_or("gpus_per_node", 1, 1, 64));
     cluster.device = c.text_or("device", "");
     if (c.has("profile")) cluster.profile = resolve(c.at("profile").text(), base_dir);
+    cluster.tflops = c.number_or("tflops", 0, 1e-6, 1e6);
+    if (c.has("profile") && c.has("tflops")) c.at("tflops").fail("give either profile (profile model) or tflops (analytic model)");
     cluster.cost_per_hour = c.number_or("cost_per_hour", 0, 0, 1e6);
+    cluster.gpu_hour = c.number_or("gpu_hour", 0, 0, 1e6);
+    cluster.egress_per_gb = c.number_or("egress_per_gb", 0, 0, 1e6);
     clusters.push_back(cluster);
   }
   require_same_as_first(field, clusters, "gpus_per_node", &ScenarioCluster::gpus_per_node);
-  require_same_as_first(field, clusters, "device", &ScenarioCluster::device);
-  require_same_as_first(field, clusters, "profile", &ScenarioCluster::profile);
   return clusters;
 }
 
@@ -287,13 +291,13 @@ net::TopologyConfig parse_network(const YamlField& top, const std::vector<Scenar
 }
 
 #ifdef ST_HAVE_SIM
-// The profile file's own `device:` must match the clusters' device name.
-void check_profile_device(const YamlField& clusters, const ScenarioCluster& first, const std::string& profile) {
-  if (first.device.empty() || profile.empty()) return;
+// The profile file's own `device:` must match the cluster's device name.
+void check_profile_device(const YamlField& cluster_field, const ScenarioCluster& cluster, const std::string& profile) {
+  if (cluster.device.empty() || profile.empty()) return;
   const auto root = YamlField::load_file(profile);
-  if (root.has("device") && root.at("device").text() != first.device)
-    clusters.at(0).at("device").fail(fmt::format("the compute profile {} describes device '{}'", profile,
-                                                 root.at("device").text()));
+  if (root.has("device") && root.at("device").text() != cluster.device)
+    cluster_field.at("device").fail(fmt::format("the compute profile {} describes device '{}'", profile,
+                                                root.at("device").text()));
 }
 
 std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField& top,
@@ -301,7 +305,14 @@ std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField
                                                                  const train::TrainConfig& training,
                                                                  const std::string& base_dir) {
   auto config = std::make_shared<sim::SimComputeSettings>();
+  const auto cluster_field = top.at("clusters");
   const auto& cluster_profile = clusters.front().profile;
+  // Clusters with profiles or rates of their own: every node is priced by
+  // its cluster's (nodes are numbered cluster by cluster, as in the network).
+  const bool own_profiles = std::any_of(clusters.begin(), clusters.end(), [&](const ScenarioCluster& c) {
+    return c.profile != cluster_profile;
+  });
+  const bool own_rates = std::any_of(clusters.begin(), clusters.end(), [](const ScenarioCluster& c) { return c.tflops > 0; });
   const auto compute = top.has("compute") ? top.at("compute") : empty_section(top, "compute");
   if (top.has("compute")) {
     sim::parse_compute(compute, config->compute, config->executor, base_dir, cluster_profile);
@@ -309,13 +320,30 @@ std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField
     config->compute.kind = "profile";
     config->compute.profile_path = cluster_profile;
   }
-  const auto cluster_field = top.at("clusters");
-  if (!cluster_profile.empty() && config->compute.kind != "profile")
+  if (own_profiles || own_rates) {
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      const auto& c = clusters[i];
+      if (own_profiles && c.profile.empty())
+        cluster_field.at(i).fail("another cluster names its own profile: give every cluster one");
+      if (own_profiles && config->compute.kind != "profile")
+        cluster_field.at(i).at("profile").fail(
+            fmt::format("only the profile compute model uses a profile (compute.model is {})", config->compute.kind));
+      if (own_rates && config->compute.kind != "analytic")
+        cluster_field.at(i).fail(fmt::format("tflops needs compute.model: analytic (it is {})", config->compute.kind));
+      check_profile_device(cluster_field.at(i), c, c.profile);
+      for (int n = 0; n < c.nodes; ++n) {
+        if (own_profiles) config->compute.node_profiles.push_back(c.profile);
+        if (own_rates) config->compute.node_tflops.push_back(c.tflops);
+      }
+    }
+    if (own_profiles) config->compute.profile_path = cluster_profile;
+  }
+  if (!own_profiles && !cluster_profile.empty() && config->compute.kind != "profile")
     cluster_field.at(0).at("profile").fail(fmt::format("only the profile compute model uses a profile (compute.model is {})",
                                                        config->compute.kind));
-  if (!cluster_profile.empty() && config->compute.profile_path != cluster_profile)
+  if (!own_profiles && !cluster_profile.empty() && config->compute.profile_path != cluster_profile)
     compute.at("profile").fail(fmt::format("differs from the clusters' profile {}", cluster_profile));
-  check_profile_device(cluster_field, clusters.front(), config->compute.profile_path);
+  if (!own_profiles) check_profile_device(cluster_field.at(0), clusters.front(), config->compute.profile_path);
   // Load the model now, so a profile without this model's entry fails here
   // rather than after other systems have run.
   auto priced = config->compute;
@@ -340,7 +368,7 @@ int Scenario::total_nodes() const {
 
 double Scenario::cost_per_hour() const {
   double cost = 0;
-  for (const auto& c : clusters) cost += c.cost_per_hour * c.nodes;
+  for (const auto& c : clusters) cost += c.hourly();
   return cost;
 }
 

@@ -24,7 +24,12 @@ struct ScenarioCluster {
   int gpus_per_node = 1;
   std::string device;        // a name for reports ("" when not given)
   std::string profile;       // compute profile file, resolved ("" when not given)
+  double tflops = 0;         // analytic compute model: this cluster's GPU rate (0: compute.tflops)
   double cost_per_hour = 0;  // per node
+  double gpu_hour = 0;       // per GPU-hour
+  double egress_per_gb = 0;  // per GB this cluster sends over the WAN
+
+  double hourly() const { return nodes * (cost_per_hour + gpus_per_node * gpu_hour); }
 };
 
 struct ScenarioSystem {

@@ -164,6 +164,13 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--min-density", c.control.min_density, "Controller's lower density bound")->capture_default_str();
   cmd->add_option("--max-density", c.control.max_density, "Controller's upper density bound")->capture_default_str();
+  cmd->add_option("--control-safety", c.control.safety, "Fraction of the overlap window the exchange may fill")
+      ->capture_default_str();
+  cmd->add_option("--control-growth", c.control.estimator.growth, "Bandwidth probing factor per tick")
+      ->capture_default_str();
+  cmd->add_option("--control-initial-mbps", c.control.estimator.initial_mbps, "Bandwidth estimate before a measurement")
+      ->capture_default_str();
+  cmd->add_flag("!--no-batch-control", c.control.adapt_batch, "Keep equal batches (the controller adapts only the density)");
   cmd->add_option("--dc-lambda", c.dc_lambda, "Delay compensation strength (--compensation dc)")->capture_default_str();
   cmd->add_option("--density", c.density, "Fraction of gradient elements sent (stellatrain, topk-sync)")->capture_default_str();
   cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();

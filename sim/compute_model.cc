@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -140,14 +142,55 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& 
   return std::make_unique<RateModel>("analytic", rates, description);
 }
 
-}  // namespace
+// Heterogeneous clusters: each task is priced by its node's own model
+// (tasks tied to no node by node 0's).
+class PerNodeModel final : public ComputeTimeModel {
+ public:
+  explicit PerNodeModel(std::vector<std::unique_ptr<ComputeTimeModel>> models) : models_(std::move(models)) {}
+  runtime::Nanos cost(const runtime::ComputeCost& task, runtime::Nanos measured) const override {
+    const std::size_t node = task.node >= 0 ? static_cast<std::size_t>(task.node) : 0;
+    if (node >= models_.size())
+      throw std::invalid_argument(fmt::format("compute model: node {} has no model ({} nodes)", task.node, models_.size()));
+    return models_[node]->cost(task, measured);
+  }
+  bool deterministic() const override {
+    return std::all_of(models_.begin(), models_.end(), [](const auto& m) { return m->deterministic(); });
+  }
+  nlohmann::json describe() const override {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& m : models_) nodes.push_back(m->describe());
+    return {{"kind", "per-node"}, {"nodes", nodes}};
+  }
 
-std::unique_ptr<ComputeTimeModel> make_compute_model(const ComputeModelConfig& config) {
+ private:
+  std::vector<std::unique_ptr<ComputeTimeModel>> models_;
+};
+
+std::unique_ptr<ComputeTimeModel> make_uniform_model(const ComputeModelConfig& config) {
   if (config.kind == "measured") return std::make_unique<MeasuredModel>(config.scale);
   if (config.kind == "profile") return make_profile_model(config);
   if (config.kind == "analytic") return make_analytic_model(config);
   throw std::invalid_argument(
       fmt::format("compute.model: unknown compute-time model '{}' (expected measured, profile or analytic)", config.kind));
+}
+
+}  // namespace
+
+std::unique_ptr<ComputeTimeModel> make_compute_model(const ComputeModelConfig& config) {
+  const std::size_t nodes = std::max(config.node_profiles.size(), config.node_tflops.size());
+  if (nodes > 0) {
+    std::vector<std::unique_ptr<ComputeTimeModel>> models;
+    for (std::size_t n = 0; n < nodes; ++n) {
+      ComputeModelConfig own = config;
+      own.node_profiles.clear();
+      own.node_tflops.clear();
+      if (n < config.node_profiles.size() && !config.node_profiles[n].empty()) own.profile_path = config.node_profiles[n];
+      if (n < config.node_tflops.size() && config.node_tflops[n] > 0) own.device_tflops = config.node_tflops[n];
+      models.push_back(make_uniform_model(own));
+    }
+    return std::make_unique<PerNodeModel>(std::move(models));
+  }
+  return make_uniform_model(config);
 }
 
 }  // namespace st::sim

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/runtime/executor.h"
 
@@ -30,6 +31,11 @@ struct ComputeModelConfig {
   double cpu_gbps = 5.0;        // the node CPU's offloaded stages (gather, compress, sparse step)
   // The image shape, for FLOP counts (Fashion-MNIST by default).
   int64_t channels = 1, height = 28, width = 28, classes = 10;
+  // Heterogeneous clusters: node n's own profile file (profile model) or
+  // GPU rate (analytic model), in engine-node order; empty: every node as
+  // above. Each node's tasks are priced by its own entry.
+  std::vector<std::string> node_profiles;
+  std::vector<double> node_tflops;
 };
 
 class ComputeTimeModel {

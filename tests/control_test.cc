@@ -109,6 +109,17 @@ TEST(BandwidthEstimator, MeasuresTheRateNetOfLatency) {
   EXPECT_NEAR(r.mbps, 100, 1e-9);
 }
 
+TEST(BandwidthEstimator, TakesLatencyFromProbeRoundTrips) {
+  control::BandwidthEstimator e({50});
+  e.add_round_trip(60);  // queued behind data
+  e.add_round_trip(40);
+  // A skewed exchange that took no time at all would otherwise set L = 0.
+  for (int i = 0; i < 10; ++i) e.add(exchange(30, 125000, 0, /*shortest_ms=*/0));
+  const auto r = e.update();
+  EXPECT_NEAR(r.latency_ms, 20, 1e-12);
+  EXPECT_NEAR(*r.measured_mbps, 100, 1e-9);
+}
+
 TEST(BandwidthEstimator, DoesNotCollapseWhenLittleIsSent) {
   control::BandwidthEstimator e({100});
   // Tiny exchanges: the transfer part is too short to time; nobody waits.

@@ -186,6 +186,8 @@ else
   expect_error "this build has no emulation backend" "$STELLATRAIN" run slow-lan.yaml --backend emu --out "$WORK/emu"
 fi
 [ ! -e "$WORK/emu" ] || fail "a refused --backend emu must not create the results folder"
+expect_error "--backend: warp not in {sim,real,emu}" "$STELLATRAIN" run tiny.yaml --backend warp --out "$WORK/warp"
+[ ! -e "$WORK/warp" ] || fail "a refused --backend must not create the results folder"
 sed -e 's/^model: mlp/model: mlp\ncolour: red/' tiny.yaml > bad.yaml
 expect_error "bad.yaml: colour (line 11): unknown key" "$STELLATRAIN" run bad.yaml --out "$WORK/bad"
 mkdir -p foreign && touch foreign/notes.txt

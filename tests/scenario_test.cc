@@ -97,7 +97,9 @@ TEST_F(ScenarioFile, ShippedScenariosLoad) {
     EXPECT_EQ(s.systems[0].config.model, "cnn");
     EXPECT_EQ(s.systems[0].config.dataset, "fashion-mnist");
     EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
-    EXPECT_EQ(s.systems[1].config.eval_samples, 2000u);
+    EXPECT_EQ(s.systems[1].config.eval_samples, 5000u);
+    EXPECT_TRUE(s.systems[0].config.controller);  // stellatrain runs its controller by default
+    EXPECT_FALSE(s.systems[1].config.controller);
     EXPECT_EQ(s.network.wan.size(), 2u);
     const auto& wan = s.network.wan.at({0, 1});
     if (wan.trace.empty()) EXPECT_GT(wan.constant_mbps, 0);
@@ -284,7 +286,7 @@ TEST_F(ScenarioFile, UnknownSystemIsNamed) {
                 error_of);
 }
 
-TEST_F(ScenarioFile, PerClusterDifferencesAreNotSupportedYet) {
+TEST_F(ScenarioFile, PerClusterGpuCountsAreNotSupportedYet) {
   expect_errors(
       {
           {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b, gpus_per_node: 1}\n"}}),
@@ -292,12 +294,37 @@ TEST_F(ScenarioFile, PerClusterDifferencesAreNotSupportedYet) {
            "gpus_per_node are not supported yet"},
           {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b}\n"}}),
            "clusters[1] (line 3): differs from clusters[0].gpus_per_node"},
-          {text({{"clusters", "clusters:\n  - {name: a, device: rtx3090}\n  - {name: b, device: a100}\n"}}),
-           "clusters[1].device (line 3): differs from clusters[0].device: clusters with different device are not supported yet"},
-          {text({{"clusters", "clusters:\n  - {name: a, profile: x.yaml}\n  - {name: b, profile: y.yaml}\n"}}),
-           "clusters[1].profile (line 3): differs from clusters[0].profile"},
+          {text({{"clusters", "clusters:\n  - {name: a, profile: x.yaml, tflops: 10}\n  - {name: b}\n"}}),
+           "clusters[0].tflops (line 2): give either profile (profile model) or tflops (analytic model)"},
       },
       error_of);
+}
+
+TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
+  expect_errors(
+      {
+          {text({{"systems", "systems:\n  - {name: ddp, controller: off}\n  - stellatrain\n"}}),
+           "systems[0].controller (line 10): only applies to stellatrain (not ddp)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: maybe}\n  - ddp\n"}}),
+           "systems[0].controller (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {min_density: 0.2, max_density: 0.1}}\n  - ddp\n"}}),
+           "systems[0].controller.max_density (line 10): is below min_density 0.2"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {interval: 1}}\n  - ddp\n"}}),
+           "systems[0].controller.interval"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, compensation: guess}\n  - ddp\n"}}),
+           "systems[0].compensation (line 10)"},
+      },
+      error_of);
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false}}\n"
+      "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
+  EXPECT_TRUE(s.systems[0].config.controller);
+  EXPECT_DOUBLE_EQ(s.systems[0].config.control.interval_s, 0.5);
+  EXPECT_DOUBLE_EQ(s.systems[0].config.control.max_density, 0.3);
+  EXPECT_FALSE(s.systems[0].config.control.adapt_batch);
+  EXPECT_FALSE(s.systems[1].config.controller);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
+  EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
 }
 
 TEST_F(ScenarioFile, YamlSyntaxErrorNamesTheLine) {
@@ -348,6 +375,31 @@ TEST_F(ScenarioFile, LinkAndComputeErrors) {
   EXPECT_EQ(s.sim_compute->compute.kind, "profile");
   EXPECT_EQ(s.sim_compute->compute.profile_path, profile.string());
 }
+TEST_F(ScenarioFile, ClustersMayHaveTheirOwnComputeProfiles) {
+  const auto fast = temp("scenario_test_fast.yaml"), slow = temp("scenario_test_slow.yaml");
+  const std::string rest = "cpu: {gather_ns_per_element: 1, compress_ns_per_element: 1, optimize_ns_per_index: 1}\n"
+                           "accelerator: {optimize_dense_ns_per_element: 1, compress_gpu_ns_per_element: 1}\n";
+  std::ofstream(fast) << "device: fast\n" << rest << "models:\n  mlp: {batch: 64, forward_ms: 4, backward_ms: 6}\n";
+  std::ofstream(slow) << "device: slow\n" << rest << "models:\n  mlp: {batch: 64, forward_ms: 10, backward_ms: 15}\n";
+  const auto s = load_scenario(write(text({{"clusters",
+      "clusters:\n  - {name: a, nodes: 2, gpus_per_node: 2, device: fast, profile: scenario_test_fast.yaml}\n"
+      "  - {name: b, nodes: 1, gpus_per_node: 2, device: slow, profile: scenario_test_slow.yaml}\n"}})));
+  ASSERT_TRUE(s.sim_compute);
+  EXPECT_EQ(s.sim_compute->compute.node_profiles, (std::vector<std::string>{fast.string(), fast.string(), slow.string()}));
+  expect_errors(
+      {
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2, profile: scenario_test_fast.yaml}\n"
+                              "  - {name: b, gpus_per_node: 2}\n"}}),
+           "clusters[1] (line 3): another cluster names its own profile: give every cluster one"},
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2, device: slow, profile: scenario_test_fast.yaml}\n"
+                              "  - {name: b, gpus_per_node: 2, profile: scenario_test_slow.yaml}\n"}}),
+           "clusters[0].device (line 2): the compute profile"},
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2, tflops: 10}\n  - {name: b, gpus_per_node: 2}\n"}}),
+           "clusters[0] (line 2): tflops needs compute.model: analytic"},
+      },
+      error_of);
+}
+
 #endif
 
 }  // namespace

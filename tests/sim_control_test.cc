@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -32,14 +33,16 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// The CNN's times from scenarios/profiles/cpu-2core.yaml, given to the MLP.
-fs::path cnn_paced_profile(const fs::path& dir) {
+// The CNN's times from scenarios/profiles/cpu-2core.yaml, given to the MLP
+// (`slowdown` times slower for a slower device).
+fs::path cnn_paced_profile(const fs::path& dir, double slowdown = 1.0) {
   fs::create_directories(dir);
-  const fs::path path = dir / "mlp-at-cnn-pace.yaml";
+  const fs::path path = dir / ("mlp-at-cnn-pace-x" + std::to_string(slowdown) + ".yaml");
   std::ofstream(path) << "device: test-cpu\n"
                          "cpu: {gather_ns_per_element: 0.25, compress_ns_per_element: 0.36, optimize_ns_per_index: 1.9}\n"
                          "accelerator: {optimize_dense_ns_per_element: 1.4, compress_gpu_ns_per_element: 112}\n"
-                         "models:\n  mlp: {batch: 64, forward_ms: 21.877, backward_ms: 14.353}\n";
+                         "models:\n  mlp: {batch: 64, forward_ms: "
+                      << 21.877 * slowdown << ", backward_ms: " << 14.353 * slowdown << "}\n";
   return path;
 }
 
@@ -172,6 +175,48 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
     ASSERT_GT(f, 0);
     EXPECT_LE(a, 1.3 * f) << "phase [" << from << ", " << to << ")";
   }
+}
+
+// Two clusters whose GPUs differ 2.5x in speed (per-node profiles), a fast
+// WAN: the controller's batch split brings the GPUs' compute times within
+// 10% of each other and raises samples per second by at least 1.3x over
+// equal batches, with no loss of accuracy.
+TEST(SimControl, BatchSplitEqualisesUnequalGpus) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_batches";
+  const auto fast = cnn_paced_profile(root, 1.0), slow = cnn_paced_profile(root, 2.5);
+  auto network = two_clusters(traces::constant_trace(1000, 600), fast);
+  network.compute.node_profiles = {fast.string(), slow.string()};
+  double iteration_ms[2] = {0, 0}, accuracy[2] = {0, 0};
+  for (int balanced = 0; balanced < 2; ++balanced) {
+    auto c = controlled_mlp(300, root / (balanced ? "balanced" : "equal"));
+    c.dataset = "fashion-mnist";
+    c.control.adapt_batch = balanced == 1;
+    c.eval_interval = 0;
+    c.eval_samples = 5000;
+    auto backend = make_sim_backend(network, c);
+    const auto result = train::run_training(c, backend.get());
+    accuracy[balanced] = result.evaluations.back().accuracy;
+    const auto it = read_csv(fs::path(c.out_dir) / "iterations.csv");
+    iteration_ms[balanced] = mean_iteration_ms(it, it.at("start_s")[it.at("start_s").size() / 2], 1e9);
+  }
+  // The last batch split, node 0 (fast GPUs) and node 1 (slow).
+  std::ifstream control(root / "balanced" / "control.csv");
+  std::string line, last;
+  while (std::getline(control, line)) last = line;
+  std::vector<std::string> fields;  // control.csv: batch is the 11th column
+  std::stringstream row(last.substr(0, last.find('"')));
+  for (std::string cell; std::getline(row, cell, ',');) fields.push_back(cell);
+  ASSERT_GT(fields.size(), 10u) << last;
+  const std::string batch_field = fields[10];
+  int fast_batch = 0, slow_batch = 0;
+  ASSERT_EQ(std::sscanf(batch_field.c_str(), "%d;%*d|%d", &fast_batch, &slow_batch), 2) << last;
+  const double fast_ms = fast_batch * (21.877 + 14.353) / 64, slow_ms = slow_batch * 2.5 * (21.877 + 14.353) / 64;
+  std::cout << "batches " << fast_batch << " / " << slow_batch << ": compute " << fast_ms << " / " << slow_ms
+            << " ms; iteration " << iteration_ms[0] << " -> " << iteration_ms[1] << " ms; accuracy " << accuracy[0]
+            << " -> " << accuracy[1] << "\n";
+  EXPECT_LE(std::max(fast_ms, slow_ms) / std::min(fast_ms, slow_ms), 1.10);
+  EXPECT_GE(iteration_ms[0] / iteration_ms[1], 1.3) << "samples per second did not rise 1.3x";
+  EXPECT_GE(accuracy[1], accuracy[0] - 0.01);
 }
 
 }  // namespace

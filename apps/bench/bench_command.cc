@@ -28,7 +28,7 @@ void add_options(CLI::App& cmd, BenchCommandOptions& o, bool compress) {
   if (compress)
     cmd.add_option("--compressors", o.compressors, "Compressors to time (ef: prefix for error feedback)")->delimiter(',');
   else
-    cmd.add_option("--optimizers", o.optimizers, "sparse_sgd, sparse_adam")->delimiter(',');
+    cmd.add_option("--optimizers", o.optimizers, "sparse_sgd, sparse_adam; sparse_sgd_decay, sparse_sgd_exact (lazy-momentum rules, gradients alternating by a block)")->delimiter(',');
   cmd.add_option("--threads", o.threads, "Threads (LibTorch baselines and sparse optimizers)")->check(CLI::Range(1, 256));
   cmd.add_option("--simd", o.simd, "portable, avx2 or auto")->check(CLI::IsMember({"portable", "avx2", "auto"}));
   cmd.add_option("--min-time", o.min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);

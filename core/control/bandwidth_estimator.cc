@@ -23,12 +23,23 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
 
 void BandwidthEstimator::add(const ExchangeSample& sample) { pending_.push_back(sample); }
 
+void BandwidthEstimator::add_round_trip(double rtt_ms) {
+  if (!(rtt_ms >= 0)) return;
+  pending_rtt_ms_ = pending_rtt_ms_ < 0 ? rtt_ms : std::min(pending_rtt_ms_, rtt_ms);
+}
+
 double BandwidthEstimator::latency_ms() const {
+  if (!rtt_minima_.empty()) return *std::min_element(rtt_minima_.begin(), rtt_minima_.end()) / 2;
   if (latency_minima_.empty()) return 0;
   return *std::min_element(latency_minima_.begin(), latency_minima_.end());
 }
 
 BandwidthEstimate BandwidthEstimator::update() {
+  if (pending_rtt_ms_ >= 0) {
+    rtt_minima_.push_back(pending_rtt_ms_);
+    if (static_cast<int>(rtt_minima_.size()) > options_.latency_memory) rtt_minima_.pop_front();
+    pending_rtt_ms_ = -1;
+  }
   BandwidthEstimate e;
   if (pending_.empty()) {
     e.mbps = mbps_;

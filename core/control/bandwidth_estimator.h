@@ -9,8 +9,12 @@
 // parameters against its backward time.
 //
 // Each update (one controller tick):
-// * latency L = the smallest quickest-exchange seen over the last
-//   `latency_memory` ticks;
+// * latency L = half the smallest round trip of the controller's latency
+//   probes over the last `latency_memory` ticks (the minimum filters out
+//   probes queued behind gradient data, as TCP's min-RTT does); before the
+//   first probe returns, the smallest quickest-exchange time (which skew
+//   between nodes can shorten: a node whose peer's chunk is already there
+//   sees almost none);
 // * measured rate R = sum(bytes) / sum(busy - L) over the samples whose
 //   transfer part (busy - L) is long enough to time: the rate at which the
 //   bytes arrived while they were in flight, net of latency. It does not
@@ -63,6 +67,8 @@ class BandwidthEstimator {
   explicit BandwidthEstimator(BandwidthEstimatorOptions options = {});
 
   void add(const ExchangeSample& sample);
+  // One latency probe's round trip.
+  void add_round_trip(double rtt_ms);
   // Uses the samples added since the last update.
   BandwidthEstimate update();
 
@@ -74,6 +80,8 @@ class BandwidthEstimator {
   double mbps_;
   std::vector<ExchangeSample> pending_;
   std::deque<double> latency_minima_;  // one per tick that had samples
+  std::deque<double> rtt_minima_;      // one per tick that had probes
+  double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
 };
 
 }  // namespace st::control

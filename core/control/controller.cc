@@ -49,7 +49,9 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   s.busy_ms = t.exchange_busy_ms;
   s.shortest_ms = t.exchange_shortest_ms;
   s.bytes = static_cast<double>(t.exchange_bytes);
-  s.wait_ms = t.wait_ms;
+  // The first iterations wait while the pipeline fills and TCP opens its
+  // window: start-up, not a sign that the exchange overran.
+  s.wait_ms = t.iteration <= staleness_ + 1 ? 0 : t.wait_ms;
   s.backward_ms = t.backward_ms;
   estimator_.add(s);
   double slowest_gpu = 0;

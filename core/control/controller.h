@@ -67,6 +67,8 @@ class Controller {
              int staleness);
 
   void on_telemetry(const telemetry::NodeTelemetry& t);
+  // A latency probe's round trip (rank 0 to a node and back).
+  void on_round_trip(double rtt_ms) { estimator_.add_round_trip(rtt_ms); }
   // A plan when the tick changes density or batches; nothing otherwise.
   // Call often; it acts once `interval_s` has passed since the last tick.
   std::optional<Plan> tick(double now_s, int current_iteration);

@@ -16,6 +16,10 @@ namespace st::telemetry {
 // Control traffic keeps bit 31 clear (the collectives own tags with it set).
 constexpr uint32_t kTelemetryTag = 0x7E000001u;
 constexpr uint32_t kPlanTag = 0x7E000002u;
+// Latency probes: rank 0 sends one to each node at every controller tick,
+// the node echoes it at once; the round trip is timed on rank 0's clock.
+constexpr uint32_t kProbeTag = 0x7E000003u;
+constexpr uint32_t kProbeReplyTag = 0x7E000004u;
 
 struct NodeTelemetry {
   int rank = 0;

@@ -24,9 +24,45 @@ ControlAgent::ControlAgent(int rank, int nodes, runtime::Executor& executor, tel
 
 void ControlAgent::start() {
   if (rank_ == 0) {
-    for (int source = 1; source < nodes_; ++source) receive_telemetry(source);
+    probe_sent_.assign(static_cast<std::size_t>(nodes_), runtime::Nanos(-1));
+    for (int source = 1; source < nodes_; ++source) {
+      receive_telemetry(source);
+      receive_probe_replies(source);
+    }
   } else {
     receive_plans();
+    answer_probes();
+  }
+}
+
+void ControlAgent::answer_probes() {
+  mailbox_.recv(0, telemetry::kProbeTag, [this](std::exception_ptr error, comm::Message&& message) {
+    if (error) return;
+    transport_.send(0, telemetry::kProbeReplyTag, std::move(message.payload), nullptr);
+    answer_probes();
+  });
+}
+
+void ControlAgent::receive_probe_replies(int source) {
+  mailbox_.recv(source, telemetry::kProbeReplyTag, [this, source](std::exception_ptr error, comm::Message&&) {
+    if (error) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& sent = probe_sent_[static_cast<std::size_t>(source)];
+      if (sent.count() >= 0) controller_->on_round_trip(std::chrono::duration<double, std::milli>(executor_.now() - sent).count());
+      sent = runtime::Nanos(-1);
+    }
+    receive_probe_replies(source);
+  });
+}
+
+// One probe per node at a time (under the agent's lock).
+void ControlAgent::send_probes() {
+  for (int r = 1; r < nodes_; ++r) {
+    auto& sent = probe_sent_[static_cast<std::size_t>(r)];
+    if (sent.count() >= 0) continue;
+    sent = executor_.now();
+    transport_.send(r, telemetry::kProbeTag, std::vector<uint8_t>(8, 0), nullptr);
   }
 }
 
@@ -70,7 +106,9 @@ void ControlAgent::on_telemetry(const telemetry::NodeTelemetry& t) {
   const double now_s = std::chrono::duration<double>(executor_.now()).count();
   const std::size_t before = controller_->records().size();
   auto plan = controller_->tick(now_s, std::max(started_, 0));
-  if (controller_->records().size() > before && results_) results_->add_control(controller_->records().back());
+  const bool ticked = controller_->records().size() > before;
+  if (ticked && results_) results_->add_control(controller_->records().back());
+  if (ticked || before == 0) send_probes();
   if (!plan) return;
   spdlog::debug("controller: {}", plan->reason);
   const auto bytes = control::encode(*plan);

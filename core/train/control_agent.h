@@ -58,6 +58,9 @@ class ControlAgent {
   };
   void receive_telemetry(int source);
   void receive_plans();
+  void answer_probes();
+  void receive_probe_replies(int source);
+  void send_probes();
   void on_telemetry(const telemetry::NodeTelemetry& t);
   void apply(const control::Plan& plan);
   void fail(const std::string& what);
@@ -71,6 +74,7 @@ class ControlAgent {
   ResultsWriter* results_;
   mutable std::mutex mutex_;
   int started_ = -1;                 // the latest iteration begun here
+  std::vector<runtime::Nanos> probe_sent_;  // rank 0: when the probe to each node left (-1 ns: none out)
   std::map<int, Setting> settings_;  // by first iteration
 };
 
