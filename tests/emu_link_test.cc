@@ -157,10 +157,22 @@ TEST(EmuLinkReplay, ClosedGateHoldsPacketsAndReopensWithoutDebt) {
     if (row.link != "a->b" || row.second > 6) continue;
     std::printf("  second %lld: configured %.1f delivered %.3f Mbps\n", static_cast<long long>(row.second),
                 row.configured, row.delivered);
-    if (row.second == 2 || row.second == 3) EXPECT_LT(row.delivered, 0.05) << row.second;
+    // Second 3 lies wholly inside the outage: nothing passes the gate. The
+    // counters are sampled at each second by the replay thread, which on a
+    // loaded host can run a millisecond or so late, so second 2 may carry
+    // the bytes of that millisecond before the gate closed (1 ms at 100 Mbps
+    // is 0.1 Mbps): it is held to 1% of the rate.
+    if (row.second == 3) {
+      EXPECT_LT(row.delivered, 0.05) << row.second;
+    }
+    if (row.second == 2) {
+      EXPECT_LT(row.delivered, 1.0) << row.second;
+    }
     // Reopened: the rate is back within a second (no token debt), once TCP's
     // retransmission timer lets the sender go on.
-    if (row.second == 5 || row.second == 6) EXPECT_NEAR(row.delivered, 100, 5) << row.second;
+    if (row.second == 5 || row.second == 6) {
+      EXPECT_NEAR(row.delivered, 100, 5) << row.second;
+    }
   }
 }
 
