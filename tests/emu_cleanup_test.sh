@@ -11,12 +11,9 @@
 #
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN); skips (exit 77) otherwise.
 set -euo pipefail
-STELLATRAIN=${1:?usage: emu_cleanup_test.sh path/to/stellatrain}
-STELLATRAIN=$(cd "$(dirname "$STELLATRAIN")" && pwd)/$(basename "$STELLATRAIN")
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): it builds network namespaces"
-  exit 77
-fi
+source "$(cd "$(dirname "$0")" && pwd)/emu_test_lib.sh"
+STELLATRAIN=$(absolute_binary "${1:?usage: emu_cleanup_test.sh path/to/stellatrain}")
+require_root
 WORK=$(mktemp -d /tmp/emu_cleanup_test.XXXXXX)
 chmod 755 "$WORK"  # the unprivileged case reads the scenario as nobody
 launcher=""
@@ -26,7 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # One system, small and quick: MLP on synthetic data, 2 clusters x 1 node.
 cat > tiny.yaml <<EOF

@@ -28,24 +28,15 @@
 # Timing-sensitive: ctest runs it alone (RUN_SERIAL). Needs root and the
 # sim backend; skips (exit 77) otherwise.
 set -euo pipefail
-STELLATRAIN=${1:?usage: emu_compare_test.sh path/to/stellatrain [work dir]}
-STELLATRAIN=$(cd "$(dirname "$STELLATRAIN")" && pwd)/$(basename "$STELLATRAIN")
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): it builds network namespaces"
-  exit 77
-fi
+source "$SOURCE_DIR/tests/emu_test_lib.sh"
+STELLATRAIN=$(absolute_binary "${1:?usage: emu_compare_test.sh path/to/stellatrain [work dir]}")
+require_root
 if ! "$STELLATRAIN" info 2>/dev/null | grep -q "sim backend: ns-3"; then
   echo "SKIP: this build has no sim backend to compare with"
   exit 77
 fi
-WORK=${2:-}
-if [ -z "$WORK" ]; then
-  WORK=$(mktemp -d /tmp/emu_compare_test.XXXXXX)
-  trap 'rm -rf "$WORK"' EXIT
-fi
-mkdir -p "$WORK"
-cd "$WORK"
+enter_work_dir emu_compare_test "${2:-}"
 
 write_scenario() {  # name, systems, one-way delay (ms), iterations
   cat > "$1.yaml" <<SCENARIO

@@ -15,21 +15,11 @@
 #
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN); skips (exit 77) otherwise.
 set -euo pipefail
-STELLATRAIN=${1:?usage: emu_run_test.sh path/to/stellatrain [work dir]}
-STELLATRAIN=$(cd "$(dirname "$STELLATRAIN")" && pwd)/$(basename "$STELLATRAIN")
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
-if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): it builds network namespaces"
-  exit 77
-fi
-WORK=${2:-}
-if [ -z "$WORK" ]; then
-  WORK=$(mktemp -d /tmp/emu_run_test.XXXXXX)
-  trap 'rm -rf "$WORK"' EXIT
-fi
-mkdir -p "$WORK"
-cd "$WORK"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$SOURCE_DIR/tests/emu_test_lib.sh"
+STELLATRAIN=$(absolute_binary "${1:?usage: emu_run_test.sh path/to/stellatrain [work dir]}")
+require_root
+enter_work_dir emu_run_test "${2:-}"
 
 # 115 Mbps, then nothing from 3 s to 13 s of network time, then 115 Mbps.
 # Network time 0 is when rank 0 is about to connect. The runs train through

@@ -1,45 +1,44 @@
 #!/usr/bin/env bash
 # A 2-process TCP training run on loopback, end to end, for each engine
 # system: both processes finish, and their master copies are bitwise
-# identical (checksums in the two manifests). Ends only the processes it
-# started.
+# identical (checksums in the two manifests). Then stellatrain's controller
+# across processes. Ends only the processes it started.
 set -euo pipefail
 BIN=$1
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-for system in stellatrain ddp topk-sync ddp-gloo; do
-  PORT=$(( 20000 + (RANDOM % 20000) ))
-  args=(train --system "$system" --transport tcp --nodes 2 --master-port "$PORT" --model mlp --dataset synthetic
-        --iterations 20 --eval-interval 0 --peer-timeout 20 --quiet --out "$OUT/$system")
-  "$BIN" "${args[@]}" --rank 1 > "$OUT/$system.rank1.log" 2>&1 &
-  peer=$!
-  if ! timeout 120 "$BIN" "${args[@]}" --rank 0 > "$OUT/$system.rank0.log" 2>&1; then
+
+checksums() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$1"; }
+
+# Runs ranks 1 and 0 of `train ARGS --out OUT/NAME` and checks that both
+# finish with equal checksums; prints them.
+run_pair() {  # name, train arguments...
+  local name=$1
+  shift
+  local port=$(( 20000 + (RANDOM % 20000) ))
+  local args=(train --transport tcp --nodes 2 --master-port "$port" --model mlp --dataset synthetic
+              --eval-interval 0 --peer-timeout 20 --quiet --out "$OUT/$name" "$@")
+  "$BIN" "${args[@]}" --rank 1 > "$OUT/$name.rank1.log" 2>&1 &
+  local peer=$!
+  if ! timeout 120 "$BIN" "${args[@]}" --rank 0 > "$OUT/$name.rank0.log" 2>&1; then
     kill "$peer" 2>/dev/null || true
-    echo "FAIL $system: rank 0 failed"; cat "$OUT/$system.rank0.log" "$OUT/$system.rank1.log"; exit 1
+    echo "FAIL $name: rank 0 failed"; cat "$OUT/$name.rank0.log" "$OUT/$name.rank1.log"; exit 1
   fi
-  if ! wait "$peer"; then echo "FAIL $system: rank 1 failed"; cat "$OUT/$system.rank1.log"; exit 1; fi
-  sum0=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$OUT/$system/manifest.json")
-  sum1=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$OUT/$system/rank1/manifest.json")
-  if [ "$sum0" != "$sum1" ]; then echo "FAIL $system: checksums differ: $sum0 vs $sum1"; exit 1; fi
-  echo "ok $system: checksums $sum0"
+  if ! wait "$peer"; then echo "FAIL $name: rank 1 failed"; cat "$OUT/$name.rank1.log"; exit 1; fi
+  local sum0 sum1
+  sum0=$(checksums "$OUT/$name/manifest.json")
+  sum1=$(checksums "$OUT/$name/rank1/manifest.json")
+  if [ "$sum0" != "$sum1" ]; then echo "FAIL $name: checksums differ: $sum0 vs $sum1"; exit 1; fi
+  echo "ok $name: checksums $sum0"
+}
+
+for system in stellatrain ddp topk-sync ddp-gloo; do
+  run_pair "$system" --system "$system" --iterations 20
 done
 
 # stellatrain's controller across processes: telemetry and plans over TCP,
 # every plan applied on both ranks at the same iteration (equal checksums).
-PORT=$(( 20000 + (RANDOM % 20000) ))
-args=(train --system stellatrain --transport tcp --nodes 2 --master-port "$PORT" --model mlp --dataset synthetic
-      --iterations 400 --eval-interval 0 --peer-timeout 20 --quiet --controller --control-interval 0.05
-      --out "$OUT/controlled")
-"$BIN" "${args[@]}" --rank 1 > "$OUT/controlled.rank1.log" 2>&1 &
-peer=$!
-if ! timeout 120 "$BIN" "${args[@]}" --rank 0 > "$OUT/controlled.rank0.log" 2>&1; then
-  kill "$peer" 2>/dev/null || true
-  echo "FAIL controller: rank 0 failed"; cat "$OUT/controlled.rank0.log" "$OUT/controlled.rank1.log"; exit 1
-fi
-if ! wait "$peer"; then echo "FAIL controller: rank 1 failed"; cat "$OUT/controlled.rank1.log"; exit 1; fi
-sum0=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$OUT/controlled/manifest.json")
-sum1=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$OUT/controlled/rank1/manifest.json")
-if [ "$sum0" != "$sum1" ]; then echo "FAIL controller: checksums differ: $sum0 vs $sum1"; exit 1; fi
+run_pair controlled --system stellatrain --iterations 400 --controller --control-interval 0.05
 plans=$(awk -F, 'NR > 1 && $3 != -1' "$OUT/controlled/control.csv" | wc -l)
 if [ "$plans" -lt 1 ]; then echo "FAIL controller: no plan in control.csv"; cat "$OUT/controlled/control.csv"; exit 1; fi
-echo "ok controller over tcp: $plans plan(s), checksums $sum0"
+echo "ok controller over tcp: $plans plan(s)"
