@@ -1,4 +1,5 @@
 #include "emu/delay_line.h"
+#include "emu/monotonic_clock.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -34,12 +35,6 @@ extern "C" {
 
 namespace st::emu {
 namespace {
-
-int64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
 
 struct Held {
   int64_t due_ns = 0;

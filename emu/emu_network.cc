@@ -31,6 +31,23 @@ void shape_lan_end(RouteSocket& socket, const std::string& ifname, double lan_mb
   socket.add_bfifo(ifname, kClass, kQueue, lan_queue_bytes(lan_mbps));
 }
 
+// One end of a point-to-point veth link.
+struct LinkEnd {
+  RouteSocket& socket;
+  const std::string& ifname;
+  const std::string& netns;
+  const std::string& address;
+};
+
+// The veth pair between two namespaces, a /30 address on each end, both up.
+void connect(const LinkEnd& a, const LinkEnd& b, int mtu) {
+  a.socket.add_veth(a.ifname, a.netns, b.ifname, b.netns, mtu);
+  a.socket.add_address(a.ifname, a.address + "/30");
+  b.socket.add_address(b.ifname, b.address + "/30");
+  a.socket.set_up(a.ifname);
+  b.socket.set_up(b.ifname);
+}
+
 std::string describe_rate(const EmuWanDirection& d) {
   const auto& trace = d.schedule.trace();
   if (d.schedule.constant()) return fmt::format("{} Mbps", d.schedule.max_mbps());
@@ -123,11 +140,8 @@ void EmuNetwork::build_lan() {
     const auto& router = plan_.routers[static_cast<std::size_t>(node.cluster)];
     RouteSocket& inside = socket(node.netns);
     RouteSocket& gateway = socket(router.netns);
-    gateway.add_veth(node.router_ifname, router.netns, node.ifname, node.netns, plan_.mtu);
-    gateway.add_address(node.router_ifname, node.router_address + "/30");
-    inside.add_address(node.ifname, node.address + "/30");
-    gateway.set_up(node.router_ifname);
-    inside.set_up(node.ifname);
+    connect({gateway, node.router_ifname, router.netns, node.router_address},
+            {inside, node.ifname, node.netns, node.address}, plan_.mtu);
     // The congestion control rides on the node's only route (every peer,
     // the rendezvous too, is reached through it).
     inside.add_route("default", node.router_address, node.ifname, node.tcp);
@@ -142,11 +156,8 @@ void EmuNetwork::build_wan() {
     const auto& to = plan_.routers[static_cast<std::size_t>(d.to)];
     RouteSocket& sender = socket(from.netns);
     RouteSocket& receiver = socket(to.netns);
-    sender.add_veth(d.out_ifname, from.netns, d.in_ifname, to.netns, plan_.mtu);
-    sender.add_address(d.out_ifname, d.out_address + "/30");
-    receiver.add_address(d.in_ifname, d.in_address + "/30");
-    sender.set_up(d.out_ifname);
-    receiver.set_up(d.in_ifname);
+    connect({sender, d.out_ifname, from.netns, d.out_address}, {receiver, d.in_ifname, to.netns, d.in_address},
+            plan_.mtu);
     // Traffic for cluster `to` leaves `from` by this direction's own pair.
     sender.add_route(to.lan_prefix, d.in_address, d.out_ifname);
     write_sysctl(to.netns, fmt::format("ipv4/conf/{}/rp_filter", d.in_ifname), "0");

@@ -1,4 +1,5 @@
 #include "emu/link_replay.h"
+#include "emu/monotonic_clock.h"
 
 #include <sys/prctl.h>
 #include <time.h>
@@ -9,15 +10,6 @@
 #include <limits>
 
 namespace st::emu {
-namespace {
-
-int64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-
-}  // namespace
 
 LinkReplay::LinkReplay(std::vector<LinkShaper*> shapers, double sample_interval_s)
     : shapers_(std::move(shapers)), sample_interval_s_(sample_interval_s) {
