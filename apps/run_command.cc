@@ -129,6 +129,9 @@ void write_summary(const fs::path& out, const nlohmann::ordered_json& summary) {
 
 std::string describe(const RunOutcome& o, const std::string& clock) {
   if (!o.error.empty()) return "failed: " + o.error;
+  if (o.timing)
+    return fmt::format("timing run: {} iterations in {:.2f} {} s ({:.1f} samples/s), {:.1f} wall s", o.iterations,
+                       o.duration_s, clock, o.samples_per_s, o.host_wall_s);
   const std::string tta = o.tta_s ? fmt::format("TTA {:.2f} {} s (iteration {})", *o.tta_s, clock, o.tta_iteration.value_or(-1))
                                   : "target not reached";
   return fmt::format("{}, best accuracy {:.2f}%, {} iterations, {:.1f} wall s", tta, 100 * o.best_accuracy,
@@ -144,6 +147,13 @@ void print_table(const nlohmann::ordered_json& summary) {
   for (const auto& [label, s] : summary["systems"].items()) {
     if (s.contains("error")) {
       fmt::print("{:<16} failed: {}\n", label, s["error"].get<std::string>());
+      continue;
+    }
+    if (s.contains("math")) {  // a timing run: no accuracy, no TTA
+      fmt::print("{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9} (timing: iteration-time ratio)\n", label, "-", "-",
+                 number(s["iterations"], "{:.0f}"), number(s["wan_bytes"], "{:.0f}"),
+                 number(s["mean_iteration_s"], "{:.4f}"),
+                 s.contains("iteration_speedup_vs_ddp") ? number(s["iteration_speedup_vs_ddp"], "{:.2f}x") : "-");
       continue;
     }
     fmt::print("{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9}\n", label, number(s["tta_s"], "{:.2f}"),

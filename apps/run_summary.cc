@@ -141,12 +141,26 @@ std::optional<double> ratio(const std::optional<double>& numerator, const std::o
   return *numerator / *denominator;
 }
 
+RunOutcome read_timing_outcome(const nlohmann::json& summary, RunOutcome o) {
+  o.timing = true;
+  o.iterations = summary.value("iterations_completed", 0);
+  if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
+  o.duration_s = summary.value("duration_s", 0.0);
+  const double global_batch = summary.value("global_batch", 0.0);
+  o.samples_per_s = o.duration_s > 0 ? global_batch * o.iterations / o.duration_s : 0;
+  return o;
+}
+
 }  // namespace
 
 RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target) {
   RunOutcome o;
   o.seed = seed;
   o.dir = relative_dir;
+  {
+    const auto summary = read_manifest_summary(dir + "/manifest.json");
+    if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
+  }
   const auto rows = read_eval_csv(dir + "/eval.csv");
   if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));
   for (const auto& row : rows) {
@@ -199,8 +213,18 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
   std::string error;
   for (const auto& o : outcomes)
     if (error.empty() && !o.error.empty()) error = fmt::format("seed {}: {}", o.seed, o.error);
+  const bool timing = !outcomes.empty() && outcomes.front().timing;
   if (!error.empty()) {
     v["error"] = error;
+  } else if (timing) {
+    auto mean = [&](auto get) { return number(*mean_of(outcomes, [&](const RunOutcome& o) { return std::optional<double>(get(o)); })); };
+    v["math"] = "timing";
+    v["iterations"] = mean([](const RunOutcome& o) { return o.iterations; });
+    v["wan_bytes"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) { return o.wan_bytes; }));
+    v["mean_iteration_s"] = mean([](const RunOutcome& o) { return o.mean_iteration_s; });
+    v["samples_per_s"] = mean([](const RunOutcome& o) { return o.samples_per_s; });
+    v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
+    entry.mean_iteration_s = *mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.mean_iteration_s); });
   } else {
     entry.tta_s = mean_of(outcomes, [](const RunOutcome& o) { return o.tta_s; });
     entry.tta_lower_bound_s = mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.tta_s.value_or(o.duration_s)); });
@@ -263,7 +287,11 @@ nlohmann::ordered_json SummaryBuilder::json() const {
   nlohmann::ordered_json systems = nlohmann::ordered_json::object();
   for (const auto& s : systems_) {
     auto value = s.value;
-    if (!value.contains("error")) {
+    if (!value.contains("error") && value.contains("math")) {
+      // Timing runs: no TTA; the iteration-time ratio is all there is.
+      if (reference && reference->mean_iteration_s > 0 && s.mean_iteration_s > 0)
+        value["iteration_speedup_vs_ddp"] = reference->mean_iteration_s / s.mean_iteration_s;
+    } else if (!value.contains("error")) {
       const auto speedup = reference ? ratio(reference->tta_s, s.tta_s) : std::nullopt;
       value["speedup_vs_ddp"] = speedup ? nlohmann::ordered_json(*speedup) : nullptr;
       // ddp never reached the target: its run length bounds its TTA from below.

@@ -31,6 +31,10 @@ struct RunOutcome {
   double duration_s = 0;         // the run's length on its clock
   double host_wall_s = 0;        // progress lines only: it would make summary.json non-deterministic
   std::string error;             // non-empty: the run failed with this message
+  // A timing run (compute math: timing) has no evaluations: no accuracy and
+  // no TTA, only time, traffic and throughput.
+  bool timing = false;
+  double samples_per_s = 0;      // global batch x iterations / duration
 };
 
 // Reads DIR/eval.csv (TTA from its rows, in iteration order) and
@@ -51,6 +55,7 @@ class SummaryBuilder {
     nlohmann::ordered_json value;
     std::optional<double> tta_s;
     std::optional<double> tta_lower_bound_s;  // tta, or the run's length when never reached (per seed, averaged)
+    double mean_iteration_s = 0;              // timing runs
   };
   nlohmann::ordered_json top_;
   std::string reference_;  // the ddp system's label ("" when the scenario has none)

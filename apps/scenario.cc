@@ -113,12 +113,30 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
     c.dataset = field.text_in({"fashion-mnist", "cifar10", "synthetic"});
     return;
   }
-  field.allow_only({"name", "dir"});
+  field.allow_only({"name", "dir", "shape", "classes"});
   c.dataset = field.at("name").text_in({"fashion-mnist", "cifar10", "synthetic"});
   if (field.has("dir")) {
     if (c.dataset == "synthetic") field.at("dir").fail("the synthetic dataset has no files");
     c.data_dir = resolve(field.at("dir").text(), base_dir);
   }
+  // The synthetic dataset's images: shape [channels, height, width].
+  for (const char* key : {"shape", "classes"})
+    if (field.has(key) && c.dataset != "synthetic") field.at(key).fail("only the synthetic dataset takes it");
+  if (field.has("shape")) {
+    const auto shape = field.at("shape");
+    shape.require_sequence();
+    if (shape.size() != 3) shape.fail("expected [channels, height, width]");
+    c.synthetic_channels = shape.at(0).integer_in(1, 64);
+    c.synthetic_height = shape.at(1).integer_in(1, 4096);
+    c.synthetic_width = shape.at(2).integer_in(1, 4096);
+  }
+  if (field.has("classes")) c.synthetic_classes = field.at("classes").integer_in(2, 100000);
+}
+
+// `compute: {math: timing}`: the training side of the compute section.
+void parse_math(const YamlField& top, train::TrainConfig& c) {
+  if (!top.has("compute") || !top.at("compute").has("math")) return;
+  c.math = top.at("compute").at("math").text_in({"full", "timing"});
 }
 
 // The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
@@ -390,11 +408,18 @@ Scenario load_scenario(const std::string& path) {
   base.gpus_per_node = s.clusters.front().gpus_per_node;
   base.model = parse_model(top.at("model"));
   parse_dataset(top.at("dataset"), base, base_dir);
+  parse_math(top, base);
   if (top.has("optimizer")) parse_optimizer(top.at("optimizer"), base);
   if (top.has("batch")) parse_batch(top.at("batch"), base, base.nodes * base.gpus_per_node);
   parse_budget(top.at("budget"), base);
   if (top.has("eval")) parse_eval(top.at("eval"), base);
-  s.target_accuracy = parse_target(top.at("target_accuracy"));
+  // A timing run measures no accuracy: a target would promise a TTA it
+  // cannot give.
+  if (base.math == "timing" && top.has("target_accuracy"))
+    top.at("target_accuracy").fail("compute.math is timing: such runs measure no accuracy, so they have no target");
+  if (base.math == "timing" && top.has("eval"))
+    top.at("eval").fail("compute.math is timing: such runs are never evaluated");
+  s.target_accuracy = base.math == "timing" ? 0.0 : parse_target(top.at("target_accuracy"));
   base.target_accuracy = s.target_accuracy;
   if (top.has("seeds")) s.seeds = parse_seeds(top.at("seeds"));
   s.systems = parse_systems(top.at("systems"), base);

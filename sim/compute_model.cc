@@ -37,6 +37,8 @@ class MeasuredModel final : public ComputeTimeModel {
     if (is_free(task)) return Nanos::zero();
     return Nanos(static_cast<int64_t>(std::llround(static_cast<double>(measured.count()) * scale_)));
   }
+  // Where the mark really came in the work (wall clock).
+  double progress_share(const ComputeCost&, int, double measured_share) const override { return measured_share; }
   bool deterministic() const override { return false; }
   nlohmann::json describe() const override { return {{"kind", "measured"}, {"scale", scale_}}; }
 
@@ -63,19 +65,66 @@ struct KernelRates {
   }
 };
 
+// Deterministic per-parameter readiness inside a backward: the share of the
+// backward's time after which parameter p's gradient exists. Without a
+// measured table (a profile's `layers:`), from FLOPs: backward walks the
+// parameters in reverse registration order and spends on each about what
+// its operation cost forward (2 x, like the whole), so
+// share[p] = FLOPs of parameters p..P-1 / all FLOPs.
+std::vector<double> backward_shares_from_flops(const ComputeModelConfig& c) {
+  const auto flops = model::parameter_forward_flops(c.model, {c.channels, c.height, c.width, c.classes});
+  double total = 0;
+  for (const auto& f : flops) total += f.forward_flops;
+  std::vector<double> share(flops.size(), 1.0);
+  double after = 0;
+  for (std::size_t j = flops.size(); j-- > 0;) {
+    after += flops[j].forward_flops;
+    share[j] = total > 0 ? after / total : 1.0;
+  }
+  return share;
+}
+
 class RateModel final : public ComputeTimeModel {
  public:
-  RateModel(const char* name, KernelRates rates, nlohmann::json description)
-      : name_(name), rates_(rates), description_(std::move(description)) {}
+  RateModel(const char* name, KernelRates rates, std::vector<double> backward_shares, nlohmann::json description)
+      : name_(name), rates_(rates), backward_shares_(std::move(backward_shares)), description_(std::move(description)) {}
   Nanos cost(const ComputeCost& task, Nanos) const override { return rates_.cost(task, name_); }
+  // Only backward reports marks; any other mark counts as the task's end.
+  double progress_share(const ComputeCost& task, int mark, double) const override {
+    if (task.kind != "backward" || mark < 0 || static_cast<std::size_t>(mark) >= backward_shares_.size()) return 1.0;
+    return backward_shares_[static_cast<std::size_t>(mark)];
+  }
   bool deterministic() const override { return true; }
   nlohmann::json describe() const override { return description_; }
 
  private:
   const char* name_;
   KernelRates rates_;
+  std::vector<double> backward_shares_;  // per parameter
   nlohmann::json description_;
 };
+
+// A profile's measured per-parameter readiness (`layers:`, written by
+// `stellatrain bench profile`): one entry per parameter in registration
+// order, named as the model names it, each `backward_ready_ms` after the
+// backward started (at the profile's batch).
+std::vector<double> backward_shares_from_profile(const util::YamlField& layers, const ComputeModelConfig& c,
+                                                 double backward_ms) {
+  const auto expected = model::parameter_forward_flops(c.model, {c.channels, c.height, c.width, c.classes});
+  layers.require_sequence();
+  if (layers.size() != expected.size())
+    layers.fail(fmt::format("{} entries, but model '{}' has {} parameters", layers.size(), c.model, expected.size()));
+  std::vector<double> share;
+  for (std::size_t p = 0; p < expected.size(); ++p) {
+    const auto entry = layers.at(p);
+    entry.allow_only({"name", "backward_ready_ms"});
+    if (entry.at("name").text() != expected[p].name)
+      entry.at("name").fail(fmt::format("expected parameter '{}' here (registration order)", expected[p].name));
+    const double ready = entry.at("backward_ready_ms").number_in(0, 1e12);
+    share.push_back(backward_ms > 0 ? std::min(1.0, ready / backward_ms) : 1.0);
+  }
+  return share;
+}
 
 // --- profile -------------------------------------------------------------
 
@@ -105,14 +154,19 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
   rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMax);
   rates.optimize_dense_ns_per_element = accelerator.at("optimize_dense_ns_per_element").number_in(0, kMax);
   rates.compress_gpu_ns_per_element = accelerator.at("compress_gpu_ns_per_element").number_in(0, kMax);
+  const bool measured_layers = entry.has("layers");
+  auto shares = measured_layers
+                    ? backward_shares_from_profile(entry.at("layers"), c, entry.at("backward_ms").number_in(0, kMax))
+                    : backward_shares_from_flops(c);
   nlohmann::json description = {{"kind", "profile"},
+                                {"per_layer_backward", measured_layers ? "profile" : "flops"},
                                 {"profile", c.profile_path},
                                 {"device", root.text_or("device", "")},
                                 {"model", c.model},
                                 {"profile_batch", batch},
                                 {"forward_ms_per_sample", rates.forward_ms_per_sample},
                                 {"backward_ms_per_sample", rates.backward_ms_per_sample}};
-  return std::make_unique<RateModel>("profile", rates, description);
+  return std::make_unique<RateModel>("profile", rates, std::move(shares), description);
 }
 
 // --- analytic --------------------------------------------------------------
@@ -139,7 +193,7 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& 
                                 {"device_tflops", c.device_tflops},
                                 {"device_gbps", c.device_gbps},
                                 {"cpu_gbps", c.cpu_gbps}};
-  return std::make_unique<RateModel>("analytic", rates, description);
+  return std::make_unique<RateModel>("analytic", rates, backward_shares_from_flops(c), description);
 }
 
 // Heterogeneous clusters: each task is priced by its node's own model
@@ -152,6 +206,10 @@ class PerNodeModel final : public ComputeTimeModel {
     if (node >= models_.size())
       throw std::invalid_argument(fmt::format("compute model: node {} has no model ({} nodes)", task.node, models_.size()));
     return models_[node]->cost(task, measured);
+  }
+  double progress_share(const runtime::ComputeCost& task, int mark, double measured_share) const override {
+    const std::size_t node = task.node >= 0 ? static_cast<std::size_t>(task.node) : 0;
+    return models_.at(std::min(node, models_.size() - 1))->progress_share(task, mark, measured_share);
   }
   bool deterministic() const override {
     return std::all_of(models_.begin(), models_.end(), [](const auto& m) { return m->deterministic(); });

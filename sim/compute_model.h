@@ -44,6 +44,11 @@ class ComputeTimeModel {
   // Virtual time charged for `task`, whose real work took `measured` here.
   // Throws std::invalid_argument for a task kind the model does not know.
   virtual runtime::Nanos cost(const runtime::ComputeCost& task, runtime::Nanos measured) const = 0;
+  // For a task whose work reported progress marks (a backward reports one
+  // per parameter as its gradient appears: Executor::post_progress), the
+  // share of the task's charged time at which `mark` is reached, in [0, 1].
+  // `measured_share` is where in the real work's wall time the mark came.
+  virtual double progress_share(const runtime::ComputeCost& task, int mark, double measured_share) const = 0;
   virtual bool deterministic() const = 0;
   virtual nlohmann::json describe() const = 0;  // for the manifest
 };

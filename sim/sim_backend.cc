@@ -37,6 +37,14 @@ class SimBackend final : public train::Backend {
     compute.model = train.model;
     compute.batch = static_cast<double>(train.batch_per_worker);
     if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
+    if (train.dataset == "synthetic") {
+      compute.channels = train.synthetic_channels, compute.height = train.synthetic_height;
+      compute.width = train.synthetic_width, compute.classes = train.synthetic_classes;
+    }
+    if (train.math == "timing" && compute.kind == "measured")
+      throw std::invalid_argument(
+          "math: timing skips the forward and backward math, so the measured compute model would charge nothing "
+          "for them: use compute.model profile or analytic");
     // The simulation starts from a clean slate whatever ran before.
     ns3::Simulator::Destroy();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(config.topology.seed % 0xffffffffu) + 1);

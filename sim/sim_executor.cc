@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <ns3/core-module.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <exception>
 #include <map>
@@ -22,6 +24,13 @@ using HostClock = std::chrono::steady_clock;  // host cost accounting only, neve
 double seconds_since(HostClock::time_point start) {
   return std::chrono::duration<double>(HostClock::now() - start).count();
 }
+
+// A progress mark reached inside a compute task's work (post_progress).
+struct ProgressMark {
+  int mark;
+  HostClock::time_point reached;
+  Task task;
+};
 
 struct PendingCompute {
   Task work;
@@ -72,6 +81,11 @@ class SimExecutorImpl final : public SimExecutor {
     ns3::Simulator::ScheduleNow([this, &resource] { start_next(resource); });
   }
 
+  void post_progress(int mark, Task task) override {
+    if (!progress_) return post(std::move(task));
+    progress_->push_back({mark, HostClock::now(), std::move(task)});
+  }
+
   void run_until(const std::function<bool()>& finished) override {
     finished_ = &finished;
     const auto started = HostClock::now();
@@ -118,17 +132,22 @@ class SimExecutorImpl final : public SimExecutor {
 
   void run_compute(Resource& resource, PendingCompute task) {
     auto held = std::make_shared<std::vector<Task>>();
+    std::vector<ProgressMark> marks;
     Nanos charged{0};
     const auto started = HostClock::now();
     deferred_ = held.get();
+    progress_ = &marks;
     try {
       task.work();
       deferred_ = nullptr;
+      progress_ = nullptr;
       const auto measured = std::chrono::duration_cast<Nanos>(HostClock::now() - started);
       host_.compute_s += std::chrono::duration<double>(measured).count();
       charged = model_->cost(task.cost, measured);
+      schedule_marks(task.cost, started, measured, charged, marks);
     } catch (...) {
       deferred_ = nullptr;
+      progress_ = nullptr;
       fail(std::current_exception());
       return;
     }
@@ -138,6 +157,21 @@ class SimExecutorImpl final : public SimExecutor {
       run_task(done);
       start_next(resource);
     });
+  }
+
+  // Each mark at its share of the charged time; scheduled before the task's
+  // end, so a mark at the very end still runs before `done`.
+  void schedule_marks(const ComputeCost& cost, HostClock::time_point started, Nanos measured, Nanos charged,
+                      std::vector<ProgressMark>& marks) {
+    for (auto& m : marks) {
+      const double measured_share =
+          measured.count() > 0
+              ? std::chrono::duration<double>(m.reached - started).count() / std::chrono::duration<double>(measured).count()
+              : 1.0;
+      const double share = std::clamp(model_->progress_share(cost, m.mark, measured_share), 0.0, 1.0);
+      const auto at = static_cast<int64_t>(std::llround(share * static_cast<double>(charged.count())));
+      ns3::Simulator::Schedule(ns3::NanoSeconds(at), [this, task = std::move(m.task)] { run_task(task); });
+    }
   }
 
   void run_task(const Task& task) {
@@ -177,6 +211,7 @@ class SimExecutorImpl final : public SimExecutor {
   ns3::Time start_;
   std::map<std::pair<int, int>, Resource> resources_;
   std::vector<Task>* deferred_ = nullptr;  // set while a compute task's work runs
+  std::vector<ProgressMark>* progress_ = nullptr;  // likewise
   const std::function<bool()>* finished_ = nullptr;
   std::exception_ptr error_;
   HostCost host_;

@@ -9,6 +9,11 @@
 // itself posts (or publishes through a posted continuation) is held back
 // until then too, so no other task can see its effects early.
 //
+// post_progress(mark, task) from inside the work (a backward's per-layer
+// gradient hooks) runs `task` at the task's start plus the compute-time
+// model's share of the charged time for that mark (progress_share), so each
+// layer leaves a backward at its own virtual time.
+//
 // post() runs a task at the current virtual time, after the events already
 // due now (ns-3's FIFO order for equal times keeps runs deterministic).
 // run_until() runs the simulator until the predicate holds after a task;

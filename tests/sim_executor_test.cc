@@ -20,6 +20,8 @@ using runtime::Nanos;
 class WorkIsMilliseconds final : public ComputeTimeModel {
  public:
   Nanos cost(const ComputeCost& task, Nanos) const override { return Nanos(static_cast<int64_t>(task.work * 1e6)); }
+  // Mark m of a backward comes after m tenths of its time.
+  double progress_share(const ComputeCost&, int mark, double) const override { return mark / 10.0; }
   bool deterministic() const override { return true; }
   nlohmann::json describe() const override { return {{"kind", "test"}}; }
 };
@@ -75,6 +77,29 @@ TEST_F(SimExecutorTest, PostsFromInsideWorkWaitUntilTheWorkIsDone) {
   ex->run_until([&] { return seen_at >= 0 && done_at >= 0; });
   EXPECT_DOUBLE_EQ(seen_at, 4);
   EXPECT_DOUBLE_EQ(done_at, 4);
+}
+
+// A backward's per-layer gradients leave it at their own virtual times, in
+// the model's order, all before the task's end; outside compute work a
+// progress post is a plain post.
+TEST_F(SimExecutorTest, ProgressMarksRunAtTheirShareOfTheChargedTime) {
+  auto ex = make();
+  std::vector<std::pair<int, double>> seen;
+  double done_at = -1;
+  ex->compute(
+      [&] {
+        for (int mark : {7, 2, 10}) ex->post_progress(mark, [&, mark] { seen.push_back({mark, ms(ex->now())}); });
+      },
+      ComputeCost{"backward", -1, 20, 0, 0}, [&] {
+        done_at = ms(ex->now());
+        seen.push_back({-1, done_at});
+      });
+  ex->run_until([&] { return done_at >= 0; });
+  EXPECT_EQ(seen, (std::vector<std::pair<int, double>>{{2, 4}, {7, 14}, {10, 20}, {-1, 20}}));
+  bool plain = false;
+  ex->post_progress(3, [&] { plain = true; });
+  ex->run_until([&] { return plain; });
+  EXPECT_DOUBLE_EQ(ms(ex->now()), 20);
 }
 
 TEST_F(SimExecutorTest, PostAfterWaitsVirtualTime) {

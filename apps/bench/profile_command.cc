@@ -12,11 +12,14 @@
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <random>
 
 #include "apps/bench/median_timer.h"
 #include "core/compress/compressor.h"
+#include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
 #include "core/optim/sparse_optimizer.h"
@@ -35,7 +38,37 @@ struct ProfileOptions {
 
 struct ModelTimes {
   double forward_ms = 0, backward_ms = 0;
+  std::vector<std::string> names;        // parameters, registration order
+  std::vector<double> backward_ready_ms;  // when each one's gradient existed
 };
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Per parameter, when backward had written its gradient (the hooks the
+// engine itself uses, model/gradient_hooks.h), medians over repetitions;
+// the sim's profile model releases each layer at that share of backward.
+std::vector<double> time_readiness(const model::Model& m, const torch::Tensor& images, const torch::Tensor& labels,
+                                   int repetitions) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t params = m.parameters().size();
+  std::vector<std::vector<double>> samples(params);
+  Clock::time_point started;
+  model::GradientReadyHooks hooks(m, [&](std::size_t p) {
+    samples[p].push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+  });
+  for (int r = 0; r < std::max(1, repetitions); ++r) {
+    m.zero_grad();
+    const auto loss = torch::nn::functional::cross_entropy(m.forward(images), labels);
+    started = Clock::now();
+    loss.backward();
+  }
+  std::vector<double> out;
+  for (auto& s : samples) out.push_back(median(s));
+  return out;
+}
 
 ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer) {
   const model::ModelShape shape = name == "resnet18" || name == "vit" ? model::ModelShape{3, 32, 32, 10}
@@ -53,9 +86,14 @@ ModelTimes time_model(const std::string& name, int batch, const TimerOptions& ti
     torch::nn::functional::cross_entropy(m.forward(images), labels).backward();
   });
   const auto ms = t.run();
+  ModelTimes out;
   // Forward under no_grad skips autograd bookkeeping; the training forward
   // costs a little more, which ends up in backward here. The sum is exact.
-  return {ms.at("forward"), ms.at("forward_backward") - ms.at("forward")};
+  out.forward_ms = ms.at("forward");
+  out.backward_ms = ms.at("forward_backward") - ms.at("forward");
+  for (const auto& p : m.named_parameters()) out.names.push_back(p.name);
+  out.backward_ready_ms = time_readiness(m, images, labels, timer.repetitions);
+  return out;
 }
 
 struct KernelNs {
@@ -124,10 +162,17 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   for (const auto& name : o.models) {
     spdlog::info("profile: timing {} forward and backward at batch {}", name, o.batch);
     const ModelTimes m = time_model(name, o.batch, timer);
-    out << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "batch" << YAML::Value << o.batch;
     out << YAML::Key << "forward_ms" << YAML::Value << m.forward_ms;
-    out << YAML::Key << "backward_ms" << YAML::Value << m.backward_ms << YAML::EndMap;
+    out << YAML::Key << "backward_ms" << YAML::Value << m.backward_ms;
+    out << YAML::Key << "layers" << YAML::Value << YAML::Block << YAML::BeginSeq;
+    for (std::size_t p = 0; p < m.names.size(); ++p) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.names[p];
+      out << YAML::Key << "backward_ready_ms" << YAML::Value << std::min(m.backward_ready_ms[p], m.backward_ms)
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
   const std::string text = std::string("# Compute profile (format: docs/sim.md).\n") + out.c_str() + "\n";

@@ -47,6 +47,15 @@ class Executor {
   // took; the simulated one charges what its compute-time model says.
   virtual void compute(Task work, ComputeCost cost, Task done) = 0;
 
+  // Called from inside the `work` of a compute task: `task` runs once that
+  // work has reached progress mark `mark` (for a backward: parameter `mark`'s
+  // gradient exists) on this executor's clock. The real executor posts it at
+  // once, since the work really is that far; the simulated one runs it at the
+  // task's start plus the compute-time model's share of the charged time for
+  // that mark, so a layer's gradient leaves a simulated backward at its own
+  // virtual time. Called outside compute work it behaves like post().
+  virtual void post_progress(int mark, Task task) = 0;
+
   // Drives the executor from the calling (top-level) thread until
   // `finished()` is true, checking it after every task. Throws the first
   // exception a task threw. Call from outside any task only.

@@ -18,6 +18,11 @@ void validate(const TrainConfig& c) {
           "system", fmt::format("'{}' is not one of stellatrain, ddp, topk-sync, ddp-gloo", c.system));
   require(c.dataset == "fashion-mnist" || c.dataset == "cifar10" || c.dataset == "synthetic", "dataset",
           fmt::format("'{}' is not one of fashion-mnist, cifar10, synthetic", c.dataset));
+  require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
+  require(c.math == "full" || c.system != "ddp-gloo", "math",
+          "timing runs need the simulator's compute model; ddp-gloo runs only on real networks");
+  require(c.synthetic_channels >= 1 && c.synthetic_height >= 1 && c.synthetic_width >= 1 && c.synthetic_classes >= 2,
+          "synthetic shape", "channels, height and width must be at least 1 and classes at least 2");
   require(c.nodes >= 1, "nodes", "must be at least 1");
   require(c.gpus_per_node >= 1, "gpus_per_node", "must be at least 1");
   require(c.batch_per_worker >= 1, "batch_per_worker", "must be at least 1");

@@ -14,6 +14,16 @@ struct TrainConfig {
   std::string model = "cnn";           // st::model::model_names()
   std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
   std::string data_dir;                // empty: the dataset's default
+  // The synthetic dataset's images and classes (e.g. 3 x 224 x 224 and 100
+  // classes for the ImageNet-shaped models).
+  int64_t synthetic_channels = 1, synthetic_height = 28, synthetic_width = 28, synthetic_classes = 10;
+  // "full": forward and backward really run and accuracy is measured.
+  // "timing": their math is skipped (the simulator still prices them by its
+  // compute model) and gradients are synthetic but shaped like real ones
+  // (synthetic_gradients.h); compression, exchange and the optimizer run
+  // for real. Reports iteration time, traffic and throughput, never
+  // accuracy. Needs a backend with a deterministic compute model (sim).
+  std::string math = "full";
   int nodes = 2;
   int gpus_per_node = 1;  // local workers per node (threads, one replica each)
   std::size_t batch_per_worker = 64;

@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
+#include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
+#include "core/train/synthetic_gradients.h"
 #include "core/train/versioned_parameters.h"
 
 namespace st::train {
@@ -33,11 +36,25 @@ void copy_into(const at::Tensor& param, const float* data, std::size_t n) {
 }  // namespace
 
 struct Worker {
-  model::Model model;
+  std::unique_ptr<model::Model> model;  // none in timing mode
   data::BatchStream stream;
+  std::vector<at::Tensor> params;  // model.parameters(), taken once
   LocalStepTimes times;
   at::Tensor loss;  // between forward and backward
   int batch = 0;
+  std::vector<char> produced;  // per layer: this backward has written its gradient
+  std::unique_ptr<model::GradientReadyHooks> hooks;
+};
+
+// One compute_gradients call in flight.
+struct LocalWorkers::Step {
+  std::vector<std::vector<float>>* out = nullptr;
+  std::function<void(std::size_t)> on_layer;
+  std::function<void(const LocalStepTimes&)> done;
+  std::unique_ptr<std::atomic<std::size_t>[]> workers_ready;  // per layer
+  std::atomic<std::size_t> parts_left{0};  // layer sums + backwards still to finish
+  std::mutex mutex;
+  runtime::Nanos last_backward_end{0};
 };
 
 struct LocalWorkers::Impl {
@@ -47,42 +64,68 @@ struct LocalWorkers::Impl {
   int node = 0;
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<model::Model> evaluator;
+  std::vector<std::size_t> numels;
+  std::vector<std::string> names;
+  // Timing mode (TrainConfig::math == "timing"): no replicas, no math.
+  std::shared_ptr<const SyntheticGradients> synthetic;
+  uint64_t steps = 0;  // compute_gradients calls so far
+  Step step;
 };
 
 LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train,
                            runtime::Executor& executor)
-    : impl_(new Impl{config, train, executor, node, {}, {}}) {
+    : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, 0, {}}) {
+  if (config.math == "timing") {
+    impl_->synthetic = SyntheticGradients::shared(config.model, train, config.seed);
+    impl_->numels = impl_->synthetic->numels();
+    impl_->names = impl_->synthetic->names();
+    for (int w = 0; w < config.gpus_per_node; ++w)
+      impl_->workers.push_back(std::make_unique<Worker>(
+          Worker{nullptr, data::BatchStream(data::ShardSampler(train.size(), 1, 0, config.seed)), {}, {}, {},
+                 static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels.size(), 0), {}}));
+    return;
+  }
   const int world = config.nodes * config.gpus_per_node;
   for (int w = 0; w < config.gpus_per_node; ++w) {
     const int global = node * config.gpus_per_node + w;
     data::ShardSampler sampler(train.size(), world, global, config.seed);
     // Same init seed everywhere: every replica starts from identical weights.
-    impl_->workers.push_back(std::make_unique<Worker>(
-        Worker{model::make_model(config.model, shape_of(train), config.seed), data::BatchStream(sampler), {}, {},
-               static_cast<int>(config.batch_per_worker)}));
+    auto worker = std::make_unique<Worker>(
+        Worker{std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed)),
+               data::BatchStream(sampler), {}, {}, {}, static_cast<int>(config.batch_per_worker), {}, {}});
+    worker->params = worker->model->parameters();
+    worker->produced.assign(worker->params.size(), 0);
+    Worker* raw = worker.get();
+    // On the thread running backward: mark the layer, and let the executor
+    // release it when the backward has got that far on its clock.
+    worker->hooks = std::make_unique<model::GradientReadyHooks>(*worker->model, [this, raw](std::size_t layer) {
+      raw->produced[layer] = 1;
+      impl_->executor.post_progress(static_cast<int>(layer), [this, layer] { worker_layer_ready(layer); });
+    });
+    impl_->workers.push_back(std::move(worker));
   }
+  for (const auto& p : impl_->workers.front()->params) impl_->numels.push_back(static_cast<std::size_t>(p.numel()));
+  for (const auto& p : impl_->workers.front()->model->named_parameters()) impl_->names.push_back(p.name);
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
 }
 
 LocalWorkers::~LocalWorkers() = default;
 
-std::size_t LocalWorkers::layers() const { return impl_->workers.front()->model.parameters().size(); }
+std::size_t LocalWorkers::layers() const { return impl_->numels.size(); }
 
-std::vector<std::size_t> LocalWorkers::layer_numels() const {
-  std::vector<std::size_t> out;
-  for (const auto& p : impl_->workers.front()->model.parameters()) out.push_back(static_cast<std::size_t>(p.numel()));
-  return out;
-}
+std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels; }
 
-std::vector<std::string> LocalWorkers::layer_names() const {
-  std::vector<std::string> out;
-  for (const auto& p : impl_->workers.front()->model.named_parameters()) out.push_back(p.name);
-  return out;
-}
+std::vector<std::string> LocalWorkers::layer_names() const { return impl_->names; }
 
+// Timing mode: parameter values do not change what is timed; zeros spare
+// building a replica per node.
 std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
   std::vector<std::vector<float>> out;
-  for (const auto& p : impl_->workers.front()->model.parameters()) {
+  if (impl_->synthetic) {
+    for (auto n : impl_->numels) out.emplace_back(n, 0.0f);
+    return out;
+  }
+  for (const auto& p : impl_->workers.front()->model->parameters()) {
     const auto c = p.detach().contiguous();
     out.emplace_back(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
@@ -95,8 +138,9 @@ void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std
     staged[l].resize(master.numel(l));
     master.read_layer(l, target, staged[l].data());
   }
+  if (impl_->synthetic) return;  // no replicas
   for (auto& worker : impl_->workers) {
-    const auto params = worker->model.parameters();
+    const auto& params = worker->params;
     for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], staged[l].data(), staged[l].size());
   }
 }
@@ -109,99 +153,158 @@ void LocalWorkers::set_batches(const std::vector<int>& batch) {
   for (std::size_t w = 0; w < batch.size(); ++w) impl_->workers[w]->batch = batch[w];
 }
 
-// Forward, backward and the gather are separate compute tasks so that every
-// executor charges them separately: the simulated one prices each by its
-// compute-time model (forward/backward on the worker's GPU, the gather on
-// the node's CPU), and the times below are executor durations either way.
-void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out,
+// Forward and backward are compute tasks on the worker's device, and each
+// layer's sum a compute task on the node's CPU, so that every executor
+// charges them separately: the simulated one prices each by its compute-time
+// model (and releases each layer at its own virtual time inside backward,
+// Executor::post_progress); the times below are executor durations either way.
+void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out, std::function<void(std::size_t)> on_layer,
                                      std::function<void(const LocalStepTimes&)> done) {
+  Step& step = impl_->step;
+  const std::size_t layers = impl_->numels.size();
+  out.resize(layers);
+  step.out = &out;
+  step.on_layer = std::move(on_layer);
+  step.done = std::move(done);
+  step.workers_ready.reset(new std::atomic<std::size_t>[layers]);
+  for (std::size_t l = 0; l < layers; ++l) step.workers_ready[l] = 0;
+  step.parts_left = layers + impl_->workers.size();
+  step.last_backward_end = runtime::Nanos{0};
+  ++impl_->steps;
+  for (std::size_t w = 0; w < impl_->workers.size(); ++w) run_worker(w);
+}
+
+void LocalWorkers::run_worker(std::size_t w) {
   auto& ex = impl_->executor;
-  const std::size_t g = impl_->workers.size();
-  auto remaining = std::make_shared<std::atomic<std::size_t>>(g);
-  auto gather = [this, &out, done = std::move(done), g] {
-    auto& executor = impl_->executor;
-    const auto start = executor.now();
-    const auto numels = layer_numels();
-    std::size_t total = 0;
-    for (auto n : numels) total += n;
-    executor.compute([this, &out, numels] { sum_gradients(out, numels); },
-                     runtime::ComputeCost{"gather", -1, static_cast<double>(total * g), impl_->node, -1},
-                     [this, start, g, done] {
-                       LocalStepTimes sum;
-                       for (auto& worker : impl_->workers) {
-                         sum.forward_ms += worker->times.forward_ms / g;
-                         sum.backward_ms += worker->times.backward_ms / g;
-                         sum.loss += worker->times.loss / g;
-                         sum.worker_ms.push_back(worker->times.forward_ms + worker->times.backward_ms);
-                         sum.batch.push_back(worker->batch);
-                       }
-                       sum.gather_ms = ms_between(start, impl_->executor.now());
-                       done(sum);
-                     });
-  };
-  for (std::size_t w = 0; w < g; ++w) {
-    Worker* worker = impl_->workers[w].get();
-    const double batch = static_cast<double>(worker->batch);
-    const int device = static_cast<int>(w);
-    const auto t0 = ex.now();
-    ex.compute([this, worker] { forward(*worker); }, runtime::ComputeCost{"forward", -1, batch, impl_->node, device},
-               [this, worker, remaining, gather, batch, device, t0] {
-                 auto& ex2 = impl_->executor;
-                 const auto t1 = ex2.now();
-                 worker->times.forward_ms = ms_between(t0, t1);
-                 ex2.compute([worker] { backward(*worker); },
-                             runtime::ComputeCost{"backward", -1, batch, impl_->node, device},
-                             [this, worker, remaining, gather, t1] {
-                               worker->times.backward_ms = ms_between(t1, impl_->executor.now());
-                               if (remaining->fetch_sub(1) == 1) gather();
-                             });
-               });
+  Worker* worker = impl_->workers[w].get();
+  std::fill(worker->produced.begin(), worker->produced.end(), 0);
+  const double batch = static_cast<double>(worker->batch);
+  const int device = static_cast<int>(w);
+  const auto t0 = ex.now();
+  ex.compute([this, worker] { forward(*worker); }, runtime::ComputeCost{"forward", -1, batch, impl_->node, device},
+             [this, worker, batch, device, t0] {
+               auto& ex2 = impl_->executor;
+               const auto t1 = ex2.now();
+               worker->times.forward_ms = ms_between(t0, t1);
+               ex2.compute([this, worker] { backward(*worker); },
+                           runtime::ComputeCost{"backward", -1, batch, impl_->node, device},
+                           [this, worker, t1] {
+                             worker->times.backward_ms = ms_between(t1, impl_->executor.now());
+                             backward_ended(*worker);
+                           });
+             });
+}
+
+// A layer no hook reported (a parameter that took no part in this loss) is
+// complete when the backward ends; its gradient counts as zero.
+void LocalWorkers::backward_ended(Worker& worker) {
+  Step& step = impl_->step;
+  {
+    std::lock_guard<std::mutex> lock(step.mutex);
+    step.last_backward_end = std::max(step.last_backward_end, impl_->executor.now());
   }
+  for (std::size_t l = 0; l < worker.produced.size(); ++l)
+    if (!worker.produced[l]) worker_layer_ready(l);
+  step_part_done();
+}
+
+void LocalWorkers::worker_layer_ready(std::size_t layer) {
+  if (impl_->step.workers_ready[layer].fetch_add(1) + 1 == impl_->workers.size()) gather_layer(layer);
+}
+
+void LocalWorkers::gather_layer(std::size_t layer) {
+  const double work = static_cast<double>(impl_->numels[layer] * impl_->workers.size());
+  impl_->executor.compute([this, layer] { sum_layer(layer); },
+                          runtime::ComputeCost{"gather", static_cast<int>(layer), work, impl_->node, -1},
+                          [this, layer] {
+                            if (impl_->step.on_layer) impl_->step.on_layer(layer);
+                            step_part_done();
+                          });
+}
+
+void LocalWorkers::step_part_done() {
+  Step& step = impl_->step;
+  if (step.parts_left.fetch_sub(1) != 1) return;
+  const double g = static_cast<double>(impl_->workers.size());
+  LocalStepTimes sum;
+  for (auto& worker : impl_->workers) {
+    sum.forward_ms += worker->times.forward_ms / g;
+    sum.backward_ms += worker->times.backward_ms / g;
+    sum.loss += worker->times.loss / g;
+    sum.worker_ms.push_back(worker->times.forward_ms + worker->times.backward_ms);
+    sum.batch.push_back(worker->batch);
+  }
+  {
+    std::lock_guard<std::mutex> lock(step.mutex);
+    // What the per-layer sums add after the last backward: the part of the
+    // gather that backward did not hide.
+    sum.gather_ms = ms_between(step.last_backward_end, impl_->executor.now());
+  }
+  auto done = std::move(step.done);
+  step.on_layer = nullptr;
+  impl_->executor.post([done = std::move(done), sum] { done(sum); });
 }
 
 void LocalWorkers::forward(Worker& worker) {
+  if (impl_->synthetic) return;  // timing mode: priced, not computed
   const auto indices = worker.stream.next(static_cast<std::size_t>(worker.batch));
   const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
-  worker.model.zero_grad();
-  const auto logits = worker.model.forward(batch.images);
+  worker.model->zero_grad();
+  const auto logits = worker.model->forward(batch.images);
   worker.loss = torch::nn::functional::cross_entropy(logits, batch.labels);
   worker.times.loss = worker.loss.item<double>();
 }
 
 void LocalWorkers::backward(Worker& worker) {
+  if (impl_->synthetic) {
+    // As autograd would: the last layer's gradient first, each released at
+    // its own point of the priced backward.
+    for (std::size_t l = worker.produced.size(); l-- > 0;) {
+      worker.produced[l] = 1;
+      impl_->executor.post_progress(static_cast<int>(l), [this, l] { worker_layer_ready(l); });
+    }
+    return;
+  }
   worker.loss.backward();
   worker.loss = at::Tensor();  // frees the autograd graph
 }
 
 // Worker order: the sums are deterministic.
-void LocalWorkers::sum_gradients(std::vector<std::vector<float>>& out, const std::vector<std::size_t>& numels) {
-  out.resize(numels.size());
-  for (std::size_t l = 0; l < numels.size(); ++l) {
-    out[l].assign(numels[l], 0.0f);
-    for (auto& worker : impl_->workers) {
-      const auto grad = worker->model.parameters()[l].grad();
-      if (!grad.defined()) continue;
-      const float* src = grad.data_ptr<float>();
-      float* dst = out[l].data();
-      // A worker's loss is the mean over its own batch; its share of the
-      // global mean is batch / batch_per_worker of an equal worker's.
-      const auto even = static_cast<int>(impl_->config.batch_per_worker);
-      if (worker->batch == even) {
-        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += src[i];
-      } else {
-        const float weight = static_cast<float>(worker->batch) / static_cast<float>(even);
-        for (std::size_t i = 0; i < numels[l]; ++i) dst[i] += weight * src[i];
-      }
+void LocalWorkers::sum_layer(std::size_t layer) {
+  auto& out = (*impl_->step.out)[layer];
+  const std::size_t n = impl_->numels[layer];
+  const auto even = static_cast<int>(impl_->config.batch_per_worker);
+  if (impl_->synthetic) {
+    // One draw per node, layer and step stands for the workers' sum.
+    const uint64_t draw = ((impl_->steps * 1000003ULL + static_cast<uint64_t>(impl_->node)) << 20) ^ layer;
+    out.resize(n);
+    impl_->synthetic->fill(layer, draw ^ impl_->config.seed, static_cast<float>(impl_->workers.size()), out.data());
+    return;
+  }
+  out.assign(n, 0.0f);
+  for (auto& worker : impl_->workers) {
+    const auto grad = worker->params[layer].grad();
+    if (!grad.defined()) continue;
+    const float* src = grad.data_ptr<float>();
+    float* dst = out.data();
+    // A worker's loss is the mean over its own batch; its share of the
+    // global mean is batch / batch_per_worker of an equal worker's.
+    if (worker->batch == even) {
+      for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+    } else {
+      const float weight = static_cast<float>(worker->batch) / static_cast<float>(even);
+      for (std::size_t i = 0; i < n; ++i) dst[i] += weight * src[i];
     }
   }
 }
 
 LocalWorkers::Accuracy LocalWorkers::evaluate(const std::vector<std::vector<float>>& parameters,
                                               const data::Dataset& test, std::size_t samples) {
+  if (impl_->synthetic) throw std::logic_error("evaluate: a timing run (math: timing) has no accuracy to measure");
   const auto params = impl_->evaluator->parameters();
   for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], parameters[l].data(), parameters[l].size());
   // BatchNorm statistics are per replica, not synchronized: take worker 0's.
-  const auto from = impl_->workers.front()->model.named_buffers();
+  const auto from = impl_->workers.front()->model->named_buffers();
   const auto to = impl_->evaluator->named_buffers();
   {
     torch::NoGradGuard no_grad;

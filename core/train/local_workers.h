@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/runtime/executor.h"
@@ -55,12 +56,20 @@ class LocalWorkers {
   // Throws std::invalid_argument for a wrong count or a batch below 1.
   void set_batches(const std::vector<int>& batch);
 
-  // Forward and backward on every worker, then out[l] = sum over workers of
+  // Forward and backward on every worker; out[l] = sum over workers of
   // their layer-l gradient weighted by batch / batch_per_worker (1 when
   // batches are equal), so that dividing by the number of workers gives the
   // mean gradient over all samples of the global batch (out is resized on
-  // first use). `done` is posted to the executor once out holds the sums.
-  void compute_gradients(std::vector<std::vector<float>>& out, std::function<void(const LocalStepTimes&)> done);
+  // first use). Layer l is summed as soon as every worker's backward has
+  // produced it (autograd hooks, model/gradient_hooks.h), while backward
+  // goes on with earlier layers; `on_layer(l)` is then posted with out[l]
+  // final. `done` is posted once every backward has ended and every layer is
+  // summed; the replicas' gradients are not touched again before it.
+  void compute_gradients(std::vector<std::vector<float>>& out, std::function<void(std::size_t layer)> on_layer,
+                         std::function<void(const LocalStepTimes&)> done);
+  void compute_gradients(std::vector<std::vector<float>>& out, std::function<void(const LocalStepTimes&)> done) {
+    compute_gradients(out, {}, std::move(done));
+  }
 
   // Test accuracy of `parameters` on the first `samples` test samples (0:
   // all), on a dedicated evaluation replica. Blocking: call from a task.
@@ -73,9 +82,15 @@ class LocalWorkers {
                     std::size_t samples);
 
  private:
+  struct Step;
   void forward(Worker& worker);
-  static void backward(Worker& worker);
-  void sum_gradients(std::vector<std::vector<float>>& out, const std::vector<std::size_t>& numels);
+  void backward(Worker& worker);
+  void run_worker(std::size_t w);
+  void worker_layer_ready(std::size_t layer);
+  void gather_layer(std::size_t layer);
+  void backward_ended(Worker& worker);
+  void step_part_done();
+  void sum_layer(std::size_t layer);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -1,4 +1,5 @@
-// StellaTrain (paper section 3): per layer, after backward, the node's summed
+// StellaTrain (paper section 3): per layer, as soon as backward has produced
+// it (while backward goes on with earlier layers), the node's summed
 // gradient is compressed with error feedback, exchanged by the sparse ring
 // allgather, and applied by the sparse optimizer to the CPU master copy,
 // which publishes the layer's new version. The next iteration's forward only
@@ -111,18 +112,19 @@ class StellaTrainSystem final : public System {
   void run_forward(int t) {
       ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_]);
       auto& grads = grads_[static_cast<std::size_t>(t) % slots_];
-      ctx_.workers.compute_gradients(grads, [this, t](const LocalStepTimes& times) {
-        IterationRecord& r = records_[static_cast<std::size_t>(t)];
-        r.forward_ms = times.forward_ms;
-        r.backward_ms = times.backward_ms;
-        r.gather_ms = times.gather_ms;
-        r.loss = times.loss;
-        r.batch = times.batch;
-        worker_ms_[static_cast<std::size_t>(t)] = times.worker_ms;
-        backward_done_[static_cast<std::size_t>(t)] = ctx_.executor.now();
-        start_pipeline(t);
-        run_iteration(t + 1);
-      });
+      ctx_.workers.compute_gradients(
+          grads, [this, t](std::size_t l) { start_layer(t, l); },
+          [this, t](const LocalStepTimes& times) {
+            IterationRecord& r = records_[static_cast<std::size_t>(t)];
+            r.forward_ms = times.forward_ms;
+            r.backward_ms = times.backward_ms;
+            r.gather_ms = times.gather_ms;
+            r.loss = times.loss;
+            r.batch = times.batch;
+            worker_ms_[static_cast<std::size_t>(t)] = times.worker_ms;
+            backward_done_[static_cast<std::size_t>(t)] = ctx_.executor.now();
+            run_iteration(t + 1);
+          });
   }
 
   // Runs `task` once every layer of iteration t is compressed here.
@@ -150,31 +152,28 @@ class StellaTrainSystem final : public System {
     ctx_.executor.post(std::move(ready));
   }
 
-  // Layers enter in the order backward produces them: last layer first.
-  void start_pipeline(int t) {
-    const std::size_t layers = numels_.size();
-    for (std::size_t j = 0; j < layers; ++j) {
-      const std::size_t l = layers - 1 - j;
-      compress_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l](std::function<void()> next) {
-        const Nanos start = ctx_.executor.now();
-        ctx_.executor.compute([this, t, l] { compress_layer(t, l); },
-                              runtime::ComputeCost{"compress", static_cast<int>(l), static_cast<double>(numels_[l]),
-                                                   ctx_.rank, -1},
-                              [this, t, l, next, start] {
-                                add_ms(records_[static_cast<std::size_t>(t)].compress_ms,
-                                       detail::ms_since(ctx_.executor, start));
-                                layer_compressed(t);
-                                next();
-                                // Collectives start in one global order on every rank.
-                                const uint64_t order = static_cast<uint64_t>(t) * numels_.size() +
-                                                       (numels_.size() - 1 - l);
-                                exchange_order_.submit(order, [this, t, l](std::function<void()> started) {
-                                  exchange_layer(t, l);
-                                  started();
-                                });
+  // Layer l enters once backward has produced it. Compression keeps the
+  // iteration order per layer; collectives start in one global order on
+  // every rank (last layer first), whatever order backward produced them in.
+  void start_layer(int t, std::size_t l) {
+    compress_stage_[l].submit(static_cast<uint64_t>(t), [this, t, l](std::function<void()> next) {
+      const Nanos start = ctx_.executor.now();
+      ctx_.executor.compute([this, t, l] { compress_layer(t, l); },
+                            runtime::ComputeCost{"compress", static_cast<int>(l), static_cast<double>(numels_[l]),
+                                                 ctx_.rank, -1},
+                            [this, t, l, next, start] {
+                              add_ms(records_[static_cast<std::size_t>(t)].compress_ms,
+                                     detail::ms_since(ctx_.executor, start));
+                              layer_compressed(t);
+                              next();
+                              const uint64_t order =
+                                  static_cast<uint64_t>(t) * numels_.size() + (numels_.size() - 1 - l);
+                              exchange_order_.submit(order, [this, t, l](std::function<void()> started) {
+                                exchange_layer(t, l);
+                                started();
                               });
-      });
-    }
+                            });
+    });
   }
 
   void compress_layer(int t, std::size_t l) {

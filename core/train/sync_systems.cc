@@ -2,7 +2,8 @@
 // backward, reduce the gradients across nodes, then take one standard
 // (dense) SGD step on every layer before the next iteration starts:
 // * ddp: PyTorch DDP's algorithm, dense bucketed ring allreduce (25 MB
-//   buckets in reverse layer order, 1 MB first bucket);
+//   buckets in reverse layer order, 1 MB first bucket), each bucket started
+//   during backward once backward has produced all of its layers;
 // * topk-sync: the paper's "compressed" baseline, top-k with error feedback
 //   per layer and a sparse allgather, no CPU offload, no pipelining.
 // The dense step uses the sparse SGD with every index listed, which computes
@@ -10,7 +11,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 
 #include "core/collective/bucketed_allreduce.h"
 #include "core/collective/sparse_allgather.h"
@@ -40,9 +43,18 @@ class SyncSystem : public System {
   }
 
  protected:
+  // A system that reduces layers while backward still runs (ddp) returns
+  // the callback to hand each summed layer to, and calls `done` once every
+  // grads[l] holds the sum over all nodes. The others return nothing and
+  // reduce() runs after backward.
+  virtual std::function<void(std::size_t layer)> reduce_during_backward(int, std::vector<std::vector<float>>&,
+                                                                        IterationRecord&, std::function<void()>) {
+    return {};
+  }
   // Replaces grads[l] by the sum over all nodes, then calls done (from a task).
-  virtual void reduce(int t, std::vector<std::vector<float>>& grads, IterationRecord& record,
-                      std::function<void()> done) = 0;
+  virtual void reduce(int, std::vector<std::vector<float>>&, IterationRecord&, std::function<void()>) {
+    throw std::logic_error(name() + ": reduce() called on a system that reduces during backward");
+  }
 
   NodeContext& ctx_;
   std::vector<std::size_t> numels_;
@@ -64,27 +76,40 @@ class SyncSystem : public System {
     record_.iteration = t;
     record_.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
     ctx_.workers.load(ctx_.master, t, staged_);
-    ctx_.workers.compute_gradients(grads_, [this, t](const LocalStepTimes& times) {
+    // The step waits for both the gradients (times recorded) and the reduce.
+    auto parts_left = std::make_shared<std::atomic<int>>(2);
+    auto part_done = [this, t, parts_left] {
+      if (parts_left->fetch_sub(1) == 1) step(t);
+    };
+    auto per_layer = reduce_during_backward(t, grads_, record_, part_done);
+    ctx_.workers.compute_gradients(grads_, per_layer, [this, t, per_layer, part_done](const LocalStepTimes& times) {
       record_.forward_ms = times.forward_ms;
       record_.backward_ms = times.backward_ms;
       record_.gather_ms = times.gather_ms;
       record_.loss = times.loss;
+      part_done();
+      if (per_layer) return;
       const Nanos reduce_start = ctx_.executor.now();
-      reduce(t, grads_, record_, [this, t, reduce_start] {
+      reduce(t, grads_, record_, [this, reduce_start, part_done] {
         record_.exchange_ms = detail::ms_since(ctx_.executor, reduce_start);
-        // The dense step runs where DDP runs it, on the GPU (device 0).
-        const Nanos step_start = ctx_.executor.now();
-        ctx_.executor.compute([this, t] { step_all_layers(t); },
-                              runtime::ComputeCost{"optimize_dense", -1, static_cast<double>(total_numel()), ctx_.rank, 0},
-                              [this, t, step_start] {
-          for (std::size_t l = 0; l < numels_.size(); ++l) ctx_.master.publish(l, t + 1);
-          record_.optimize_ms = detail::ms_since(ctx_.executor, step_start);
-          record_.iteration_ms = (std::chrono::duration<double>(ctx_.executor.now()).count() - record_.start_s) * 1e3;
-          ctx_.on_iteration_done(t, record_);
-          run_iteration(t + 1);
-        });
+        part_done();
       });
     });
+  }
+
+  // The dense step runs where DDP runs it, on the GPU (device 0).
+  void step(int t) {
+    const Nanos step_start = ctx_.executor.now();
+    ctx_.executor.compute([this, t] { step_all_layers(t); },
+                          runtime::ComputeCost{"optimize_dense", -1, static_cast<double>(total_numel()), ctx_.rank, 0},
+                          [this, t, step_start] {
+                            for (std::size_t l = 0; l < numels_.size(); ++l) ctx_.master.publish(l, t + 1);
+                            record_.optimize_ms = detail::ms_since(ctx_.executor, step_start);
+                            record_.iteration_ms =
+                                (std::chrono::duration<double>(ctx_.executor.now()).count() - record_.start_s) * 1e3;
+                            ctx_.on_iteration_done(t, record_);
+                            run_iteration(t + 1);
+                          });
   }
 
   void step_all_layers(int t) {
@@ -119,23 +144,35 @@ class DdpSystem final : public SyncSystem {
   std::string name() const override { return "ddp"; }
 
  protected:
-  void reduce(int, std::vector<std::vector<float>>& grads, IterationRecord& record,
-              std::function<void()> done) override {
+  // As c10d's Reducer: a bucket's allreduce starts once backward has
+  // produced all of its layers, while backward goes on.
+  std::function<void(std::size_t)> reduce_during_backward(int, std::vector<std::vector<float>>& grads,
+                                                          IterationRecord& record, std::function<void()> done) override {
+    auto first_launch = std::make_shared<Nanos>(Nanos::min());
     auto allreduce = std::make_shared<collective::BucketedAllreduce>(
         ctx_.comm, plan_, collective::AllreduceOptions{false},
-        [&record, done](std::exception_ptr error, const collective::CollectiveStats& stats) {
+        [this, &record, done, first_launch](std::exception_ptr error, const collective::CollectiveStats& stats) {
           if (error) std::rethrow_exception(error);
           record.bytes_sent = stats.bytes_sent;
           record.bytes_received = stats.bytes_received;
+          // From the first bucket's launch: the exchange, overlapped or not.
+          record.exchange_ms = detail::ms_since(ctx_.executor, *first_launch);
           done();
         });
-    const std::size_t layers = grads.size();
-    for (std::size_t j = 0; j < layers; ++j) allreduce->mark_ready(j, grads[layers - 1 - j].data());
     keep_alive_ = allreduce;
+    const std::size_t layers = numels_.size();  // grads is sized by the first backward
+    return [this, allreduce, first_launch, &grads, layers](std::size_t l) {
+      {
+        std::lock_guard<std::mutex> lock(launch_mutex_);
+        if (*first_launch == Nanos::min()) *first_launch = ctx_.executor.now();
+      }
+      allreduce->mark_ready(layers - 1 - l, grads[l].data());
+    };
   }
 
  private:
   collective::BucketPlan plan_;
+  std::mutex launch_mutex_;
   std::shared_ptr<collective::BucketedAllreduce> keep_alive_;
 };
 

@@ -40,6 +40,10 @@ std::unique_ptr<data::Dataset> load_dataset(const TrainConfig& c, data::Split sp
   }
   data::SyntheticOptions options;
   options.seed = c.seed;
+  options.channels = c.synthetic_channels;
+  options.height = c.synthetic_height;
+  options.width = c.synthetic_width;
+  options.classes = c.synthetic_classes;
   return data::make_synthetic_dataset(options, split);
 }
 
@@ -124,7 +128,8 @@ class Monitor {
     if (!config_.quiet && (done % every == 0 || done == config_.iterations))
       spdlog::info("{} node 0: iteration {}/{} loss {:.4f} iteration {:.1f} ms", config_.system, done,
                    config_.iterations, r.loss, r.iteration_ms);
-    if (config_.eval_interval > 0 && done % config_.eval_interval == 0 && done < config_.iterations)
+    if (config_.math == "full" && config_.eval_interval > 0 && done % config_.eval_interval == 0 &&
+        done < config_.iterations)
       evaluate_async(node, done);
   }
 
@@ -219,6 +224,8 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   if (backend && backend->nodes() != config.nodes)
     throw std::invalid_argument(fmt::format("nodes: the {} backend has {} node(s) but the run asks for {}",
                                             backend->name(), backend->nodes(), config.nodes));
+  if (!backend && config.math == "timing")
+    throw std::invalid_argument("math: timing runs need the sim backend (its compute model prices the skipped math)");
   if (backend && config.system == "ddp-gloo")
     throw std::invalid_argument(fmt::format("system: ddp-gloo runs only on real networks, not on the {} backend "
                                             "(use ddp: the same ring algorithm on the engine's transport)",
@@ -328,7 +335,8 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   }
 
   Node& first = *nodes.front();
-  if (first.context->rank == 0)
+  // A timing run has no accuracy: it is absent, never invented.
+  if (first.context->rank == 0 && config.math == "full")
     monitor.evaluate_now(first, out_of_time ? monitor.completed_iterations() : config.iterations, ended);
   for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
   result.final_parameters = first.master->snapshot();
@@ -345,6 +353,10 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
                             {"checksums", result.checksums}};
   if (!backend) summary["wall_s"] = result.wall_s;
   if (out_of_time) summary["stopped_by_time_budget"] = true;
+  summary["math"] = config.math;
+  summary["iterations_completed"] = monitor.completed_iterations();
+  summary["global_batch"] = static_cast<double>(config.nodes * config.gpus_per_node) *
+                            static_cast<double>(config.batch_per_worker);
   if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
   if (backend) summary.update(backend->finish(results_dir(config)));
   results.update_manifest({{"summary", summary}});

@@ -1,0 +1,53 @@
+#pragma once
+// Gradients for timing runs (TrainConfig::math == "timing"), where forward
+// and backward math is skipped but compression, exchange and the optimizer
+// run for real: they must see gradients shaped like real ones, or
+// thresholdv16's threshold estimate and the sparse traffic would not behave
+// as in training. One real forward and backward of the model on a small batch
+// records, per layer, the distribution of gradient values (quantiles of |g|);
+// a small pool of buffers per layer is drawn from it once, and each call
+// hands out a pool buffer rotated by a fresh offset, so that nodes, workers
+// and iterations get different large entries at the cost of a copy.
+// Torch-free header.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace st::data {
+class Dataset;
+}
+
+namespace st::train {
+
+class SyntheticGradients {
+ public:
+  // Builds the model (`model` name, the dataset's shape, `seed`), runs one
+  // forward and backward on the dataset's first `batch` training samples and
+  // draws the pools. Shared by every node of a process: a run with many
+  // nodes pays for one model and one pool.
+  static std::shared_ptr<const SyntheticGradients> shared(const std::string& model, const data::Dataset& train,
+                                                          uint64_t seed);
+
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::size_t>& numels() const { return numels_; }
+
+  // out[0, numel) = scale x one of layer `layer`'s pool buffers, rotated by
+  // an offset derived from `draw` (callers mix node, iteration and layer in).
+  void fill(std::size_t layer, uint64_t draw, float scale, float* out) const;
+
+  static constexpr int kRecordBatch = 4;
+  static constexpr int kPoolBuffers = 2;
+  static constexpr int kQuantiles = 64;
+
+ private:
+  SyntheticGradients() = default;
+  void record_and_draw(const std::string& model, const data::Dataset& train, uint64_t seed);
+
+  std::vector<std::string> names_;
+  std::vector<std::size_t> numels_;
+  std::vector<std::vector<std::vector<float>>> pool_;  // [layer][buffer]
+};
+
+}  // namespace st::train
