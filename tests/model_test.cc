@@ -31,11 +31,13 @@ constexpr ModelShape kFashionShape{1, 28, 28, 10};
 constexpr ModelShape kCifarShape{3, 32, 32, 10};
 
 TEST(ModelZoo, ListsItsModels) {
-  EXPECT_EQ(model_names(), (std::vector<std::string>{"mlp", "cnn", "resnet18", "vit"}));
+  EXPECT_EQ(model_names(), (std::vector<std::string>{"mlp", "cnn", "resnet18", "vit", "resnet50", "resnet152",
+                                                     "vit-b16"}));
 }
 
-TEST(ModelZoo, EveryModelGivesBatchByClassesLogits) {
-  for (const std::string& name : model_names()) {
+// The ImageNet-sized models (resnet50, resnet152, vit-b16) are in model_zoo_test.cc.
+TEST(ModelZoo, EverySmallModelGivesBatchByClassesLogits) {
+  for (const std::string name : {"mlp", "cnn", "resnet18", "vit"}) {
     for (const ModelShape& shape : {kFashionShape, kCifarShape}) {
       SCOPED_TRACE(name + " channels " + std::to_string(shape.channels));
       const Model model = make_model(name, shape, 7);

@@ -1,5 +1,6 @@
 #pragma once
-// The model zoo: LibTorch modules chosen by name (mlp, cnn, resnet18, vit).
+// The model zoo: LibTorch modules chosen by name (mlp, cnn, resnet18, vit for
+// 28x28 / 32x32 images; resnet50, resnet152, vit-b16 for ImageNet-sized ones).
 // This header includes only <ATen/core/Tensor.h> (about 2 s per TU, against
 // 17 s for <torch/torch.h>); torch::nn::Module is only declared, so callers
 // that need the module itself include <torch/torch.h> on their own.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/model/architectures.h"
 #include "core/model/model.h"
 #include "core/model/zoo_module.h"
 
@@ -22,15 +23,10 @@ constexpr ZooEntry kZoo[] = {
     {"cnn", build_cnn},
     {"resnet18", build_resnet18},
     {"vit", build_vit},
+    {"resnet50", build_resnet50},
+    {"resnet152", build_resnet152},
+    {"vit-b16", build_vit_b16},
 };
-
-void validate_shape(const std::string& name, const ModelShape& shape) {
-  if (shape.channels <= 0 || shape.height <= 0 || shape.width <= 0 || shape.classes < 2) {
-    throw std::invalid_argument(fmt::format(
-        "model '{}': shape {}x{}x{} with {} classes is invalid (need positive sizes, >= 2 classes)",
-        name, shape.channels, shape.height, shape.width, shape.classes));
-  }
-}
 
 }  // namespace
 
@@ -43,7 +39,7 @@ std::vector<std::string> model_names() {
 Model make_model(const std::string& name, const ModelShape& shape) {
   for (const ZooEntry& entry : kZoo) {
     if (name == entry.name) {
-      validate_shape(name, shape);
+      check_model_shape(name, shape);
       return Model(name, shape, entry.build(shape));
     }
   }
