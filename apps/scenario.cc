@@ -14,6 +14,7 @@
 #include "net/network_plan.h"
 #ifdef ST_HAVE_SIM
 #include "sim/compute_model.h"
+#include "sim/sim_backend.h"
 #include "sim/sim_config.h"
 #include "sim/topology.h"
 #endif
@@ -364,9 +365,7 @@ std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField
   if (!own_profiles) check_profile_device(cluster_field.at(0), clusters.front(), config->compute.profile_path);
   // Load the model now, so a profile without this model's entry fails here
   // rather than after other systems have run.
-  auto priced = config->compute;
-  priced.model = training.model;
-  priced.batch = static_cast<double>(training.batch_per_worker);
+  const auto priced = sim::priced_for(config->compute, training);
   try {
     (void)sim::make_compute_model(priced);
   } catch (const std::exception& e) {

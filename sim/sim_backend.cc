@@ -30,17 +30,26 @@ nlohmann::json describe_direction(const WanDirection& d) {
   return j;
 }
 
+}  // namespace
+
+ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::TrainConfig& train) {
+  ComputeModelConfig compute = base;
+  compute.model = train.model;
+  compute.batch = static_cast<double>(train.batch_per_worker);
+  if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
+  if (train.dataset == "synthetic") {
+    compute.channels = train.synthetic_channels, compute.height = train.synthetic_height;
+    compute.width = train.synthetic_width, compute.classes = train.synthetic_classes;
+  }
+  return compute;
+}
+
+namespace {
+
 class SimBackend final : public train::Backend {
  public:
   SimBackend(const SimRunConfig& config, const train::TrainConfig& train) : config_(config) {
-    ComputeModelConfig compute = config.compute;
-    compute.model = train.model;
-    compute.batch = static_cast<double>(train.batch_per_worker);
-    if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
-    if (train.dataset == "synthetic") {
-      compute.channels = train.synthetic_channels, compute.height = train.synthetic_height;
-      compute.width = train.synthetic_width, compute.classes = train.synthetic_classes;
-    }
+    const ComputeModelConfig compute = priced_for(config.compute, train);
     if (train.math == "timing" && compute.kind == "measured")
       throw std::invalid_argument(
           "math: timing skips the forward and backward math, so the measured compute model would charge nothing "

@@ -10,9 +10,13 @@
 
 namespace st::sim {
 
+// The compute model's settings for this run: its model, batch and input
+// shape (from the dataset) on top of the configured ones.
+ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::TrainConfig& train);
+
 // Builds a fresh simulation (it owns ns-3's global simulator until it is
 // destroyed, which calls Simulator::Destroy). The compute-time model is
-// priced for `train`'s model, batch and dataset shape.
+// priced for `train`'s model, batch and dataset shape (priced_for).
 std::unique_ptr<train::Backend> make_sim_backend(const SimRunConfig& config, const train::TrainConfig& train);
 
 }  // namespace st::sim

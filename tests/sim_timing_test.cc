@@ -1,0 +1,171 @@
+// Timing mode on the sim backend (docs/sim.md): forward and backward math
+// skipped, synthetic gradients, everything else real. Its iteration times
+// must reproduce full-math runs, it must never report an accuracy, and the
+// profile model's measured per-layer readiness (`layers:`) is validated.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/train/trainer.h"
+#include "sim/compute_model.h"
+#include "sim/sim_backend.h"
+
+#ifndef ST_SOURCE_DIR
+#error "ST_SOURCE_DIR must name the project's source folder"
+#endif
+
+namespace st::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+SimRunConfig constant_wan(double mbps) {
+  SimRunConfig c;
+  c.source = "<test>";
+  c.topology.clusters = {{"a", 1}, {"b", 1}};
+  WanDirection wan;
+  wan.constant_mbps = mbps;
+  wan.delay_ms = 20;
+  c.topology.wan[{0, 1}] = wan;
+  c.topology.wan[{1, 0}] = wan;
+  c.compute.kind = "profile";
+  c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
+  return c;
+}
+
+train::TrainConfig cnn(const std::string& system, const std::string& math) {
+  train::TrainConfig c;
+  c.system = system;
+  c.model = "cnn";
+  c.dataset = "synthetic";
+  c.nodes = 2;
+  c.gpus_per_node = 2;
+  c.batch_per_worker = 64;
+  c.iterations = 16;
+  c.density = 0.05;
+  c.eval_interval = 0;
+  c.eval_samples = 200;
+  c.math = math;
+  c.quiet = true;
+  return c;
+}
+
+double mean_iteration_ms(const train::TrainConfig& config) {
+  auto backend = make_sim_backend(constant_wan(115), config);
+  return train::run_training(config, backend.get()).mean_iteration_ms;
+}
+
+class TimingMatchesFullMath : public ::testing::TestWithParam<std::string> {};
+
+// The compute model prices the skipped math exactly as it priced the real
+// one, and the synthetic gradients make the compressors send what real ones
+// make them send, so the iteration time agrees within 2%.
+TEST_P(TimingMatchesFullMath, CnnIterationTimeWithinTwoPercent) {
+  const double full = mean_iteration_ms(cnn(GetParam(), "full"));
+  const double timing = mean_iteration_ms(cnn(GetParam(), "timing"));
+  std::cout << GetParam() << ": full math " << full << " ms, timing " << timing << " ms per iteration\n";
+  EXPECT_NEAR(timing / full, 1.0, 0.02) << GetParam() << ": full " << full << " ms, timing " << timing << " ms";
+}
+
+INSTANTIATE_TEST_SUITE_P(Systems, TimingMatchesFullMath, ::testing::Values("stellatrain", "ddp", "topk-sync"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (auto& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
+
+TEST(TimingMode, ReportsNoAccuracyAndIsDeterministic) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_timing";
+  fs::remove_all(root);
+  std::vector<uint64_t> checksums;
+  for (int run = 0; run < 2; ++run) {
+    auto c = cnn("stellatrain", "timing");
+    c.iterations = 6;
+    c.out_dir = (root / std::to_string(run)).string();
+    auto backend = make_sim_backend(constant_wan(115), c);
+    const auto result = train::run_training(c, backend.get());
+    EXPECT_TRUE(result.evaluations.empty());
+    checksums.push_back(result.checksums[0]);
+  }
+  EXPECT_EQ(checksums[0], checksums[1]);
+  std::ifstream in(root / "0" / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  const auto& summary = manifest["summary"];
+  EXPECT_EQ(summary["math"], "timing");
+  EXPECT_FALSE(summary.contains("final_accuracy"));
+  EXPECT_EQ(summary["iterations_completed"], 6);
+  EXPECT_GT(summary["wan_bytes"].get<double>(), 0);
+}
+
+TEST(TimingMode, RefusesTheMeasuredModelAndTheRealBackend) {
+  auto c = cnn("ddp", "timing");
+  auto sim = constant_wan(115);
+  sim.compute.kind = "measured";
+  EXPECT_THROW(make_sim_backend(sim, c), std::invalid_argument);
+  EXPECT_THROW(train::run_training(c), std::invalid_argument);
+}
+
+// A profile's per-layer readiness must list the model's parameters by name,
+// in order; mistakes are reported with the file and line.
+TEST(ProfileLayers, WrongNameOrCountNamesTheLine) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "profile_layers";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& layers) {
+    const fs::path path = dir / "p.yaml";
+    std::ofstream(path) << "device: t\nmeasured_with: test\n"
+                           "cpu: {gather_ns_per_element: 1, compress_ns_per_element: 1, optimize_ns_per_index: 1}\n"
+                           "accelerator: {optimize_dense_ns_per_element: 1, compress_gpu_ns_per_element: 1}\n"
+                           "models:\n  mlp:\n    batch: 64\n    forward_ms: 1\n    backward_ms: 2\n    layers:\n"
+                        << layers;
+    ComputeModelConfig c;
+    c.kind = "profile";
+    c.profile_path = path.string();
+    c.model = "mlp";
+    return c;
+  };
+  const std::string good =
+      "      - {name: fc1.weight, backward_ready_ms: 2}\n      - {name: fc1.bias, backward_ready_ms: 1.5}\n"
+      "      - {name: fc2.weight, backward_ready_ms: 0.5}\n      - {name: fc2.bias, backward_ready_ms: 0.2}\n";
+  const auto model = make_compute_model(write(good));
+  runtime::ComputeCost backward{"backward", -1, 64, 0, 0};
+  EXPECT_DOUBLE_EQ(model->progress_share(backward, 2, 0.9), 0.25);  // 0.5 of 2 ms, whatever was measured
+  EXPECT_DOUBLE_EQ(model->progress_share(backward, 0, 0.1), 1.0);
+  try {
+    make_compute_model(write("      - {name: fc9.weight, backward_ready_ms: 2}\n"));
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("line"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4 parameters"), std::string::npos) << e.what();
+  }
+  std::string renamed = good;
+  renamed.replace(renamed.find("fc2.weight"), 10, "fc2.wrong");
+  try {
+    make_compute_model(write(renamed));
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("fc2.weight"), std::string::npos) << e.what();
+  }
+}
+
+// Without `layers:`, readiness follows FLOPs: the classifier's gradient
+// comes early in backward, the first layer's at the very end.
+TEST(ProfileLayers, FlopsOrderWithoutATable) {
+  ComputeModelConfig c;
+  c.kind = "analytic";
+  c.model = "cnn";
+  const auto model = make_compute_model(c);
+  runtime::ComputeCost backward{"backward", -1, 64, 0, 0};
+  const double first = model->progress_share(backward, 0, 0.5);
+  const double classifier = model->progress_share(backward, 6, 0.5);
+  EXPECT_DOUBLE_EQ(first, 1.0);
+  EXPECT_LT(classifier, 0.2);
+  EXPECT_GT(classifier, 0.0);
+}
+
+}  // namespace
+}  // namespace st::sim
