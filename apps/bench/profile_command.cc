@@ -70,9 +70,15 @@ std::vector<double> time_readiness(const model::Model& m, const torch::Tensor& i
   return out;
 }
 
+// The inputs each model is profiled at: what its scenarios train on.
+model::ModelShape profile_shape(const std::string& name) {
+  if (name == "resnet50" || name == "resnet152" || name == "vit-b16") return {3, 224, 224, 100};  // ImageNet-100
+  if (name == "resnet18" || name == "vit") return {3, 32, 32, 10};                                // CIFAR-10
+  return {1, 28, 28, 10};                                                                          // Fashion-MNIST
+}
+
 ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer) {
-  const model::ModelShape shape = name == "resnet18" || name == "vit" ? model::ModelShape{3, 32, 32, 10}
-                                                                       : model::ModelShape{1, 28, 28, 10};
+  const model::ModelShape shape = profile_shape(name);
   const auto m = model::make_model(name, shape, 1);
   const auto images = torch::randn({batch, shape.channels, shape.height, shape.width});
   const auto labels = torch::randint(0, shape.classes, {batch}, torch::kLong);
