@@ -79,6 +79,26 @@ INSTANTIATE_TEST_SUITE_P(Systems, TimingMatchesFullMath, ::testing::Values("stel
                            return name;
                          });
 
+// The same for ResNet-18 (11.2M parameters, 2 nodes x 1 worker, CIFAR-10-
+// shaped synthetic data, the profile's resnet18 entry): a model whose
+// per-layer readiness and traffic are far from the CNN's.
+TEST(TimingMatchesFullMathResNet18, IterationTimeWithinTwoPercent) {
+  for (const char* system : {"stellatrain", "ddp"}) {
+    auto config = [&](const std::string& math) {
+      auto c = cnn(system, math);
+      c.model = "resnet18";
+      c.synthetic_channels = 3, c.synthetic_height = 32, c.synthetic_width = 32;
+      c.gpus_per_node = 1;
+      c.iterations = 5;
+      return c;
+    };
+    const double full = mean_iteration_ms(config("full"));
+    const double timing = mean_iteration_ms(config("timing"));
+    std::cout << "resnet18 " << system << ": full math " << full << " ms, timing " << timing << " ms per iteration\n";
+    EXPECT_NEAR(timing / full, 1.0, 0.02) << system;
+  }
+}
+
 TEST(TimingMode, ReportsNoAccuracyAndIsDeterministic) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_timing";
   fs::remove_all(root);
