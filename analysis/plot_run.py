@@ -50,12 +50,12 @@ def progress(message):
 class Run:
     """One run folder (one seed of one system)."""
 
-    def __init__(self, results_dir, name):
+    def __init__(self, results_dir, name, timing=False):
         self.name = name
         self.path = os.path.join(results_dir, name)
         if not os.path.isdir(self.path):
             raise InputError(f"{self.path}: run folder listed in summary.json not found")
-        self.eval = tta.read_eval(self.path)
+        self.eval = tta.read_eval(self.path, allow_empty=timing)
         self.iterations = tta.read_iterations(self.path)
         self.links = tta.read_links(self.path)
         self.control = plot_control.read_control(self.path)
@@ -130,7 +130,7 @@ def load_runs(results_dir, summary):
             progress(f"skipping {label}: it failed ({entry['error']})")
             continue
         progress(f"reading {label}: {', '.join(entry['runs'])}")
-        runs[label] = [Run(results_dir, name) for name in entry["runs"]]
+        runs[label] = [Run(results_dir, name, entry.get("math") == "timing") for name in entry["runs"]]
     return runs
 
 
@@ -352,6 +352,8 @@ def figure_controller(summary, runs, colour):
     return plot_control.figure_controller(summary, runs, colour, FIGURES["controller"], time_label(summary["backend"]))
 
 
+ACCURACY_FIGURES = ("tta", "accuracy_vs_iteration", "speedup")
+
 DRAW = {
     "tta": figure_tta,
     "accuracy_vs_iteration": figure_accuracy_vs_iteration,
@@ -365,15 +367,26 @@ DRAW = {
 # --- report ------------------------------------------------------------------------
 
 
+def report_head(summary):
+    """report.md's title, what the numbers mean, and the summary table."""
+    clock = "simulated seconds (ns-3 virtual time)" if summary["backend"] == "sim" else "wall-clock seconds"
+    if tta.is_timing(summary):
+        header, rows = tta.timing_table(summary)
+        return [f"# {summary['scenario']} ({summary['backend']} backend, timing run)", "",
+                "A timing run (compute math: timing) skips the forward and backward math and trains on synthetic "
+                "gradients: it measures iteration time, WAN bytes and throughput, never accuracy, so there is "
+                f"no TTA. Times are {clock}.", "", tta.markdown_table(header, rows), ""]
+    return [f"# {summary['scenario']} ({summary['backend']} backend)", "",
+            f"Target accuracy {summary['target_accuracy']:g}; times are {clock}. "
+            "TTA is the first evaluation at or above the target (the mean over seeds, none if any seed missed it); "
+            f"speedup is {tta.reference_label(summary) or 'ddp'}'s TTA over the system's.", "",
+            tta.markdown_table(tta.table_header(summary), tta.table_rows(summary)), ""]
+
+
 def report_text(summary, figures, results_dir, notes):
     """report.md: title, summary table, per-seed table, figures by relative link."""
-    clock = "simulated seconds (ns-3 virtual time)" if summary["backend"] == "sim" else "wall-clock seconds"
-    lines = [f"# {summary['scenario']} ({summary['backend']} backend)", "",
-             f"Target accuracy {summary['target_accuracy']:g}; times are {clock}. "
-             "TTA is the first evaluation at or above the target (the mean over seeds, none if any seed missed it); "
-             f"speedup is {tta.reference_label(summary) or 'ddp'}'s TTA over the system's.", "",
-             tta.markdown_table(tta.table_header(summary), tta.table_rows(summary)), ""]
-    seeds = tta.per_seed_rows(summary)
+    lines = report_head(summary)
+    seeds = [] if tta.is_timing(summary) else tta.per_seed_rows(summary)
     if seeds:
         lines += ["## Per seed", "", tta.markdown_table(["system", "seed", "TTA (s)", "best accuracy"], seeds), ""]
     lines += ["## Figures", ""]
@@ -408,8 +421,9 @@ def import_matplotlib():
                          "(Debian: apt-get install python3-matplotlib)") from None
 
 
-def draw_figures(summary, runs, figdir, formats):
-    """Draws and saves every figure that has data; returns ({name: paths}, notes)."""
+def draw_figures(summary, runs, figdir, formats, timing=False):
+    """Draws and saves every figure that has data; returns ({name: paths}, notes).
+    A timing run has no accuracy: its accuracy and TTA figures are not drawn."""
     if not runs:
         return {}, ["No figures: every system failed."]
     import_matplotlib()
@@ -417,6 +431,10 @@ def draw_figures(summary, runs, figdir, formats):
     colour = colours(list(summary["systems"]))
     figures, notes = {}, []
     for name, draw in DRAW.items():
+        if timing and name in ACCURACY_FIGURES:
+            notes.append(f"{FIGURES[name]}: not drawn, this is a timing run (compute math: timing): "
+                         "no accuracy is measured, so there is no TTA.")
+            continue
         fig = draw(summary, runs, colour)
         if fig is None:
             notes.append(f"{FIGURES[name]}: not drawn, {NOT_DRAWN[name]}.")
@@ -433,8 +451,9 @@ def make_all(results_dir, figdir, formats):
         raise InputError(f"{results_dir}: no such directory")
     summary = tta.load_summary(results_dir)
     runs = load_runs(results_dir, summary)
-    notes = summary_notes(summary) + check_tta(summary, runs) + missing_links(summary, runs)
-    figures, figure_notes = draw_figures(summary, runs, figdir, formats)
+    timing = tta.is_timing(summary)
+    notes = summary_notes(summary) + ([] if timing else check_tta(summary, runs)) + missing_links(summary, runs)
+    figures, figure_notes = draw_figures(summary, runs, figdir, formats, timing)
     report = os.path.join(results_dir, "report.md")
     with open(report, "w", encoding="utf-8") as f:
         f.write(report_text(summary, figures, results_dir, notes + figure_notes))

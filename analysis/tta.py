@@ -25,6 +25,15 @@ SYSTEM_KEYS = {
     "speedup_vs_ddp": True,
 }
 OPTIONAL_SYSTEM_KEYS = ("speedup_vs_ddp_at_least", "cost_to_target", "duration_s", "final_accuracy")
+# A timing run (compute math: timing) measures no accuracy: time, traffic and
+# throughput only, and the iteration-time ratio to ddp.
+TIMING_SYSTEM_KEYS = {
+    "iterations": False,
+    "wan_bytes": True,
+    "mean_iteration_s": False,
+    "samples_per_s": False,
+    "duration_s": False,
+}
 
 
 class InputError(Exception):
@@ -68,7 +77,8 @@ def _check_system(label, entry, where):
         if not isinstance(entry["error"], str):
             raise InputError(f"{where}.error: expected a message")
         return entry
-    for key, nullable in SYSTEM_KEYS.items():
+    keys = TIMING_SYSTEM_KEYS if entry.get("math") == "timing" else SYSTEM_KEYS
+    for key, nullable in keys.items():
         _number(_require(entry, key, where), f"{where}.{key}", nullable)
     for key in OPTIONAL_SYSTEM_KEYS:
         if key in entry:
@@ -90,7 +100,7 @@ def check_summary(summary, where="summary.json"):
     if backend not in BACKENDS:
         raise InputError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, got {json.dumps(backend)}")
     target = _number(_require(summary, "target_accuracy", where), f"{where}: target_accuracy")
-    if not 0 < target <= 1:
+    if not is_timing(summary) and not 0 < target <= 1:
         raise InputError(f"{where}: target_accuracy: expected a fraction in (0, 1], got {target}")
     reference = summary.get("speedup_reference", "ddp")
     if reference is not None and not isinstance(reference, str):
@@ -101,6 +111,29 @@ def check_summary(summary, where="summary.json"):
     for label, entry in systems.items():
         _check_system(label, entry, where)
     return summary
+
+
+def is_timing(summary):
+    """True for the results of a timing run (no accuracy, no TTA)."""
+    systems = summary.get("systems")
+    return isinstance(systems, dict) and any(isinstance(e, dict) and e.get("math") == "timing"
+                                             for e in systems.values())
+
+
+def timing_table(summary):
+    """(header, rows) of a timing run's report: no accuracy, no TTA."""
+    header = ["system", "iterations", "mean iteration (ms)", f"iteration speedup vs {reference_label(summary) or 'ddp'}",
+              "WAN GB", "samples/s"]
+    rows = []
+    for label, entry in summary["systems"].items():
+        if failed(entry):
+            rows.append([label, "failed"] + ["-"] * 4)
+            continue
+        speedup = entry.get("iteration_speedup_vs_ddp")
+        rows.append([label, format_count(entry["iterations"]), f"{entry['mean_iteration_s'] * 1e3:.1f}",
+                     f"{speedup:.2f}x" if isinstance(speedup, (int, float)) else "-",
+                     format_optional(entry["wan_bytes"], ".3f", 1e-9), f"{entry['samples_per_s']:.0f}"])
+    return header, rows
 
 
 def reference_label(summary):
@@ -190,11 +223,12 @@ ITERATION_COLUMNS = ("start_s", "iteration_ms")
 LINK_NUMERIC = ("second", "configured_mbps", "delivered_mbps")
 
 
-def read_eval(run_dir):
-    """eval.csv of one run: time_s, iteration, accuracy (at least one row)."""
+def read_eval(run_dir, allow_empty=False):
+    """eval.csv of one run: time_s, iteration, accuracy (at least one row,
+    unless allow_empty: a timing run is never evaluated)."""
     path = os.path.join(run_dir, "eval.csv")
     columns = read_columns(path, EVAL_COLUMNS)
-    if not columns["time_s"]:
+    if not columns["time_s"] and not allow_empty:
         raise InputError(f"{path}: no evaluation rows")
     return columns
 

@@ -198,6 +198,32 @@ class PlotOptionsTest(unittest.TestCase):
             # ddp's eval.csv does reach the target, so the stated null is flagged
             self.assertIn("warning: ddp: summary.json gives no TTA for ddp", result.stderr)
 
+    def test_timing_run_has_no_accuracy_figures(self):
+        """A timing run (compute math: timing): eval.csv has no rows, the
+        summary no TTA; the report says so and draws only time figures."""
+        with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
+            summary = fake_results(root)
+            summary["target_accuracy"] = 0.0
+            for label, entry in summary["systems"].items():
+                for key in ("tta_s", "best_accuracy", "speedup_vs_ddp", "speedup_vs_ddp_at_least",
+                            "final_accuracy", "per_seed"):
+                    entry.pop(key, None)
+                entry.update(math="timing", samples_per_s=1000.0, duration_s=2.0,
+                             iteration_speedup_vs_ddp=2.0 if label == "stellatrain" else 1.0)
+                for run in entry["runs"]:
+                    write(os.path.join(root, run, "eval.csv"), "time_s,iteration,accuracy,loss,samples\n")
+            write(os.path.join(root, "summary.json"), json.dumps(summary))
+            result = plot(root, "--format", "png")
+            skip_without_matplotlib(result)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            for name in ("tta", "accuracy_vs_iteration", "speedup"):
+                self.assertFalse(os.path.exists(os.path.join(root, "figures", f"{name}.png")), name)
+            self.assertTrue(os.path.exists(os.path.join(root, "figures", "iteration_time.png")))
+            report = read(os.path.join(root, "report.md"))
+            self.assertIn("timing run", report)
+            self.assertIn("never accuracy", report)
+            self.assertIn("| stellatrain | 200 | 10.5 | 2.00x |", report)
+
     def test_tta_disagreeing_with_eval_csv_is_noted(self):
         with tempfile.TemporaryDirectory(prefix="plot-test-") as root:
             summary = fake_results(root)
