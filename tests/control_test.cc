@@ -109,6 +109,22 @@ TEST(BandwidthEstimator, MeasuresTheRateNetOfLatency) {
   EXPECT_NEAR(r.mbps, 100, 1e-9);
 }
 
+// Layers leave backward one by one, so an iteration's exchanges need not
+// overlap: a small layer's exchange (latency only) 15 ms before the big
+// one's. The union is 45 ms, but the link carried the 125 kB for 10 ms only
+// (the big exchange's 30 ms less its 20 ms latency): 100 Mbps, not 40.
+TEST(BandwidthEstimator, TheFirstLatencyOfEveryExchangeCarriesNoBytes) {
+  control::BandwidthEstimator e({50});
+  for (int i = 0; i < 10; ++i) {
+    auto s = exchange(45, 125000);
+    s.intervals = {{0, 20}, {15, 45}};
+    e.add(s);
+  }
+  const auto r = e.update();
+  ASSERT_TRUE(r.measured_mbps);
+  EXPECT_NEAR(*r.measured_mbps, 100, 1e-9);
+}
+
 TEST(BandwidthEstimator, TakesLatencyFromProbeRoundTrips) {
   control::BandwidthEstimator e({50});
   e.add_round_trip(60);  // queued behind data

@@ -34,6 +34,22 @@ double BandwidthEstimator::latency_ms() const {
   return *std::min_element(latency_minima_.begin(), latency_minima_.end());
 }
 
+namespace {
+
+// The union of [start + latency, end) over the exchanges.
+double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double latency_ms) {
+  for (auto& [start, end] : intervals) start = std::min(end, start + latency_ms);
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0, covered_to = -std::numeric_limits<double>::infinity();
+  for (const auto& [start, end] : intervals) {
+    total += std::max(0.0, end - std::max(start, covered_to));
+    covered_to = std::max(covered_to, end);
+  }
+  return total;
+}
+
+}  // namespace
+
 BandwidthEstimate BandwidthEstimator::update() {
   if (pending_rtt_ms_ >= 0) {
     rtt_minima_.push_back(pending_rtt_ms_);
@@ -60,7 +76,7 @@ BandwidthEstimate BandwidthEstimator::update() {
   for (const auto& s : pending_) {
     wait += s.wait_ms;
     weighted += s.wait_ms + 1.5 * s.backward_ms;
-    const double transfer = s.busy_ms - e.latency_ms;
+    const double transfer = s.intervals.empty() ? s.busy_ms - e.latency_ms : transfer_ms_of(s.intervals, e.latency_ms);
     if (s.bytes > 0 && transfer >= std::max(options_.min_transfer_ms, 0.05 * s.busy_ms)) {
       bytes += s.bytes;
       transfer_ms += transfer;

@@ -31,6 +31,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace st::control {
@@ -41,6 +42,11 @@ struct ExchangeSample {
   double bytes = 0;
   double wait_ms = 0;
   double backward_ms = 0;
+  // Each exchange's [start, end) (ms, any common origin). When given, the
+  // transfer time is the union of [start + latency, end): the first latency
+  // of every exchange carries no bytes, and exchanges that do not overlap
+  // each pay it. Empty: busy_ms - latency.
+  std::vector<std::pair<double, double>> intervals;
 };
 
 struct BandwidthEstimatorOptions {

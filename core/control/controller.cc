@@ -48,6 +48,8 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   ExchangeSample s;
   s.busy_ms = t.exchange_busy_ms;
   s.shortest_ms = t.exchange_shortest_ms;
+  for (std::size_t i = 0; i + 1 < t.exchange_intervals_ms.size(); i += 2)
+    s.intervals.emplace_back(t.exchange_intervals_ms[i], t.exchange_intervals_ms[i + 1]);
   s.bytes = static_cast<double>(t.exchange_bytes);
   // The first iterations wait while the pipeline fills and TCP opens its
   // window: start-up, not a sign that the exchange overran.

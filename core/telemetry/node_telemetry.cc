@@ -44,6 +44,7 @@ std::vector<uint8_t> encode(const NodeTelemetry& t) {
                   {"gpu_compute_ms", t.gpu_compute_ms},
                   {"exchange_busy_ms", t.exchange_busy_ms},
                   {"exchange_shortest_ms", t.exchange_shortest_ms},
+                  {"exchange_intervals_ms", t.exchange_intervals_ms},
                   {"exchange_bytes", t.exchange_bytes},
                   {"window_sent", t.window_sent},
                   {"window_received", t.window_received},
@@ -83,6 +84,15 @@ NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes) {
     if (!std::isfinite(ms) || ms < 0) throw TelemetryError(fmt::format("telemetry: field 'gpu_compute_ms' holds {}", ms));
   t.exchange_busy_ms = finite_non_negative(j, "exchange_busy_ms");
   t.exchange_shortest_ms = finite_non_negative(j, "exchange_shortest_ms");
+  t.exchange_intervals_ms = field<std::vector<double>>(j, "exchange_intervals_ms");
+  if (t.exchange_intervals_ms.size() % 2 != 0)
+    throw TelemetryError(fmt::format("telemetry: field 'exchange_intervals_ms' holds {} values (start, end pairs)",
+                                     t.exchange_intervals_ms.size()));
+  for (std::size_t i = 0; i < t.exchange_intervals_ms.size(); i += 2) {
+    const double start = t.exchange_intervals_ms[i], end = t.exchange_intervals_ms[i + 1];
+    if (!std::isfinite(start) || !std::isfinite(end) || start < 0 || end < start)
+      throw TelemetryError(fmt::format("telemetry: field 'exchange_intervals_ms' holds [{}, {})", start, end));
+  }
   t.exchange_bytes = field<uint64_t>(j, "exchange_bytes");
   t.window_sent = field<std::vector<uint64_t>>(j, "window_sent");
   t.window_received = field<std::vector<uint64_t>>(j, "window_received");

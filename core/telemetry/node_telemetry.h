@@ -36,6 +36,11 @@ struct NodeTelemetry {
   std::vector<double> gpu_compute_ms;  // forward + backward per local GPU
   double exchange_busy_ms = 0;     // union of the iteration's exchange intervals
   double exchange_shortest_ms = 0; // the quickest layer exchange (a latency sample)
+  // Each layer exchange's [start, end) in ms from the iteration's first
+  // start, flattened (start0, end0, start1, ...): layers leave backward one by
+  // one, so the estimator must see which part of the busy time was only
+  // latency (core/control/bandwidth_estimator.h).
+  std::vector<double> exchange_intervals_ms;
   uint64_t exchange_bytes = 0;     // exchange payload bytes received this iteration
   std::vector<uint64_t> window_sent;      // per peer, last window
   std::vector<uint64_t> window_received;  // per peer, last window

@@ -338,6 +338,10 @@ class StellaTrainSystem final : public System {
     }
     out.exchange_busy_ms = std::chrono::duration<double, std::milli>(busy).count();
     out.exchange_shortest_ms = intervals.empty() ? 0 : std::chrono::duration<double, std::milli>(shortest).count();
+    for (const auto& [begin, end] : intervals) {
+      out.exchange_intervals_ms.push_back(std::chrono::duration<double, std::milli>(begin - intervals.front().first).count());
+      out.exchange_intervals_ms.push_back(std::chrono::duration<double, std::milli>(end - intervals.front().first).count());
+    }
     out.exchange_bytes = r.bytes_received;
     intervals.clear();
     intervals.shrink_to_fit();
