@@ -12,6 +12,7 @@ PACKAGES=(
   libgloo-dev libasio-dev zlib1g-dev
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
+  python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/)
 )
 
 missing=()
