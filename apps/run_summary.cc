@@ -157,10 +157,8 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   RunOutcome o;
   o.seed = seed;
   o.dir = relative_dir;
-  {
-    const auto summary = read_manifest_summary(dir + "/manifest.json");
-    if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
-  }
+  const auto summary = read_manifest_summary(dir + "/manifest.json");
+  if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
   const auto rows = read_eval_csv(dir + "/eval.csv");
   if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));
   for (const auto& row : rows) {
@@ -170,7 +168,6 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   o.final_accuracy = rows.back().accuracy;
   o.iterations = rows.back().iteration;
   if (o.tta_s) o.egress_to_target_bytes = egress_before(dir + "/link.csv", *o.tta_s);
-  const auto summary = read_manifest_summary(dir + "/manifest.json");
   if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
   o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
   return o;

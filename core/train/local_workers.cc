@@ -166,7 +166,7 @@ void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out, std::
   step.out = &out;
   step.on_layer = std::move(on_layer);
   step.done = std::move(done);
-  step.workers_ready.reset(new std::atomic<std::size_t>[layers]);
+  if (!step.workers_ready) step.workers_ready.reset(new std::atomic<std::size_t>[layers]);
   for (std::size_t l = 0; l < layers; ++l) step.workers_ready[l] = 0;
   step.parts_left = layers + impl_->workers.size();
   step.last_backward_end = runtime::Nanos{0};
