@@ -25,29 +25,26 @@ uint64_t splitmix(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// kQuantiles + 1 points of the distribution of |g| (minimum to maximum).
-std::vector<float> abs_quantiles(const at::Tensor& grad, int quantiles) {
+// |g| at `samples` evenly spaced ranks of the sorted magnitudes (all of
+// them for a smaller layer): an empirical distribution that keeps exact
+// zeros (dead units) and the heavy tail a sparsifier selects from, which an
+// interpolated handful of quantiles would smear.
+std::vector<float> abs_samples(const at::Tensor& grad, int samples) {
   auto values = grad.detach().abs().flatten().contiguous();
   std::vector<float> sorted(values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
   std::sort(sorted.begin(), sorted.end());
-  std::vector<float> q;
-  for (int i = 0; i <= quantiles; ++i) {
-    const auto at = static_cast<std::size_t>(static_cast<double>(i) / quantiles * static_cast<double>(sorted.size() - 1));
-    q.push_back(sorted[at]);
-  }
-  return q;
+  if (sorted.size() <= static_cast<std::size_t>(samples)) return sorted;
+  std::vector<float> out;
+  for (int i = 0; i < samples; ++i)
+    out.push_back(sorted[static_cast<std::size_t>((static_cast<double>(i) + 0.5) / samples * static_cast<double>(sorted.size()))]);
+  return out;
 }
 
-// Inverse-CDF draw: uniform u picks a point between two quantiles
-// (piecewise linear), the sign is a fair coin.
-void draw_buffer(const std::vector<float>& q, uint64_t& state, std::vector<float>& out) {
-  const int segments = static_cast<int>(q.size()) - 1;
+// Each value: a magnitude drawn uniformly from the samples, a fair-coin sign.
+void draw_buffer(const std::vector<float>& magnitudes, uint64_t& state, std::vector<float>& out) {
   for (auto& v : out) {
     const uint64_t bits = splitmix(state);
-    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53 * segments;
-    const int s = std::min(segments - 1, static_cast<int>(u));
-    const float frac = static_cast<float>(u - s);
-    const float magnitude = q[static_cast<std::size_t>(s)] + frac * (q[static_cast<std::size_t>(s) + 1] - q[static_cast<std::size_t>(s)]);
+    const float magnitude = magnitudes[(bits >> 1) % magnitudes.size()];
     v = (bits & 1) ? magnitude : -magnitude;
   }
 }
@@ -80,7 +77,7 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
     names_.push_back(p.name);
     numels_.push_back(static_cast<std::size_t>(p.tensor.numel()));
     const auto grad = p.tensor.grad().defined() ? p.tensor.grad() : torch::zeros_like(p.tensor);
-    const auto q = abs_quantiles(grad, kQuantiles);
+    const auto q = abs_samples(grad, kSamples);
     pool_.emplace_back();
     for (int b = 0; b < kPoolBuffers; ++b) {
       pool_.back().emplace_back(numels_.back());

@@ -4,8 +4,9 @@
 // run for real: they must see gradients shaped like real ones, or
 // thresholdv16's threshold estimate and the sparse traffic would not behave
 // as in training. One real forward and backward of the model on a small batch
-// records, per layer, the distribution of gradient values (quantiles of |g|);
-// a small pool of buffers per layer is drawn from it once, and each call
+// records, per layer, the distribution of gradient magnitudes (|g| at
+// kSamples evenly spaced ranks, exact zeros and the tail included); a small
+// pool of buffers per layer is drawn from that empirical distribution once, and each call
 // hands out a pool buffer rotated by a fresh offset, so that nodes, workers
 // and iterations get different large entries at the cost of a copy.
 // Torch-free header.
@@ -39,7 +40,7 @@ class SyntheticGradients {
 
   static constexpr int kRecordBatch = 4;
   static constexpr int kPoolBuffers = 2;
-  static constexpr int kQuantiles = 64;
+  static constexpr int kSamples = 4096;
 
  private:
   SyntheticGradients() = default;
