@@ -123,6 +123,7 @@ class StellaTrainSystem final : public System {
             r.batch = times.batch;
             worker_ms_[static_cast<std::size_t>(t)] = times.worker_ms;
             backward_done_[static_cast<std::size_t>(t)] = ctx_.executor.now();
+            if (t + 1 == ctx_.config.iterations) mark_event(t);
             run_iteration(t + 1);
           });
   }
@@ -300,7 +301,11 @@ class StellaTrainSystem final : public System {
   // iteration has started (its start time ends this one's duration).
   void mark_event(int t) {
     const std::size_t i = static_cast<std::size_t>(t);
-    const int needed = t + 1 < ctx_.config.iterations ? 2 : 1;
+    // Two events: the pipeline's end, and the next iteration's start (for
+    // the last iteration: its gradients' `done`, which the next start
+    // otherwise implies). Layers now leave during backward, so a pipeline
+    // can end before `done` has filled the record.
+    const int needed = 2;
     if (events_[i].fetch_add(1) + 1 != needed) return;
     IterationRecord& r = records_[i];
     const double end_s = t + 1 < ctx_.config.iterations ? records_[i + 1].start_s : pipeline_end_s_[i];
