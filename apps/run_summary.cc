@@ -144,8 +144,6 @@ std::optional<double> ratio(const std::optional<double>& numerator, const std::o
 RunOutcome read_timing_outcome(const nlohmann::json& summary, RunOutcome o) {
   o.timing = true;
   o.iterations = summary.value("iterations_completed", 0);
-  if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
-  o.duration_s = summary.value("duration_s", 0.0);
   const double global_batch = summary.value("global_batch", 0.0);
   o.samples_per_s = o.duration_s > 0 ? global_batch * o.iterations / o.duration_s : 0;
   return o;
@@ -158,6 +156,8 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   o.seed = seed;
   o.dir = relative_dir;
   const auto summary = read_manifest_summary(dir + "/manifest.json");
+  if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
+  o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
   if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
   const auto rows = read_eval_csv(dir + "/eval.csv");
   if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));
@@ -168,8 +168,6 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   o.final_accuracy = rows.back().accuracy;
   o.iterations = rows.back().iteration;
   if (o.tta_s) o.egress_to_target_bytes = egress_before(dir + "/link.csv", *o.tta_s);
-  if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
-  o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
   return o;
 }
 
@@ -211,10 +209,10 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
   for (const auto& o : outcomes)
     if (error.empty() && !o.error.empty()) error = fmt::format("seed {}: {}", o.seed, o.error);
   const bool timing = !outcomes.empty() && outcomes.front().timing;
+  auto mean = [&](auto get) { return number(*mean_of(outcomes, [&](const RunOutcome& o) { return std::optional<double>(get(o)); })); };
   if (!error.empty()) {
     v["error"] = error;
   } else if (timing) {
-    auto mean = [&](auto get) { return number(*mean_of(outcomes, [&](const RunOutcome& o) { return std::optional<double>(get(o)); })); };
     v["math"] = "timing";
     v["iterations"] = mean([](const RunOutcome& o) { return o.iterations; });
     v["wan_bytes"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) { return o.wan_bytes; }));
@@ -225,7 +223,6 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
   } else {
     entry.tta_s = mean_of(outcomes, [](const RunOutcome& o) { return o.tta_s; });
     entry.tta_lower_bound_s = mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.tta_s.value_or(o.duration_s)); });
-    auto mean = [&](auto get) { return number(*mean_of(outcomes, [&](const RunOutcome& o) { return std::optional<double>(get(o)); })); };
     v["tta_s"] = optional_number(entry.tta_s);
     v["tta_iteration"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) {
       return o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt;
