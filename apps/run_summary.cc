@@ -114,6 +114,7 @@ nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   j["wan_bytes"] = optional_number(o.wan_bytes);
   j["mean_iteration_s"] = o.mean_iteration_s;
   j["duration_s"] = o.duration_s;
+  if (o.system_stats.is_object() && !o.system_stats.empty()) j["system_stats"] = o.system_stats;
   return j;
 }
 
@@ -131,6 +132,14 @@ nlohmann::ordered_json options_of(const train::TrainConfig& c) {
                {"compensation", c.staleness_compensation}};
   if (c.system == "stellatrain" && c.staleness_compensation == "dc") options["dc_lambda"] = c.dc_lambda;
   if (c.system == "topk-sync") options = {{"density", c.density}};
+  if (c.system == "local-sgd")
+    options = {{"averaging_period", c.averaging_period}, {"start_iteration", c.local_sgd_start_iteration}};
+  if (c.system == "cloudless-ma")
+    options = {{"averaging_period", c.averaging_period},
+               {"averaging_period_s", c.averaging_period_s},
+               {"overlap", c.averaging_overlap}};
+  if (c.system == "cloudless-asgd-ga")
+    options = {{"accumulation_steps", c.accumulation_steps}, {"max_staleness", c.max_staleness}};
   options["optimizer"] = {{"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay},
                           {"warmup", c.warmup_iterations}};
   return options;
@@ -158,6 +167,7 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   const auto summary = read_manifest_summary(dir + "/manifest.json");
   if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
   o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
+  if (summary.contains("system_stats")) o.system_stats = summary["system_stats"];
   if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
   const auto rows = read_eval_csv(dir + "/eval.csv");
   if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));

@@ -35,6 +35,9 @@ struct RunOutcome {
   // no TTA, only time, traffic and throughput.
   bool timing = false;
   double samples_per_s = 0;      // global batch x iterations / duration
+  // The system's own totals (averaging rounds, staleness; see
+  // System::stats), copied from the run's manifest.
+  nlohmann::json system_stats;
 };
 
 // Reads DIR/eval.csv (TTA from its rows, in iteration order) and

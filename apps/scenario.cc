@@ -220,18 +220,37 @@ void parse_controller(const YamlField& f, train::TrainConfig& c) {
   o.estimator.initial_mbps = f.number_or("initial_mbps", o.estimator.initial_mbps, 0.01, 1e6);
 }
 
+// local-sgd, cloudless-ma and cloudless-asgd-ga (docs/systems.md).
+template <typename OnlyFor>
+void parse_averaging_options(const YamlField& f, train::TrainConfig& c, const OnlyFor& only_for) {
+  const bool averaging = c.system == "local-sgd" || c.system == "cloudless-ma";
+  only_for("averaging_period", averaging, "local-sgd and cloudless-ma");
+  only_for("averaging_period_s", c.system == "cloudless-ma", "cloudless-ma");
+  only_for("overlap", c.system == "cloudless-ma", "cloudless-ma");
+  only_for("start_iteration", c.system == "local-sgd", "local-sgd");
+  only_for("accumulation_steps", c.system == "cloudless-asgd-ga", "cloudless-asgd-ga");
+  only_for("max_staleness", c.system == "cloudless-asgd-ga", "cloudless-asgd-ga");
+  c.averaging_period = static_cast<int>(f.integer_or("averaging_period", c.averaging_period, 1, 10'000'000));
+  c.averaging_period_s = f.number_or("averaging_period_s", c.averaging_period_s, 0, 1e9);
+  c.averaging_overlap = f.boolean_or("overlap", c.averaging_overlap);
+  c.local_sgd_start_iteration = static_cast<int>(f.integer_or("start_iteration", c.local_sgd_start_iteration, 0, 10'000'000));
+  c.accumulation_steps = static_cast<int>(f.integer_or("accumulation_steps", c.accumulation_steps, 1, 10'000'000));
+  c.max_staleness = static_cast<int>(f.integer_or("max_staleness", c.max_staleness, 0, 10'000'000));
+}
+
 ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) {
   ScenarioSystem s{"", base};
   auto& c = s.config;
   const auto name_field = f.is_scalar() ? f : f.at("name");
-  c.system = name_field.text_in({"stellatrain", "ddp", "topk-sync", "ddp-gloo"});
+  c.system = name_field.text_in(train::system_names());
   s.label = c.system;
   // StellaTrain is the paper's system with its controller; `controller: off`
   // is the fixed-density ablation.
   c.controller = c.system == "stellatrain";
   if (f.is_scalar()) return s;
   f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16", "optimizer", "lazy_momentum",
-                "compensation", "dc_lambda", "controller", "momentum_at", "momentum_masking"});
+                "compensation", "dc_lambda", "controller", "momentum_at", "momentum_masking", "averaging_period",
+                "averaging_period_s", "overlap", "start_iteration", "accumulation_steps", "max_staleness"});
   if (f.has("label")) {
     s.label = f.at("label").text();
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
@@ -250,6 +269,7 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   only_for("controller", c.system == "stellatrain", "stellatrain");
   only_for("momentum_at", c.system == "stellatrain", "stellatrain");
   only_for("momentum_masking", c.system == "stellatrain", "stellatrain");
+  parse_averaging_options(f, c, only_for);
   if (f.has("momentum_at")) c.momentum_at = f.at("momentum_at").text_in({"master", "node"});
   c.momentum_masking = f.boolean_or("momentum_masking", c.momentum_masking);
   if (f.has("controller")) parse_controller(f.at("controller"), c);

@@ -136,7 +136,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
   cmd->add_option("--sim-config", backend->sim_config, "sim: topology, WAN traces and compute-time model (YAML)");
-  cmd->add_option("--system", c.system, "stellatrain, ddp, topk-sync or ddp-gloo")->capture_default_str();
+  cmd->add_option("--system", c.system, train::system_names_text() + " (docs/systems.md)")->capture_default_str();
   cmd->add_option("--model", c.model, "mlp, cnn, resnet18 or vit")->capture_default_str();
   cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10 or synthetic")->capture_default_str();
   cmd->add_option("--data-dir", c.data_dir, "Dataset folder (default: the dataset's own)");
@@ -176,6 +176,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--compressor", c.compressor, "stellatrain's compressor")->capture_default_str();
   cmd->add_option("--staleness", c.staleness, "stellatrain: 0 or 1")->capture_default_str();
   cmd->add_flag("--fp16", c.fp16_values, "Send gradient values as fp16");
+  cmd->add_option("--averaging-period", c.averaging_period, "local-sgd, cloudless-ma: iterations between model averages")
+      ->capture_default_str();
+  cmd->add_option("--averaging-period-s", c.averaging_period_s, "cloudless-ma: seconds between model averages (0: by iterations)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-averaging-overlap", c.averaging_overlap, "cloudless-ma: wait for each average instead of training on");
+  cmd->add_option("--local-sgd-start", c.local_sgd_start_iteration, "local-sgd: DDP iterations before local steps start")
+      ->capture_default_str();
+  cmd->add_option("--accumulation-steps", c.accumulation_steps, "cloudless-asgd-ga: iterations per sent accumulation")
+      ->capture_default_str();
+  cmd->add_option("--max-staleness", c.max_staleness, "cloudless-asgd-ga: staleness bound in iterations")
+      ->capture_default_str();
   cmd->add_option("--eval-interval", c.eval_interval, "Iterations between evaluations (0: end only)")->capture_default_str();
   cmd->add_option("--eval-samples", c.eval_samples, "Test samples per evaluation (0: all)")->capture_default_str();
   cmd->add_option("--transport", c.transport, "inproc (all nodes in this process) or tcp (this process is one node)")

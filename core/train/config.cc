@@ -1,6 +1,9 @@
 #include "core/train/config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <stdexcept>
 
@@ -13,9 +16,21 @@ void require(bool ok, const char* field, const std::string& why) {
 
 }  // namespace
 
+const std::vector<std::string>& system_names() {
+  static const std::vector<std::string> names = {"stellatrain", "ddp",          "topk-sync",        "ddp-gloo",
+                                                 "local-sgd",   "cloudless-ma", "cloudless-asgd-ga"};
+  return names;
+}
+
+bool is_system_name(const std::string& name) {
+  const auto& names = system_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string system_names_text() { return fmt::format("{}", fmt::join(system_names(), ", ")); }
+
 void validate(const TrainConfig& c) {
-  require(c.system == "stellatrain" || c.system == "ddp" || c.system == "topk-sync" || c.system == "ddp-gloo",
-          "system", fmt::format("'{}' is not one of stellatrain, ddp, topk-sync, ddp-gloo", c.system));
+  require(is_system_name(c.system), "system", fmt::format("'{}' is not one of {}", c.system, system_names_text()));
   require(c.dataset == "fashion-mnist" || c.dataset == "cifar10" || c.dataset == "synthetic", "dataset",
           fmt::format("'{}' is not one of fashion-mnist, cifar10, synthetic", c.dataset));
   require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
@@ -51,6 +66,11 @@ void validate(const TrainConfig& c) {
       throw std::invalid_argument(fmt::format("train config: {}", e.what()));
     }
   }
+  require(c.averaging_period >= 1, "averaging_period", "must be at least 1");
+  require(c.averaging_period_s >= 0, "averaging_period_s", "must be >= 0 (0: by iterations)");
+  require(c.local_sgd_start_iteration >= 0, "local_sgd_start_iteration", "must be >= 0");
+  require(c.accumulation_steps >= 1, "accumulation_steps", "must be at least 1");
+  require(c.max_staleness >= 0, "max_staleness", "must be >= 0");
   require(c.eval_interval >= 0, "eval_interval", "must be >= 0");
   require(c.transport == "inproc" || c.transport == "tcp", "transport",
           fmt::format("'{}' is not one of inproc, tcp", c.transport));

@@ -4,13 +4,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/control/controller.h"
 
 namespace st::train {
 
 struct TrainConfig {
-  std::string system = "stellatrain";  // stellatrain, ddp, ddp-gloo, topk-sync
+  // stellatrain, ddp, ddp-gloo, topk-sync, local-sgd, cloudless-ma,
+  // cloudless-asgd-ga (docs/systems.md)
+  std::string system = "stellatrain";
   std::string model = "cnn";           // st::model::model_names()
   std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
   std::string data_dir;                // empty: the dataset's default
@@ -71,6 +74,26 @@ struct TrainConfig {
   bool controller = false;
   control::ControllerOptions control;
 
+  // local-sgd and cloudless-ma: the nodes average their models every
+  // `averaging_period` iterations. cloudless-ma: or, with
+  // averaging_period_s > 0, about every that many seconds (converted to
+  // iterations from the slowest node's mean iteration time at each round;
+  // the first round still falls due after averaging_period iterations).
+  int averaging_period = 8;
+  double averaging_period_s = 0;
+  // cloudless-ma: true: a round runs while the cluster keeps training and
+  // is applied as (average - snapshot) when it lands; periods that pass
+  // while it is in flight are skipped. false: training waits for it.
+  bool averaging_overlap = true;
+  // local-sgd: iterations of plain DDP (global gradient allreduce) before
+  // the local steps start (PyTorch's post-local SGD warmup).
+  int local_sgd_start_iteration = 0;
+  // cloudless-asgd-ga: each cluster sends its gradients accumulated over
+  // this many iterations to the others; a step waits only for peers'
+  // accumulations that ended max_staleness or more iterations ago.
+  int accumulation_steps = 4;
+  int max_staleness = 8;
+
   // Evaluation.
   int eval_interval = 50;        // iterations between evaluations (0: only at the end)
   std::size_t eval_samples = 2000;  // test samples per evaluation (0: all)
@@ -98,6 +121,11 @@ struct TrainConfig {
   double inproc_latency_ms = 0.0;
   double inproc_bandwidth_mbps = 0.0;  // 0: unlimited
 };
+
+// Every system a run may name, in the order the docs list them.
+const std::vector<std::string>& system_names();
+bool is_system_name(const std::string& name);
+std::string system_names_text();  // "stellatrain, ddp, ..."
 
 // Throws std::invalid_argument naming the field for bad values.
 void validate(const TrainConfig& config);

@@ -33,6 +33,11 @@ struct IterationRecord {
   uint64_t bytes_received = 0;
   double loss = 0;          // mean over local workers
   double density = 0;       // stellatrain: the density this iteration was compressed with (0: dense)
+  // Iterations of other nodes' progress the update applied in this
+  // iteration had missed (stellatrain: its staleness; cloudless-ma: the
+  // age of the applied average; cloudless-asgd-ga: the mean age of the
+  // applied remote accumulations; 0 for synchronous steps).
+  double staleness = 0;
   std::vector<int> batch;   // per local worker
 };
 

@@ -99,6 +99,7 @@ class StellaTrainSystem final : public System {
         ctx_.workers.set_batches(ctx_.control->batch_at(t));
       }
       record.density = densities_[static_cast<std::size_t>(t)];
+      record.staleness = std::min(t, ctx_.config.staleness);
       if (t > 0) mark_event(t - 1);  // the previous iteration's duration is known now
       // Lookahead reads this node's compressed gradient of t - 1: wait for it.
       if (lookahead_ && t > 0) {

@@ -239,13 +239,19 @@ class TopkSyncSystem final : public SyncSystem {
 }  // namespace
 
 std::unique_ptr<System> make_stellatrain_system(NodeContext& ctx);
+std::unique_ptr<System> make_local_sgd_system(NodeContext& ctx);
+std::unique_ptr<System> make_cloudless_ma_system(NodeContext& ctx);
+std::unique_ptr<System> make_cloudless_asgd_system(NodeContext& ctx);
 
 std::unique_ptr<System> make_system(NodeContext& ctx) {
   const auto& name = ctx.config.system;
   if (name == "stellatrain") return make_stellatrain_system(ctx);
   if (name == "ddp") return std::make_unique<DdpSystem>(ctx);
   if (name == "topk-sync") return std::make_unique<TopkSyncSystem>(ctx);
-  throw std::invalid_argument(fmt::format("unknown system '{}' (expected stellatrain, ddp, topk-sync or ddp-gloo)", name));
+  if (name == "local-sgd") return make_local_sgd_system(ctx);
+  if (name == "cloudless-ma") return make_cloudless_ma_system(ctx);
+  if (name == "cloudless-asgd-ga") return make_cloudless_asgd_system(ctx);
+  throw std::invalid_argument(fmt::format("unknown system '{}' (expected one of {})", name, system_names_text()));
 }
 
 namespace detail {

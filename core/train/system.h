@@ -1,6 +1,5 @@
 #pragma once
-// A training system (stellatrain, ddp, topk-sync, ddp-gloo) running on one
-// node. Systems are written once against the seams (Executor, Transport via
+// A training system (core/train/config.h lists them) running on one node. Systems are written once against the seams (Executor, Transport via
 // the collectives) and run unchanged on every backend.
 #include <functional>
 #include <memory>
@@ -41,6 +40,9 @@ class System {
   // Starts training; `finished` is posted once every iteration has left the
   // pipeline on this node. Errors are thrown from executor tasks.
   virtual void start(runtime::Task finished) = 0;
+  // System-specific totals for summary.json (e.g. averaging rounds,
+  // staleness); call after `finished`. Empty: none.
+  virtual nlohmann::json stats() const { return nlohmann::json::object(); }
 };
 
 // The systems that run on the engine's own transport; "ddp-gloo" is built by

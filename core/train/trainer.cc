@@ -83,6 +83,14 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
           {"transport", c.transport},
           {"compute_time_model", "measured (wall clock)"},
           {"eval", {{"interval", c.eval_interval}, {"samples", c.eval_samples}}}};
+  if (c.system == "local-sgd")
+    m["local_sgd"] = {{"averaging_period", c.averaging_period}, {"start_iteration", c.local_sgd_start_iteration}};
+  if (c.system == "cloudless-ma")
+    m["cloudless_ma"] = {{"averaging_period", c.averaging_period},
+                         {"averaging_period_s", c.averaging_period_s},
+                         {"overlap", c.averaging_overlap}};
+  if (c.system == "cloudless-asgd-ga")
+    m["cloudless_asgd_ga"] = {{"accumulation_steps", c.accumulation_steps}, {"max_staleness", c.max_staleness}};
   if (backend) {
     m["backend"] = backend->name();
     m["transport"] = backend->name();
@@ -358,6 +366,10 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   summary["global_batch"] = static_cast<double>(config.nodes * config.gpus_per_node) *
                             static_cast<double>(config.batch_per_worker);
   if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
+  if (!out_of_time) {
+    const auto stats = first.system->stats();
+    if (!stats.empty()) summary["system_stats"] = stats;
+  }
   if (backend) summary.update(backend->finish(results_dir(config)));
   results.update_manifest({{"summary", summary}});
   if (!out_of_time)

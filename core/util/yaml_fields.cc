@@ -120,9 +120,13 @@ bool YamlField::boolean() const {
 }
 
 std::string YamlField::text_in(std::initializer_list<const char*> choices) const {
+  return text_in(std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::string YamlField::text_in(const std::vector<std::string>& choices) const {
   const std::string value = text();
   std::ostringstream list;
-  for (const char* c : choices) {
+  for (const auto& c : choices) {
     if (value == c) return value;
     list << (list.tellp() > 0 ? ", " : "") << c;
   }

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace st::util {
 
@@ -50,6 +51,7 @@ class YamlField {
   std::string text() const;
   bool boolean() const;
   std::string text_in(std::initializer_list<const char*> choices) const;
+  std::string text_in(const std::vector<std::string>& choices) const;
 
   // Optional children with a default when absent.
   double number_or(const std::string& key, double fallback, double min, double max) const;

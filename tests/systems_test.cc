@@ -1,0 +1,177 @@
+// The systems whose clusters step on their own (local-sgd, cloudless-ma,
+// cloudless-asgd-ga; docs/systems.md) on the in-process transport: where
+// their algorithms reduce to synchronous training they compute what ddp
+// computes, they learn, and on a slow link the overlapped model averaging
+// skips periods instead of stalling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/train/trainer.h"
+
+namespace st::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+TrainConfig small_config(const std::string& system) {
+  TrainConfig c;
+  c.system = system;
+  c.model = "mlp";
+  c.dataset = "synthetic";
+  c.nodes = 2;
+  c.gpus_per_node = 2;
+  c.batch_per_worker = 32;
+  c.iterations = 12;
+  c.lr = 0.05;
+  c.momentum = 0.9;
+  c.weight_decay = 1e-4;
+  c.eval_interval = 0;
+  c.eval_samples = 500;
+  c.quiet = true;
+  return c;
+}
+
+double max_relative_difference(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  double worst = 0, scale = 0;
+  for (std::size_t l = 0; l < a.size(); ++l)
+    for (std::size_t i = 0; i < a[l].size(); ++i) {
+      worst = std::max(worst, std::fabs(static_cast<double>(a[l][i]) - b[l][i]));
+      scale = std::max(scale, std::fabs(static_cast<double>(b[l][i])));
+    }
+  return worst / scale;
+}
+
+nlohmann::json summary_of(const std::string& dir) {
+  std::ifstream in(dir + "/manifest.json");
+  return nlohmann::json::parse(in).at("summary");
+}
+
+std::string fresh_dir(const std::string& name) {
+  const auto dir = fs::path(::testing::TempDir()) / ("st-systems-" + name);
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+TEST(LocalSgd, AveragingEveryStepEqualsDdp) {
+  auto c = small_config("local-sgd");
+  c.averaging_period = 1;
+  const auto local = run_training(c);
+  c.system = "ddp";
+  const auto ddp = run_training(c);
+  // Averaging the models after each node's momentum step is averaging the
+  // gradients (the step is linear in them); only float rounding differs.
+  const double difference = max_relative_difference(local.final_parameters, ddp.final_parameters);
+  EXPECT_LE(difference, 1e-5);
+  std::printf("local-sgd (period 1) vs ddp: max relative difference %.3g\n", difference);
+}
+
+TEST(LocalSgd, WarmupIterationsAreDdpIterations) {
+  auto c = small_config("local-sgd");
+  c.local_sgd_start_iteration = c.iterations;  // never leaves the warmup
+  c.averaging_period = 5;
+  const auto warm = run_training(c);
+  c.system = "ddp";
+  const auto ddp = run_training(c);
+  // The warmup sums gradients with one flat ring allreduce, ddp per bucket:
+  // with two nodes every element is the same single float addition.
+  EXPECT_EQ(max_relative_difference(warm.final_parameters, ddp.final_parameters), 0.0);
+}
+
+TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
+  for (bool overlap : {true, false}) {
+    auto c = small_config("cloudless-ma");
+    c.nodes = 1;
+    c.averaging_period = 3;
+    c.averaging_overlap = overlap;
+    const auto ma = run_training(c);
+    c.system = "ddp";
+    const auto sync = run_training(c);
+    EXPECT_EQ(max_relative_difference(ma.final_parameters, sync.final_parameters), 0.0) << "overlap " << overlap;
+  }
+}
+
+TEST(CloudlessAsgd, OneClusterEqualsSynchronousTraining) {
+  auto c = small_config("cloudless-asgd-ga");
+  c.nodes = 1;
+  const auto asgd = run_training(c);
+  c.system = "ddp";
+  const auto sync = run_training(c);
+  EXPECT_EQ(max_relative_difference(asgd.final_parameters, sync.final_parameters), 0.0);
+}
+
+TEST(CloudlessAsgd, AccumulatingOneStepWithBoundZeroIsDdp) {
+  auto c = small_config("cloudless-asgd-ga");
+  c.accumulation_steps = 1;
+  c.max_staleness = 0;
+  const auto asgd = run_training(c);
+  c.system = "ddp";
+  const auto ddp = run_training(c);
+  // Each step waits for the peer's gradient of the same iteration: with two
+  // nodes the sum is the ring's single addition, bitwise.
+  EXPECT_EQ(max_relative_difference(asgd.final_parameters, ddp.final_parameters), 0.0);
+  EXPECT_EQ(asgd.checksums[0], asgd.checksums[1]);
+}
+
+class LocalUpdateSystem : public ::testing::TestWithParam<std::string> {};
+
+// Three nodes on a 40 Mbps, 5 ms in-process link: every system finishes,
+// learns, and reports its traffic and staleness.
+TEST_P(LocalUpdateSystem, LearnsAndReportsItsRounds) {
+  auto c = small_config(GetParam());
+  c.nodes = 3;
+  c.iterations = 40;
+  c.averaging_period = 4;
+  c.accumulation_steps = 2;
+  c.max_staleness = 4;
+  c.inproc_latency_ms = 5;
+  c.inproc_bandwidth_mbps = 40;
+  c.out_dir = fresh_dir(GetParam());
+  const auto result = run_training(c);
+  ASSERT_FALSE(result.evaluations.empty());
+  EXPECT_GT(result.evaluations.back().accuracy, 0.3) << "learns something in 40 steps (chance: 0.1)";
+  EXPECT_GT(result.bytes_sent, 0u);
+  const auto summary = summary_of(c.out_dir);
+  ASSERT_TRUE(summary.contains("system_stats")) << summary.dump();
+  const auto& stats = summary["system_stats"];
+  if (GetParam() == "cloudless-asgd-ga") {
+    EXPECT_EQ(stats.at("accumulations_applied").get<int>(), 2 * 20) << "two peers x 20 rounds";
+    EXPECT_LE(stats.at("max_staleness").get<int>(), c.max_staleness + c.accumulation_steps);
+  } else {
+    EXPECT_GE(stats.at("averaging_rounds").get<int>(), 1);
+    EXPECT_LE(stats.at("averaging_rounds").get<int>(), 10);
+  }
+  std::printf("%s: accuracy %.3f, %s\n", GetParam().c_str(), result.evaluations.back().accuracy, stats.dump().c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Systems, LocalUpdateSystem, ::testing::Values("local-sgd", "cloudless-ma", "cloudless-asgd-ga"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// A round that takes many iterations (2 Mbps) neither stalls training nor
+// is made up later: the periods it covered are skipped, on every node alike
+// (the run would hang on mismatched rounds otherwise).
+TEST(CloudlessMa, SlowRoundsSkipPeriodsInsteadOfStalling) {
+  auto c = small_config("cloudless-ma");
+  c.iterations = 60;
+  c.averaging_period = 2;
+  c.inproc_bandwidth_mbps = 2;
+  c.out_dir = fresh_dir("ma-slow");
+  const auto result = run_training(c);
+  const auto stats = summary_of(c.out_dir).at("system_stats");
+  std::printf("slow link: %s\n", stats.dump().c_str());
+  EXPECT_GT(stats.at("averaging_periods_skipped").get<int>(), 0);
+  EXPECT_GE(stats.at("averaging_rounds").get<int>(), 1);
+  EXPECT_LT(stats.at("averaging_rounds").get<int>(), c.iterations / c.averaging_period);
+  EXPECT_GT(stats.at("max_staleness").get<int>(), 1) << "rounds landed iterations after they started";
+}
+
+}  // namespace
+}  // namespace st::train
