@@ -11,7 +11,9 @@ trap 'rm -rf "$OUT"' EXIT
 checksums() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['checksums'])" "$1"; }
 
 # Runs ranks 1 and 0 of `train ARGS --out OUT/NAME` and checks that both
-# finish with equal checksums; prints them.
+# finish with equal checksums (MATCH=any: finishing is enough, for the
+# asynchronous systems whose clusters end with slightly different models);
+# prints them.
 run_pair() {  # name, train arguments...
   local name=$1
   shift
@@ -28,13 +30,17 @@ run_pair() {  # name, train arguments...
   local sum0 sum1
   sum0=$(checksums "$OUT/$name/manifest.json")
   sum1=$(checksums "$OUT/$name/rank1/manifest.json")
-  if [ "$sum0" != "$sum1" ]; then echo "FAIL $name: checksums differ: $sum0 vs $sum1"; exit 1; fi
+  if [ "${MATCH:-equal}" = equal ] && [ "$sum0" != "$sum1" ]; then echo "FAIL $name: checksums differ: $sum0 vs $sum1"; exit 1; fi
   echo "ok $name: checksums $sum0"
 }
 
 for system in stellatrain ddp topk-sync ddp-gloo; do
   run_pair "$system" --system "$system" --iterations 20
 done
+# local-sgd ends on an averaging round (20 = 5 x 4): equal models.
+run_pair local-sgd --system local-sgd --iterations 20 --averaging-period 4
+MATCH=any run_pair cloudless-ma --system cloudless-ma --iterations 20 --averaging-period 4
+MATCH=any run_pair cloudless-asgd-ga --system cloudless-asgd-ga --iterations 20 --accumulation-steps 3
 
 # stellatrain's controller across processes: telemetry and plans over TCP,
 # every plan applied on both ranks at the same iteration (equal checksums).
