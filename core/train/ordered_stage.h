@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 
 namespace st::train {
@@ -25,19 +26,39 @@ class OrderedStage {
   }
 
  private:
+  // Whether a job's `next` came before the job returned (then the loop
+  // below starts the following job) or later (then `next` does).
+  struct Call {
+    bool returned = false;
+    bool next_called = false;
+  };
+
+  // Runs ready jobs in a loop rather than by recursion: a job that calls
+  // `next` before it returns hands the following job back to this loop, so
+  // the stack stays as deep as one job however many are queued.
   void run_ready(std::unique_lock<std::mutex>& lock) {
-    auto it = pending_.find(next_);
-    if (it == pending_.end()) return;
-    Job job = std::move(it->second);
-    pending_.erase(it);
-    running_ = true;
-    lock.unlock();
-    job([this] {
-      std::unique_lock<std::mutex> relock(mutex_);
-      running_ = false;
-      ++next_;
-      run_ready(relock);
-    });
+    while (!running_) {
+      auto it = pending_.find(next_);
+      if (it == pending_.end()) return;
+      Job job = std::move(it->second);
+      pending_.erase(it);
+      running_ = true;
+      auto call = std::make_shared<Call>();
+      lock.unlock();
+      job([this, call] {
+        std::unique_lock<std::mutex> relock(mutex_);
+        running_ = false;
+        ++next_;
+        if (!call->returned) {
+          call->next_called = true;  // the loop that ran the job goes on
+          return;
+        }
+        run_ready(relock);  // later, from another task: a fresh stack
+      });
+      lock.lock();
+      call->returned = true;
+      if (!call->next_called) return;  // the job's `next` will go on
+    }
   }
 
   std::mutex mutex_;
