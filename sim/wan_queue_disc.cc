@@ -2,8 +2,14 @@
 
 #include <ns3/drop-tail-queue.h>
 #include <ns3/object-factory.h>
+#include <ns3/object-base.h>
 
 namespace st::sim {
+
+// Registers the TypeId when the library loads, as ns-3's own models do, so
+// the queue disc can be found by name (TypeId::LookupByName, attribute
+// paths, ns3::ObjectFactory) before anything has created one.
+NS_OBJECT_ENSURE_REGISTERED(WanQueueDisc);
 
 ns3::TypeId WanQueueDisc::GetTypeId() {
   static ns3::TypeId type = ns3::TypeId("st::sim::WanQueueDisc")

@@ -304,3 +304,20 @@ TEST_F(SimNetworkTest, WritesLinkCsv) {
 }
 
 }  // namespace st::sim
+
+namespace st::sim {
+namespace {
+
+// NS_OBJECT_ENSURE_REGISTERED: the WAN queue disc is known by name before
+// anything has created one (this test runs first in its own process under
+// ctest, so no earlier test has).
+TEST(WanQueueDiscType, IsRegisteredByNameBeforeFirstUse) {
+  ns3::TypeId type;
+  ASSERT_TRUE(ns3::TypeId::LookupByNameFailSafe("st::sim::WanQueueDisc", &type));
+  EXPECT_EQ(type.GetParent().GetName(), "ns3::QueueDisc");
+  ns3::ObjectFactory factory("st::sim::WanQueueDisc");
+  EXPECT_NE(factory.Create<ns3::Object>(), nullptr);
+}
+
+}  // namespace
+}  // namespace st::sim
