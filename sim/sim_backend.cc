@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <ns3/core-module.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -46,6 +47,29 @@ ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::Train
 
 namespace {
 
+// ns-3's simulator is one per process: a second backend alive at the same
+// time would share the first one's event queue (and its Destroy would wipe
+// it). The lease makes that an error instead; it is released when the
+// backend goes, or when its constructor fails.
+class SimulatorLease {
+ public:
+  SimulatorLease() {
+    if (taken().exchange(true))
+      throw std::logic_error(
+          "sim backend: another sim backend is still alive in this process (ns-3's simulator is process-wide); "
+          "destroy it before creating the next");
+  }
+  ~SimulatorLease() { taken() = false; }
+  SimulatorLease(const SimulatorLease&) = delete;
+  SimulatorLease& operator=(const SimulatorLease&) = delete;
+
+ private:
+  static std::atomic<bool>& taken() {
+    static std::atomic<bool> flag{false};
+    return flag;
+  }
+};
+
 class SimBackend final : public train::Backend {
  public:
   SimBackend(const SimRunConfig& config, const train::TrainConfig& train) : config_(config) {
@@ -54,7 +78,8 @@ class SimBackend final : public train::Backend {
       throw std::invalid_argument(
           "math: timing skips the forward and backward math, so the measured compute model would charge nothing "
           "for them: use compute.model profile or analytic");
-    // The simulation starts from a clean slate whatever ran before.
+    // Backends in sequence each start from a clean slate (lease_ refuses
+    // two at once).
     ns3::Simulator::Destroy();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(config.topology.seed % 0xffffffffu) + 1);
     network_ = std::make_unique<SimNetwork>(config.topology);
@@ -123,6 +148,7 @@ class SimBackend final : public train::Backend {
   }
 
  private:
+  SimulatorLease lease_;  // first: taken before, released after everything else
   SimRunConfig config_;
   std::unique_ptr<SimNetwork> network_;
   std::unique_ptr<SimExecutor> executor_;

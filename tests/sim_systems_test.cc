@@ -194,3 +194,25 @@ INSTANTIATE_TEST_SUITE_P(Systems, OutageInSim, ::testing::ValuesIn(outage_cases(
 
 }  // namespace
 }  // namespace st::sim
+
+namespace st::sim {
+namespace {
+
+// ns-3's simulator is process-wide: simulations run one after another (the
+// reruns above), and a second backend while one is alive is refused rather
+// than sharing (or wiping) its events; the first still runs afterwards.
+TEST(SimBackendLifetime, OneAtATimeAndAnyNumberInSequence) {
+  auto c = mlp_config("ddp", 3);
+  auto first = make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c);
+  EXPECT_THROW(make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c), std::logic_error);
+  const auto result = train::run_training(c, first.get());
+  EXPECT_EQ(result.checksums[0], result.checksums[1]);
+  first.reset();
+  for (int run = 0; run < 2; ++run) {
+    auto next = make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c);
+    EXPECT_EQ(train::run_training(c, next.get()).checksums, result.checksums) << "run " << run;
+  }
+}
+
+}  // namespace
+}  // namespace st::sim
