@@ -41,6 +41,7 @@ traces::GeneratorSpec parse_generator(const YamlField& g) {
 void parse_rate(const YamlField& f, WanDirection& d, const std::string& base_dir) {
   const int given = f.has("trace") + f.has("generator") + f.has("mbps");
   if (given != 1) f.fail("give exactly one of: trace (a file), generator (a spec) or mbps (a constant rate)");
+  if (f.has("if_missing") && !f.has("trace")) f.at("if_missing").fail("only applies to a trace file");
   if (f.has("mbps")) {
     if (f.has("mean_mbps")) f.at("mean_mbps").fail("only applies to a trace");
     d.constant_mbps = f.at("mbps").number_in(1e-3, 1e6);
@@ -53,6 +54,11 @@ void parse_rate(const YamlField& f, WanDirection& d, const std::string& base_dir
   }
   const auto field = f.at("trace");
   const std::string path = resolve_path(field.text(), base_dir);
+  // Third-party traces that may not be redistributed (or are simply not
+  // shipped) say where to get them; the scenario's own words are the error.
+  if (f.has("if_missing") && !fs::exists(path))
+    field.fail(fmt::format("trace file {} does not exist. {}", path, f.at("if_missing").text()));
+  if (f.has("if_missing")) (void)f.at("if_missing").text();
   try {
     d.trace = traces::read_trace(path);
   } catch (const std::exception& e) {
@@ -69,7 +75,7 @@ std::string resolve_path(const std::string& path, const std::string& base_dir) {
 }
 
 WanDirection parse_wan_direction(const YamlField& f, const std::string& base_dir) {
-  f.allow_only({"trace", "generator", "mbps", "mean_mbps", "delay_ms", "buffer_bytes", "buffer_bdp", "tcp"});
+  f.allow_only({"trace", "if_missing", "generator", "mbps", "mean_mbps", "delay_ms", "buffer_bytes", "buffer_bdp", "tcp"});
   WanDirection d;
   parse_rate(f, d, base_dir);
   d.delay_ms = f.number_or("delay_ms", d.delay_ms, 0, 10000);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "apps/scenario.h"
@@ -325,6 +326,58 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_FALSE(s.systems[1].config.controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
+}
+
+TEST_F(ScenarioFile, LocalUpdateSystemsTakeTheirOwnOptions) {
+  expect_errors(
+      {
+          {text({{"systems", "systems:\n  - {name: ddp, averaging_period: 4}\n  - stellatrain\n"}}),
+           "systems[0].averaging_period (line 10): only applies to local-sgd and cloudless-ma (not ddp)"},
+          {text({{"systems", "systems:\n  - {name: local-sgd, overlap: false}\n  - ddp\n"}}),
+           "systems[0].overlap (line 10): only applies to cloudless-ma (not local-sgd)"},
+          {text({{"systems", "systems:\n  - {name: cloudless-ma, accumulation_steps: 2}\n  - ddp\n"}}),
+           "systems[0].accumulation_steps (line 10): only applies to cloudless-asgd-ga (not cloudless-ma)"},
+          {text({{"systems", "systems:\n  - {name: cloudless-asgd-ga, max_staleness: -1}\n  - ddp\n"}}),
+           "systems[0].max_staleness (line 10)"},
+          {text({{"systems", "systems:\n  - {name: local-sgd, averaging_period: 0}\n  - ddp\n"}}),
+           "systems[0].averaging_period (line 10)"},
+      },
+      error_of);
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - {name: local-sgd, averaging_period: 4, start_iteration: 10}\n"
+      "  - {name: cloudless-ma, averaging_period_s: 2.5, overlap: false}\n"
+      "  - {name: cloudless-asgd-ga, accumulation_steps: 3, max_staleness: 0}\n"}})));
+  EXPECT_EQ(s.systems[0].config.averaging_period, 4);
+  EXPECT_EQ(s.systems[0].config.local_sgd_start_iteration, 10);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.averaging_period_s, 2.5);
+  EXPECT_FALSE(s.systems[1].config.averaging_overlap);
+  EXPECT_EQ(s.systems[2].config.accumulation_steps, 3);
+  EXPECT_EQ(s.systems[2].config.max_staleness, 0);
+}
+
+// A trace that is not shipped (third-party data) says where to get it.
+TEST_F(ScenarioFile, AMissingTraceSaysWhereToGetIt) {
+  expect_errors(
+      {
+          {text({{"links", "links:\n  wan:\n    default: {trace: nowhere.csv, if_missing: Download it from X., delay_ms: 20}\n"}}),
+           "links.wan.default.trace (line 6): trace file "},
+          {text({{"links", "links:\n  wan:\n    default: {trace: nowhere.csv, if_missing: Download it from X., delay_ms: 20}\n"}}),
+           "nowhere.csv does not exist. Download it from X."},
+          {text({{"links", "links:\n  wan:\n    default: {mbps: 100, if_missing: Download it from X.}\n"}}),
+           "links.wan.default.if_missing (line 6): only applies to a trace file"},
+      },
+      error_of);
+  // The shipped Starlink scenario names its source when the trace is absent.
+  std::ifstream shipped(std::string(ST_SOURCE_DIR) + "/scenarios/real-starlink.yaml");
+  std::stringstream content;
+  content << shipped.rdbuf();
+  std::string moved = content.str();
+  const std::string shared = "../../shared/traces/real/";
+  ASSERT_NE(moved.find(shared), std::string::npos);
+  moved.replace(moved.find(shared), shared.size(), "no-such-folder/");
+  const auto message = error_of(moved);
+  EXPECT_NE(message.find("https://github.com/sys-uos/Starlink-on-the-Autobahn"), std::string::npos) << message;
+  EXPECT_NE(message.find("stellatrain trace convert"), std::string::npos) << message;
 }
 
 TEST_F(ScenarioFile, YamlSyntaxErrorNamesTheLine) {
