@@ -13,7 +13,8 @@
 // whatever the other buckets are doing, so several buckets can be in flight
 // at once. When a bucket's allreduce completes its result is copied back to
 // the tensors' data pointers. `done` runs when every bucket is back, or at
-// the first error.
+// the first error. The AllreduceOptions apply to every bucket's ring
+// (fp16_wire with predivide = world size is PyTorch's fp16_compress_hook).
 //
 // Tags: the constructor reserves one collective id per bucket, so buckets
 // that start in different orders on different ranks still meet on the same

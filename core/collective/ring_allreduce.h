@@ -9,6 +9,13 @@
 // Each result element is therefore computed once, by one rank, and every
 // rank ends with bitwise identical buffers. Empty chunks (n < W) send no
 // message; n = 0 or W = 1 completes without traffic.
+//
+// fp16_wire: chunks travel as IEEE binary16 (half the bytes). As in a ring
+// over fp16 tensors (Gloo, NCCL), every value is a half: the buffer is
+// rounded to half first, and each partial sum is added in fp32 and rounded
+// back to half before it goes on, so the owner's final value is a half and
+// every rank still ends bitwise identical. Values beyond +-65504 become
+// +-inf, as a cast to float16 does.
 #include <cstddef>
 
 #include "core/collective/communicator.h"
@@ -16,7 +23,13 @@
 namespace st::collective {
 
 struct AllreduceOptions {
-  bool average = false;  // divide the sum by the world size
+  bool average = false;    // divide the sum by the world size (at the owner, after summing)
+  bool fp16_wire = false;  // send and sum halves (see above)
+  // Each rank divides its own buffer by this before anything is sent
+  // (after the rounding to half with fp16_wire, the quotient rounded to half
+  // again): PyTorch's fp16_compress_hook divides each bucket by the world
+  // size before the allreduce, so that fp16 sums stay in range. 1: none.
+  float predivide = 1.0f;
 };
 
 // Starts the allreduce and returns at once; `done` runs on an executor
