@@ -140,6 +140,12 @@ nlohmann::ordered_json options_of(const train::TrainConfig& c) {
                {"overlap", c.averaging_overlap}};
   if (c.system == "cloudless-asgd-ga")
     options = {{"accumulation_steps", c.accumulation_steps}, {"max_staleness", c.max_staleness}};
+  if (c.system == "ddp-powersgd")
+    options = {{"rank", c.powersgd_rank},
+               {"start_iteration", c.powersgd_start_iteration},
+               {"error_feedback", c.powersgd_error_feedback},
+               {"warm_start", c.powersgd_warm_start}};
+  if (c.system == "ddp-gloo" && c.comm_hook != "none") options = {{"comm_hook", c.comm_hook}};
   options["optimizer"] = {{"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay},
                           {"warmup", c.warmup_iterations}};
   return options;

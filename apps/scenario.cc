@@ -250,7 +250,9 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   if (f.is_scalar()) return s;
   f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16", "optimizer", "lazy_momentum",
                 "compensation", "dc_lambda", "controller", "momentum_at", "momentum_masking", "averaging_period",
-                "averaging_period_s", "overlap", "start_iteration", "accumulation_steps", "max_staleness"});
+                "averaging_period_s", "overlap", "start_iteration", "accumulation_steps", "max_staleness",
+                "powersgd_rank", "powersgd_start_iteration", "powersgd_error_feedback", "powersgd_warm_start",
+                "comm_hook"});
   if (f.has("label")) {
     s.label = f.at("label").text();
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
@@ -282,6 +284,17 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
   if (f.has("compressor")) c.compressor = f.at("compressor").text_in({"thresholdv16", "thresholdv", "topk", "randomk"});
   c.staleness = static_cast<int>(f.integer_or("staleness", c.staleness, 0, 1));
   c.fp16_values = f.boolean_or("fp16", c.fp16_values);
+  // ddp-powersgd
+  const bool powersgd = c.system == "ddp-powersgd";
+  for (const char* key : {"powersgd_rank", "powersgd_start_iteration", "powersgd_error_feedback", "powersgd_warm_start"})
+    only_for(key, powersgd, "ddp-powersgd");
+  c.powersgd_rank = static_cast<int>(f.integer_or("powersgd_rank", c.powersgd_rank, 1, 1024));
+  c.powersgd_start_iteration =
+      static_cast<int>(f.integer_or("powersgd_start_iteration", c.powersgd_start_iteration, 0, 1000000000));
+  c.powersgd_error_feedback = f.boolean_or("powersgd_error_feedback", c.powersgd_error_feedback);
+  c.powersgd_warm_start = f.boolean_or("powersgd_warm_start", c.powersgd_warm_start);
+  only_for("comm_hook", c.system == "ddp-gloo", "ddp-gloo");
+  if (f.has("comm_hook")) c.comm_hook = f.at("comm_hook").text_in({"none", "fp16"});
   return s;
 }
 

@@ -187,6 +187,15 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-staleness", c.max_staleness, "cloudless-asgd-ga: staleness bound in iterations")
       ->capture_default_str();
+  // ddp-powersgd
+  cmd->add_option("--powersgd-rank", c.powersgd_rank, "ddp-powersgd: rank of the approximation")->capture_default_str();
+  cmd->add_option("--powersgd-start-iteration", c.powersgd_start_iteration,
+                  "ddp-powersgd: plain DDP before this iteration")
+      ->capture_default_str();
+  cmd->add_flag("!--no-powersgd-error-feedback", c.powersgd_error_feedback, "ddp-powersgd: no error feedback");
+  cmd->add_flag("!--no-powersgd-warm-start", c.powersgd_warm_start, "ddp-powersgd: a fresh Q every iteration");
+  cmd->add_option("--comm-hook", c.comm_hook, "ddp-gloo: none or fp16 (c10d's FP16_COMPRESS hook on the Reducer)")
+      ->capture_default_str();
   cmd->add_option("--eval-interval", c.eval_interval, "Iterations between evaluations (0: end only)")->capture_default_str();
   cmd->add_option("--eval-samples", c.eval_samples, "Test samples per evaluation (0: all)")->capture_default_str();
   cmd->add_option("--transport", c.transport, "inproc (all nodes in this process) or tcp (this process is one node)")

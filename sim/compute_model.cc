@@ -51,6 +51,10 @@ struct KernelRates {
   double forward_ms_per_sample = 0, backward_ms_per_sample = 0;
   double gather_ns_per_element = 0, compress_ns_per_element = 0, optimize_ns_per_index = 0;
   double optimize_dense_ns_per_element = 0, compress_gpu_ns_per_element = 0;
+  // ddp-powersgd's matrix products and error feedback (work: bytes moved
+  // through device memory; memory-bound, see ddp_hook_systems.cc): at the
+  // dense step's bandwidth, which moves 16 bytes per element.
+  double powersgd_ns_per_byte() const { return optimize_dense_ns_per_element / 16; }
 
   Nanos cost(const ComputeCost& task, const char* model) const {
     if (is_free(task)) return Nanos::zero();
@@ -61,6 +65,7 @@ struct KernelRates {
     if (task.kind == "optimize") return from_ns(optimize_ns_per_index * task.work);
     if (task.kind == "optimize_dense") return from_ns(optimize_dense_ns_per_element * task.work);
     if (task.kind == "compress_gpu") return from_ns(compress_gpu_ns_per_element * task.work);
+    if (task.kind == "powersgd") return from_ns(powersgd_ns_per_byte() * task.work);
     unknown_kind(task, model);
   }
 };

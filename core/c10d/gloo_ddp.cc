@@ -150,6 +150,7 @@ GlooDdp::Impl::Impl(const GlooGroupState& group_state, std::vector<model::Model>
     buffers.push_back(buffers_of(replica));
   }
   for (const at::Tensor& parameter : parameters[0]) gradient_bytes += parameter.numel() * parameter.element_size();
+  if (options.comm_hook == CommHook::kFp16Compress) gradient_bytes /= 2;  // the hook allreduces halves
   if (options.broadcast_initial_state) {
     try {
       ::c10d::verify_params_across_processes(group.process_group, parameters[0], c10::nullopt);
@@ -268,6 +269,10 @@ GlooDdp::GlooDdp(GlooGroup group, std::vector<model::Model> replicas, GlooDdpOpt
     throw std::invalid_argument("GlooDdp: bucket caps must be positive");
   // Decided before any collective runs, so a bad choice fails on every rank alike.
   options.engine = resolve_engine(options.engine, static_cast<int>(replicas.size()));
+  if (options.comm_hook != CommHook::kNone && options.engine != GradientEngine::kReducer)
+    throw std::invalid_argument(fmt::format(
+        "GlooDdp: a communication hook needs the c10d::Reducer engine (one local worker), got {} local workers",
+        replicas.size()));
   impl_ = std::make_unique<Impl>(*group_.state(), std::move(replicas), options);
 }
 

@@ -32,11 +32,20 @@ enum class GradientEngine {
 };
 const char* engine_name(GradientEngine engine);  // "auto", "reducer", "bucketed-allreduce"
 
+// A DDP communication hook on the Reducer (c10d's builtin C++ hooks).
+enum class CommHook {
+  kNone,          // the Reducer's default: allreduce each bucket, then divide
+  kFp16Compress,  // BuiltinCommHookType::FP16_COMPRESS: buckets cast to fp16, divided, allreduced in fp16
+};
+
 struct GlooDdpOptions {
   // DDP's defaults: bucket_cap_mb=25 and the 1 MiB first bucket.
   int64_t bucket_cap_bytes = 25 * 1024 * 1024;
   int64_t first_bucket_cap_bytes = 1024 * 1024;
   GradientEngine engine = GradientEngine::kAuto;
+  // Registered with Reducer::register_builtin_comm_hook; needs the Reducer
+  // engine (one local worker).
+  CommHook comm_hook = CommHook::kNone;
   model::SgdSettings sgd;
   // Like DDP's constructor: check every rank has the same parameter shapes,
   // then broadcast parameters and buffers from rank 0.

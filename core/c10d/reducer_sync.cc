@@ -33,6 +33,11 @@ class ReducerSync final : public GradientSync {
         std::vector<bool>(parameters.size(), false), options.bucket_cap_bytes,
         /*find_unused_parameters=*/false, /*gradient_as_bucket_view=*/false, std::unordered_map<size_t, std::string>{},
         options.first_bucket_cap_bytes);
+    // DDP.register_comm_hook's C++ path: the FP16 hook's code lives inside
+    // libtorch_cpu (only register_builtin_comm_hook is exported), as in
+    // Python's DDP._register_builtin_comm_hook.
+    if (options.comm_hook == CommHook::kFp16Compress)
+      reducer_->register_builtin_comm_hook(::c10d::BuiltinCommHookType::FP16_COMPRESS);
   }
 
   GradientEngine engine() const override { return GradientEngine::kReducer; }

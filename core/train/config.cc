@@ -17,8 +17,9 @@ void require(bool ok, const char* field, const std::string& why) {
 }  // namespace
 
 const std::vector<std::string>& system_names() {
-  static const std::vector<std::string> names = {"stellatrain", "ddp",          "topk-sync",        "ddp-gloo",
-                                                 "local-sgd",   "cloudless-ma", "cloudless-asgd-ga"};
+  static const std::vector<std::string> names = {"stellatrain", "ddp",          "topk-sync",         "ddp-gloo",
+                                                 "local-sgd",   "cloudless-ma", "cloudless-asgd-ga", "ddp-fp16",
+                                                 "ddp-powersgd"};
   return names;
 }
 
@@ -71,6 +72,15 @@ void validate(const TrainConfig& c) {
   require(c.local_sgd_start_iteration >= 0, "local_sgd_start_iteration", "must be >= 0");
   require(c.accumulation_steps >= 1, "accumulation_steps", "must be at least 1");
   require(c.max_staleness >= 0, "max_staleness", "must be >= 0");
+  // ddp-powersgd and ddp-gloo's hook
+  require(c.comm_hook == "none" || c.comm_hook == "fp16", "comm_hook",
+          fmt::format("'{}' is not one of none, fp16", c.comm_hook));
+  require(c.comm_hook == "none" || c.system == "ddp-gloo", "comm_hook",
+          "only ddp-gloo takes a communication hook (ddp-fp16 is the engine's own)");
+  require(c.comm_hook == "none" || c.gpus_per_node == 1, "comm_hook",
+          "c10d's hooks run on the Reducer, which ddp-gloo uses with one local worker (gpus_per_node 1)");
+  require(c.powersgd_rank >= 1 && c.powersgd_rank <= 1024, "powersgd_rank", "must be in 1..1024");
+  require(c.powersgd_start_iteration >= 0, "powersgd_start_iteration", "must be >= 0 (0: compress from the start)");
   require(c.eval_interval >= 0, "eval_interval", "must be >= 0");
   require(c.transport == "inproc" || c.transport == "tcp", "transport",
           fmt::format("'{}' is not one of inproc, tcp", c.transport));

@@ -12,7 +12,8 @@ namespace st::train {
 
 struct TrainConfig {
   // stellatrain, ddp, ddp-gloo, topk-sync, local-sgd, cloudless-ma,
-  // cloudless-asgd-ga (docs/systems.md)
+  // cloudless-asgd-ga (docs/systems.md), ddp-fp16, ddp-powersgd
+  // (docs/systems-ddp-hooks.md)
   std::string system = "stellatrain";
   std::string model = "cnn";           // st::model::model_names()
   std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
@@ -68,6 +69,20 @@ struct TrainConfig {
   std::string staleness_compensation = "none";
   double dc_lambda = 0.04;
   bool fp16_values = false;                 // wire encoding of values
+
+  // ddp-powersgd (docs/systems-ddp-hooks.md): PowerSGD's rank r (PyTorch's
+  // matrix_approximation_rank defaults to 1, the paper's experiments use
+  // small ranks up to 4; 4 here, the accurate end), the iteration from which
+  // it compresses (plain DDP before, PyTorch's start_powerSGD_iter), error
+  // feedback and warm start (PyTorch's defaults: both on).
+  int powersgd_rank = 4;
+  int powersgd_start_iteration = 10;
+  bool powersgd_error_feedback = true;
+  bool powersgd_warm_start = true;
+  // ddp-gloo: "none", or "fp16" for c10d's builtin FP16_COMPRESS hook on
+  // the Reducer (one local worker per process).
+  std::string comm_hook = "none";
+
   // stellatrain: the controller (docs/control.md) re-picks the density (and,
   // on unequal GPUs, the batch split) from telemetry; `density` is then
   // only the starting point. Off: the fixed-density ablation.

@@ -69,6 +69,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   group_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   c10d_ddp::GlooDdpOptions options;
   options.sgd = {c.lr, c.momentum, c.weight_decay};
+  if (c.comm_hook == "fp16") options.comm_hook = c10d_ddp::CommHook::kFp16Compress;
   c10d_ddp::GlooDdp ddp(c10d_ddp::GlooGroup::connect(group_options), replicas, options);
   const auto start = std::chrono::steady_clock::now();
   for (int t = 0; t < c.iterations; ++t) {

@@ -117,6 +117,13 @@ std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->nume
 
 std::vector<std::string> LocalWorkers::layer_names() const { return impl_->names; }
 
+std::vector<std::vector<int64_t>> LocalWorkers::layer_shapes() const {
+  if (impl_->synthetic) return impl_->synthetic->shapes();
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : impl_->workers.front()->params) shapes.push_back(p.sizes().vec());
+  return shapes;
+}
+
 // Timing mode: parameter values do not change what is timed; zeros spare
 // building a replica per node.
 std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {

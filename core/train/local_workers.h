@@ -43,6 +43,7 @@ class LocalWorkers {
   std::size_t layers() const;
   std::vector<std::size_t> layer_numels() const;
   std::vector<std::string> layer_names() const;
+  std::vector<std::vector<int64_t>> layer_shapes() const;  // each parameter's tensor shape
   std::vector<std::vector<float>> initial_parameters() const;
 
   // Reads every layer of the master as a forward that wants version

@@ -20,6 +20,7 @@
 #include "core/collective/sparse_allgather.h"
 #include "core/compress/compressor.h"
 #include "core/optim/sparse_optimizer.h"
+#include "core/train/ddp_hook_systems.h"
 #include "core/train/sync_system.h"
 
 namespace st::train {
@@ -102,6 +103,8 @@ std::unique_ptr<System> make_system(NodeContext& ctx) {
   if (name == "local-sgd") return make_local_sgd_system(ctx);
   if (name == "cloudless-ma") return make_cloudless_ma_system(ctx);
   if (name == "cloudless-asgd-ga") return make_cloudless_asgd_system(ctx);
+  if (name == "ddp-fp16") return make_ddp_fp16_system(ctx);
+  if (name == "ddp-powersgd") return make_ddp_powersgd_system(ctx);
   throw std::invalid_argument(fmt::format("unknown system '{}' (expected one of {})", name, system_names_text()));
 }
 

@@ -76,6 +76,7 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
   for (const auto& p : m.named_parameters()) {
     names_.push_back(p.name);
     numels_.push_back(static_cast<std::size_t>(p.tensor.numel()));
+    shapes_.push_back(p.tensor.sizes().vec());
     const auto grad = p.tensor.grad().defined() ? p.tensor.grad() : torch::zeros_like(p.tensor);
     const auto q = abs_samples(grad, kSamples);
     pool_.emplace_back();

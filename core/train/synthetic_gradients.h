@@ -33,6 +33,7 @@ class SyntheticGradients {
 
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::size_t>& numels() const { return numels_; }
+  const std::vector<std::vector<int64_t>>& shapes() const { return shapes_; }
 
   // out[0, numel) = scale x one of layer `layer`'s pool buffers, rotated by
   // an offset derived from `draw` (callers mix node, iteration and layer in).
@@ -48,6 +49,7 @@ class SyntheticGradients {
 
   std::vector<std::string> names_;
   std::vector<std::size_t> numels_;
+  std::vector<std::vector<int64_t>> shapes_;
   std::vector<std::vector<std::vector<float>>> pool_;  // [layer][buffer]
 };
 

@@ -91,6 +91,12 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
                          {"overlap", c.averaging_overlap}};
   if (c.system == "cloudless-asgd-ga")
     m["cloudless_asgd_ga"] = {{"accumulation_steps", c.accumulation_steps}, {"max_staleness", c.max_staleness}};
+  if (c.system == "ddp-powersgd")
+    m["powersgd"] = {{"rank", c.powersgd_rank},
+                     {"start_iteration", c.powersgd_start_iteration},
+                     {"error_feedback", c.powersgd_error_feedback},
+                     {"warm_start", c.powersgd_warm_start}};
+  if (c.system == "ddp-gloo") m["comm_hook"] = c.comm_hook;
   if (backend) {
     m["backend"] = backend->name();
     m["transport"] = backend->name();
