@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +272,23 @@ TEST_P(SimHooks, TrainsTheCnnInsideNs3) {
       EXPECT_GT(it.compress_ms, 0) << "iteration " << it.iteration;
   }
   EXPECT_GT(result.mean_iteration_ms, 0);
+}
+
+// Timing runs (synthetic gradients shaped like the real ones, math
+// skipped, sim only) price the same traffic and the same compute, so the
+// iteration time matches the full-math run's.
+TEST_P(SimHooks, TimingModeMatchesFullMath) {
+  auto iteration_ms = [&](const std::string& math) {
+    auto c = cnn_config(GetParam(), "hooks_sim_" + math + "_" + GetParam());
+    c.dataset = "synthetic";
+    c.iterations = 10;
+    c.math = math;
+    auto backend = sim::make_sim_backend(two_clusters(), c);
+    return run_training(c, backend.get()).mean_iteration_ms;
+  };
+  const double full = iteration_ms("full"), timing = iteration_ms("timing");
+  std::cout << GetParam() << ": full math " << full << " ms, timing " << timing << " ms per iteration\n";
+  EXPECT_NEAR(timing / full, 1.0, 0.02);
 }
 
 INSTANTIATE_TEST_SUITE_P(Systems, SimHooks, ::testing::Values("ddp-fp16", "ddp-powersgd"), [](const auto& info) {

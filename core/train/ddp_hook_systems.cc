@@ -7,8 +7,6 @@
 // * ddp-powersgd: powerSGD_hook (PowerSGD, powersgd.h). Before
 //   powersgd_start_iteration it is ddp; from then on, after backward, one
 //   allreduce of the uncompressed layers, one of every P, one of every Q.
-#include <fmt/format.h>
-
 #include <atomic>
 #include <memory>
 #include <mutex>
