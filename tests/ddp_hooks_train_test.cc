@@ -18,6 +18,7 @@
 
 #ifdef ST_HAVE_SIM_BACKEND
 #include "core/train/backend.h"
+#include "sim/compute_model.h"
 #include "sim/sim_backend.h"
 #endif
 
@@ -256,6 +257,20 @@ sim::SimRunConfig two_clusters() {
   c.compute.kind = "profile";
   c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
   return c;
+}
+
+TEST(SimHooksPricing, PowerSgdIsPricedByDeviceBytesAtTheDenseStepsRate) {
+  sim::ComputeModelConfig config;
+  config.kind = "analytic";
+  config.device_gbps = 500;  // bytes per ns
+  const auto analytic = sim::make_compute_model(config);
+  const runtime::ComputeCost task{"powersgd", -1, 1e6, 0, 0};
+  EXPECT_EQ(analytic->cost(task, {}).count(), 2000);  // 1e6 bytes / 500 bytes per ns
+  config.kind = "profile";
+  config.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
+  const auto profile = sim::make_compute_model(config);
+  // optimize_dense_ns_per_element 1.4118 for 16 bytes.
+  EXPECT_EQ(profile->cost(task, {}).count(), std::llround(1.4118 / 16 * 1e6));
 }
 
 class SimHooks : public ::testing::TestWithParam<std::string> {};
