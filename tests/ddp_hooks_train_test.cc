@@ -229,7 +229,9 @@ TEST(DdpGlooCommHook, Fp16HookOnTheReducerComputesWhatDdpFp16Computes) {
   const auto gloo_fp32 = run_training(c);
   const double hooked = max_relative_difference(gloo_fp16.final_parameters, ours.final_parameters);
   const double unhooked = max_relative_difference(gloo_fp32.final_parameters, ours.final_parameters);
-  EXPECT_LT(hooked, 1e-4);
+  std::cout << "ddp-gloo vs ddp-fp16, max relative difference: with the fp16 hook " << hooked << ", without "
+            << unhooked << "\n";
+  EXPECT_LT(hooked, 2e-5);  // 2.6e-6 here, against 7.4e-5 without the hook
   EXPECT_GT(unhooked, 5 * hooked) << "the hook changes what ddp-gloo computes";
 }
 
