@@ -54,19 +54,32 @@ struct Iteration {
   double compress_ms = 0;
 };
 
-// iterations.csv: rank,iteration,...,compress_ms (8),...,bytes_sent (12),bytes_received,loss (14),...
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream row(line);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
+// iterations.csv, the columns found by name in its header.
 std::vector<Iteration> read_iterations(const std::string& dir) {
   std::ifstream in(fs::path(dir) / "iterations.csv");
   std::string line;
   std::getline(in, line);
+  const auto header = split_csv_line(line);
+  auto column = [&](const std::string& name) {
+    const auto at = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(at, header.end()) << "iterations.csv has no column " << name;
+    return static_cast<std::size_t>(at - header.begin());
+  };
+  const std::size_t rank = column("rank"), iteration = column("iteration"), bytes_sent = column("bytes_sent"),
+                    loss = column("loss"), compress_ms = column("compress_ms");
   std::vector<Iteration> out;
   while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-    if (cells.size() < 15) continue;
-    out.push_back({std::stoi(cells[0]), std::stoi(cells[1]), std::stoull(cells[12]), std::stod(cells[14]),
-                   std::stod(cells[8])});
+    const auto cells = split_csv_line(line);
+    if (cells.size() < header.size() - 1) continue;  // the last column (batch) may be empty
+    out.push_back({std::stoi(cells[rank]), std::stoi(cells[iteration]), std::stoull(cells[bytes_sent]),
+                   std::stod(cells[loss]), std::stod(cells[compress_ms])});
   }
   return out;
 }
