@@ -13,7 +13,7 @@ namespace st::train {
 struct TrainConfig {
   // stellatrain, ddp, ddp-gloo, topk-sync, local-sgd, cloudless-ma,
   // cloudless-asgd-ga (docs/systems.md), ddp-fp16, ddp-powersgd
-  // (docs/systems-ddp-hooks.md)
+  // (docs/systems.md)
   std::string system = "stellatrain";
   std::string model = "cnn";           // st::model::model_names()
   std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
@@ -70,7 +70,7 @@ struct TrainConfig {
   double dc_lambda = 0.04;
   bool fp16_values = false;                 // wire encoding of values
 
-  // ddp-powersgd (docs/systems-ddp-hooks.md): PowerSGD's rank r (PyTorch's
+  // ddp-powersgd (docs/systems.md): PowerSGD's rank r (PyTorch's
   // matrix_approximation_rank defaults to 1, the paper's experiments use
   // small ranks up to 4; 4 here, the accurate end), the iteration from which
   // it compresses (plain DDP before, PyTorch's start_powerSGD_iter), error

@@ -1,5 +1,5 @@
 // DDP with PyTorch's gradient-compression communication hooks
-// (docs/systems-ddp-hooks.md):
+// (docs/systems.md):
 // * ddp-fp16: fp16_compress_hook. Each bucket is cast to fp16, divided by
 //   the number of workers and allreduced as halves (half the bytes of ddp),
 //   then widened back to fp32; the ring does all of it (AllreduceOptions

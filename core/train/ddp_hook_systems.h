@@ -1,6 +1,6 @@
 #pragma once
 // ddp-fp16 and ddp-powersgd: DDP with PyTorch's fp16_compress_hook and
-// powerSGD_hook (ddp_hook_systems.cc, docs/systems-ddp-hooks.md).
+// powerSGD_hook (ddp_hook_systems.cc, docs/systems.md).
 #include <memory>
 
 #include "core/collective/ring_allreduce.h"
