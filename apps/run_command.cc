@@ -10,8 +10,10 @@
 #include <fstream>
 #include <optional>
 
+#include "apps/interrupt.h"
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
+#include "core/runtime/stop_request.h"
 #include "core/train/backend.h"
 #include "core/train/trainer.h"
 #include "apps/train_command.h"
@@ -181,6 +183,9 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   prepare_out_dir(out, scenario);
 
   const std::string clock = backend == "sim" ? "simulated" : "wall";
+  // The emu launcher watches signals itself (and stops its node processes).
+  std::optional<InterruptHandlers> interrupts;
+  if (backend != "emu") interrupts.emplace();
   if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
   SummaryBuilder summary(scenario, backend, seeds);
   const std::size_t total = scenario.systems.size() * seeds.size();
@@ -212,6 +217,13 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
 #else
       outcomes.push_back(run_one(scenario, options, backend, system.label, config, out, relative));
 #endif
+      if (const int signal = runtime::stop_requested(); signal != 0) {
+        // This run stopped early: keep what finished, mark it, stop `run`.
+        outcomes.back().error = fmt::format("interrupted by signal {}: the run stopped early (its files are kept)", signal);
+        summary.add_system(system, outcomes);
+        write_summary(out, summary.json());
+        throw Interrupted(signal);
+      }
       spdlog::info("[{}/{}] {} seed {}: {}", done, total, system.label, seed, describe(outcomes.back(), clock));
     }
     summary.add_system(system, outcomes);
@@ -242,17 +254,20 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->callback([options] {
-#ifdef ST_HAVE_EMU
     nlohmann::ordered_json summary;
     try {
       summary = run_scenario(*options);
+    } catch (const Interrupted& interrupted) {
+      spdlog::error("interrupted by signal {}: finished systems and the interrupted run's files are kept; summary.json "
+                    "marks it",
+                    interrupted.signal);
+      throw CLI::RuntimeError(128 + interrupted.signal);
+#ifdef ST_HAVE_EMU
     } catch (const emu::EmuInterrupted& interrupted) {
       spdlog::error("{}", interrupted.what());
       throw CLI::RuntimeError(128 + interrupted.signal());
-    }
-#else
-    const auto summary = run_scenario(*options);
 #endif
+    }
     int failed = 0;
     for (const auto& [label, system] : summary["systems"].items()) failed += system.contains("error") ? 1 : 0;
     if (failed > 0) {

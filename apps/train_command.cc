@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "apps/interrupt.h"
 #include "apps/scenario.h"
 #include "core/train/backend.h"
 #include "core/train/trainer.h"
@@ -224,7 +225,13 @@ void add_train_command(CLI::App& app) {
     apply_environment(*config, *cmd);
     if (config->system != "stellatrain" && cmd->count("--controller") == 0) config->controller = false;
     const auto chosen = make_backend(*backend, *config, *cmd);
+    InterruptHandlers interrupts;
     const auto result = train::run_training(*config, chosen.get());
+    if (result.interrupted_by != 0) {
+      spdlog::error("{}: interrupted by signal {}; the results so far are kept{}", config->system,
+                    result.interrupted_by, config->out_dir.empty() ? "" : " in " + config->out_dir);
+      throw CLI::RuntimeError(128 + result.interrupted_by);
+    }
     if (chosen && !config->quiet) spdlog::info("host cost: {}", chosen->host_cost().dump());
     const std::string accuracy =
         result.evaluations.empty()

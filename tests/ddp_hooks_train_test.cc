@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/train/trainer.h"
+#include "tests/train_test_util.h"
 
 #ifdef ST_HAVE_SIM_BACKEND
 #include "core/train/backend.h"
@@ -112,16 +113,6 @@ uint64_t bytes_sent_from(const std::vector<Iteration>& iterations, int from) {
   for (const auto& it : iterations)
     if (it.rank == 0 && it.iteration >= from) total += it.bytes_sent;
   return total;
-}
-
-double max_relative_difference(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  double worst = 0, scale = 0;
-  for (std::size_t l = 0; l < a.size(); ++l)
-    for (std::size_t i = 0; i < a[l].size(); ++i) {
-      worst = std::max(worst, std::fabs(static_cast<double>(a[l][i]) - b[l][i]));
-      scale = std::max(scale, std::fabs(static_cast<double>(b[l][i])));
-    }
-  return worst / scale;
 }
 
 void expect_learns_on_identical_nodes(const TrainResult& result, const std::vector<Iteration>& iterations) {

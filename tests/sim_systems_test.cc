@@ -1,7 +1,8 @@
 // Every engine system inside ns-3 (virtual time; ddp-gloo runs only on real
-// networks, and rides out a 10 s outage in tests/emu_run_test.sh): the systems whose clusters
-// step on their own (local-sgd, cloudless-ma, cloudless-asgd-ga) rerun
-// byte-identically, asynchronous ones included, and every system survives a
+// networks, and rides out a 10 s outage in tests/emu_run_test.sh): the DDP
+// hooks and the systems whose clusters step on their own (local-sgd,
+// cloudless-ma, cloudless-asgd-ga) rerun byte-identically, asynchronous ones
+// included, and every system survives a
 // WAN that drops to 0 Mbps for 10 s and for 60 s mid-run: it completes
 // every iteration without an error, and its results show the outage (a
 // synchronous system's iteration spans it; cloudless-ma trains through it
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <sstream>
 
 #include "core/train/backend.h"
@@ -81,9 +83,9 @@ std::string test_name(const std::string& system) {
   return n;
 }
 
-class LocalUpdateSystemInSim : public ::testing::TestWithParam<std::string> {};
+class NewSystemInSim : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(LocalUpdateSystemInSim, RerunsAreByteIdentical) {
+TEST_P(NewSystemInSim, RerunsAreByteIdentical) {
   const fs::path root = fs::path(::testing::TempDir()) / ("sim_systems_" + test_name(GetParam()));
   fs::remove_all(root);
   for (int run = 0; run < 2; ++run) {
@@ -100,14 +102,17 @@ TEST_P(LocalUpdateSystemInSim, RerunsAreByteIdentical) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Systems, LocalUpdateSystemInSim,
-                         ::testing::Values("local-sgd", "cloudless-ma", "cloudless-asgd-ga"),
+INSTANTIATE_TEST_SUITE_P(Systems, NewSystemInSim,
+                         ::testing::Values("ddp-fp16", "ddp-powersgd", "local-sgd", "cloudless-ma", "cloudless-asgd-ga"),
                          [](const auto& info) { return test_name(info.param); });
 
 struct OutageCase {
   std::string system;
   double outage_s;
 };
+
+// For gtest's test names and messages (instead of the case's raw bytes).
+void PrintTo(const OutageCase& c, std::ostream* out) { *out << c.system << ", " << c.outage_s << " s outage"; }
 
 class OutageInSim : public ::testing::TestWithParam<OutageCase> {};
 
@@ -179,8 +184,9 @@ TEST_P(OutageInSim, CompletesAndShowsTheOutage) {
   // steps apply peers' updates in different orders, so only the count of
   // iterations is compared there.
   if (param.system == "ddp" || param.system == "topk-sync" || param.system == "stellatrain" ||
-      param.system == "ddp-fp16" || param.system == "ddp-powersgd")
+      param.system == "ddp-fp16" || param.system == "ddp-powersgd") {
     EXPECT_EQ(result.checksums[0], result.checksums[1]);
+  }
 }
 
 std::vector<OutageCase> outage_cases() {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/train/trainer.h"
+#include "tests/train_test_util.h"
 
 namespace st::train {
 namespace {
@@ -34,16 +35,6 @@ TrainConfig small_config(const std::string& system) {
   c.eval_samples = 500;
   c.quiet = true;
   return c;
-}
-
-double max_relative_difference(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  double worst = 0, scale = 0;
-  for (std::size_t l = 0; l < a.size(); ++l)
-    for (std::size_t i = 0; i < a[l].size(); ++i) {
-      worst = std::max(worst, std::fabs(static_cast<double>(a[l][i]) - b[l][i]));
-      scale = std::max(scale, std::fabs(static_cast<double>(b[l][i])));
-    }
-  return worst / scale;
 }
 
 nlohmann::json summary_of(const std::string& dir) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/train/trainer.h"
+#include "tests/train_test_util.h"
 
 namespace st::train {
 namespace {
@@ -56,16 +57,6 @@ INSTANTIATE_TEST_SUITE_P(Systems, EverySystem, ::testing::Values("stellatrain", 
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
-
-double max_relative_difference(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
-  double worst = 0, scale = 0;
-  for (std::size_t l = 0; l < a.size(); ++l)
-    for (std::size_t i = 0; i < a[l].size(); ++i) {
-      worst = std::max(worst, std::fabs(static_cast<double>(a[l][i]) - b[l][i]));
-      scale = std::max(scale, std::fabs(static_cast<double>(b[l][i])));
-    }
-  return worst / scale;
-}
 
 TEST(Train, StellatrainAtFullDensityAndStalenessZeroMatchesDdp) {
   auto c = small_config("stellatrain");

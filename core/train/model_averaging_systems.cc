@@ -45,6 +45,12 @@ runtime::ComputeCost copy_cost(const NodeContext& ctx, std::size_t elements) {
   return runtime::ComputeCost{"gather", -1, static_cast<double>(elements), ctx.rank, -1};
 }
 
+collective::AllreduceOptions sum_or_mean(bool average) {
+  collective::AllreduceOptions options;
+  options.average = average;
+  return options;
+}
+
 class LocalSgdSystem final : public LocalStepSystem {
  public:
   explicit LocalSgdSystem(NodeContext& ctx) : LocalStepSystem(ctx), flat_(total_numel()) {}
@@ -56,42 +62,40 @@ class LocalSgdSystem final : public LocalStepSystem {
   // Warmup: DDP's global gradient allreduce (one flat buffer).
   void before_step(int t, IterationRecord& record, runtime::Task next) override {
     if (!warming_up(t)) return next();
-    const Nanos start = ctx_.executor.now();
-    ctx_.executor.compute([this] { flatten_gradients(); }, copy_cost(ctx_, total_numel()), [this, &record, start, next] {
-      collective::ring_allreduce(ctx_.comm, flat_.data(), flat_.size(), {false},
-                                 [this, &record, start, next](std::exception_ptr error, const collective::CollectiveStats& s) {
-                                   if (error) std::rethrow_exception(error);
-                                   record.bytes_sent += s.bytes_sent;
-                                   record.bytes_received += s.bytes_received;
-                                   record.exchange_ms += detail::ms_since(ctx_.executor, start);
-                                   ctx_.executor.compute([this] { unflatten_gradients(); },
-                                                         copy_cost(ctx_, total_numel()), next);
-                                 });
-    });
+    allreduce_flat([this] { flatten_gradients(); }, false, [this] { unflatten_gradients(); }, record, next);
   }
 
   void after_step(int t, IterationRecord& record, runtime::Task next) override {
     const int local_steps = t + 1 - ctx_.config.local_sgd_start_iteration;
     if (local_steps <= 0 || local_steps % ctx_.config.averaging_period != 0) return next();
-    const Nanos start = ctx_.executor.now();
-    ctx_.executor.compute([this] { copy_master_to(flat_.data()); }, copy_cost(ctx_, total_numel()), [this, &record, start, next] {
-      collective::ring_allreduce(ctx_.comm, flat_.data(), flat_.size(), {true},
-                                 [this, &record, start, next](std::exception_ptr error, const collective::CollectiveStats& s) {
-                                   if (error) std::rethrow_exception(error);
-                                   record.bytes_sent += s.bytes_sent;
-                                   record.bytes_received += s.bytes_received;
-                                   record.exchange_ms += detail::ms_since(ctx_.executor, start);
-                                   ++rounds_;
-                                   ctx_.executor.compute([this] { copy_master_from(flat_.data()); },
-                                                         copy_cost(ctx_, total_numel()), next);
-                                 });
-    });
+    ++rounds_;
+    allreduce_flat([this] { copy_master_to(flat_.data()); }, true, [this] { copy_master_from(flat_.data()); }, record,
+                   next);
   }
 
   nlohmann::json stats() const override { return {{"averaging_rounds", rounds_}}; }
 
  private:
   bool warming_up(int t) const { return t < ctx_.config.local_sgd_start_iteration; }
+
+  // fill flat_ (a compute task), ring-allreduce it (sum or mean), empty it
+  // (a compute task), then `next`; traffic and time go to `record`.
+  void allreduce_flat(runtime::Task fill, bool average, runtime::Task empty, IterationRecord& record,
+                      runtime::Task next) {
+    const Nanos start = ctx_.executor.now();
+    const auto cost = copy_cost(ctx_, total_numel());
+    ctx_.executor.compute(std::move(fill), cost, [this, average, empty, cost, &record, start, next] {
+      collective::ring_allreduce(
+          ctx_.comm, flat_.data(), flat_.size(), sum_or_mean(average),
+          [this, empty, cost, &record, start, next](std::exception_ptr error, const collective::CollectiveStats& s) {
+            if (error) std::rethrow_exception(error);
+            record.bytes_sent += s.bytes_sent;
+            record.bytes_received += s.bytes_received;
+            record.exchange_ms += detail::ms_since(ctx_.executor, start);
+            ctx_.executor.compute(empty, cost, next);
+          });
+    });
+  }
 
   void flatten_gradients() {
     float* out = flat_.data();
@@ -184,7 +188,7 @@ class CloudlessMaSystem final : public LocalStepSystem {
             round_started_done_ = done;
             round_started_at_ = ctx_.executor.now();
           }
-          collective::ring_allreduce(ctx_.comm, payload_.data(), payload_.size(), {false},
+          collective::ring_allreduce(ctx_.comm, payload_.data(), payload_.size(), sum_or_mean(false),
                                      [this](std::exception_ptr error, const collective::CollectiveStats& s) {
                                        if (error) std::rethrow_exception(error);
                                        on_landed(s);

@@ -19,10 +19,19 @@ std::ofstream open_csv(const std::string& path, const char* header) {
   return out;
 }
 
+// Written to a side file and renamed, so that a reader, a crash or an
+// interrupt never leaves half a manifest.
 void write_json(const std::string& path, const nlohmann::json& value) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
-  out << value.dump(2) << '\n';
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}", temporary));
+    out << value.dump(2) << '\n';
+    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", temporary));
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) throw std::runtime_error(fmt::format("cannot rename {} to {}: {}", temporary, path, error.message()));
 }
 
 }  // namespace

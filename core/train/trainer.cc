@@ -18,6 +18,7 @@
 #include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/stop_request.h"
 #include "core/telemetry/metered_transport.h"
 #include "core/train/backend.h"
 #include "core/train/control_agent.h"
@@ -231,6 +232,26 @@ std::string results_dir(const TrainConfig& c) {
   return c.out_dir + "/rank" + std::to_string(c.rank);  // other processes of a TCP run
 }
 
+// What an interrupted run leaves: the iterations and evaluations written so
+// far, and a summary that says it stopped early (no final evaluation: the
+// user asked to stop).
+template <typename Nodes>
+TrainResult finish_interrupted(ResultsWriter& results, Monitor& monitor, Nodes& nodes, int signal, TrainResult result,
+                               runtime::Nanos duration) {
+  for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
+  result.evaluations = monitor.evaluations();
+  result.mean_iteration_ms = monitor.mean_iteration_ms();
+  result.bytes_sent = monitor.bytes_sent();
+  result.interrupted_by = signal;
+  results.update_manifest({{"summary",
+                            {{"interrupted", fmt::format("interrupted by signal {}", signal)},
+                             {"complete", false},
+                             {"duration_s", std::chrono::duration<double>(duration).count()},
+                             {"iterations_completed", monitor.completed_iterations()},
+                             {"checksums", result.checksums}}}});
+  return result;
+}
+
 }  // namespace
 
 TrainResult run_training(const TrainConfig& config, Backend* backend) {
@@ -323,6 +344,7 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   }
   const runtime::Nanos budget(static_cast<int64_t>(config.time_budget_s * 1e9));
   bool out_of_time = false;
+  int interrupted_by = 0;
   // Stops every source of callbacks before the nodes go away: first the
   // network, then the pool (it joins its threads and drops queued tasks), so
   // that no task still running can touch a destroyed node.
@@ -332,6 +354,7 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   };
   try {
     executor->run_until([&] {
+      if ((interrupted_by = runtime::stop_requested()) != 0) return true;
       if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
       for (auto& node : nodes)
         if (!node->finished) return false;
@@ -346,6 +369,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   if (out_of_time) {
     if (!config.quiet) spdlog::info("{}: time budget of {} s reached", config.system, config.time_budget_s);
     stop_everything();
+  }
+  if (interrupted_by != 0) {
+    spdlog::warn("{}: interrupted by signal {}: stopped after {} iteration(s); results so far are kept", config.system,
+                 interrupted_by, monitor.completed_iterations());
+    stop_everything();
+    return finish_interrupted(results, monitor, nodes, interrupted_by, result, ended - start);
   }
 
   Node& first = *nodes.front();

@@ -23,8 +23,14 @@ struct TrainResult {
   double mean_pipeline_ms = 0;
   double mean_compute_ms = 0;            // forward + backward + gather + compress + exchange + optimize
   uint64_t bytes_sent = 0;               // node 0, payload bytes
+  // The signal that stopped the run early (runtime::request_stop), 0 when
+  // it ran to its end. An interrupted run's manifest says so in its summary.
+  int interrupted_by = 0;
 };
 
+// A stop request (core/runtime/stop_request.h) ends the run at the next task
+// boundary: the network and workers stop, the results written so far stay,
+// and the summary records the interruption (no final evaluation).
 // Throws on bad configuration (naming the field), missing datasets (naming
 // the file and package), transport failures (naming the peer).
 // `backend` (optional, e.g. the ns-3 one from sim/) supplies the executor
