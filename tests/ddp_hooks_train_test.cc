@@ -292,8 +292,9 @@ TEST_P(SimHooks, TrainsTheCnnInsideNs3) {
   // PowerSGD's products take virtual time once it compresses.
   for (const auto& it : iterations) {
     EXPECT_GT(it.bytes_sent, 0u);
-    if (GetParam() == "ddp-powersgd" && it.iteration >= c.powersgd_start_iteration)
+    if (GetParam() == "ddp-powersgd" && it.iteration >= c.powersgd_start_iteration) {
       EXPECT_GT(it.compress_ms, 0) << "iteration " << it.iteration;
+    }
   }
   EXPECT_GT(result.mean_iteration_ms, 0);
 }

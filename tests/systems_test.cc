@@ -19,21 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TrainConfig small_config(const std::string& system) {
-  TrainConfig c;
-  c.system = system;
-  c.model = "mlp";
-  c.dataset = "synthetic";
-  c.nodes = 2;
-  c.gpus_per_node = 2;
-  c.batch_per_worker = 32;
+// The shared small run, 12 iterations (a multiple of the averaging period
+// 3 used below, so the last iteration ends a round).
+TrainConfig small_config_of(const std::string& system) {
+  auto c = small_config(system);
   c.iterations = 12;
-  c.lr = 0.05;
-  c.momentum = 0.9;
-  c.weight_decay = 1e-4;
-  c.eval_interval = 0;
-  c.eval_samples = 500;
-  c.quiet = true;
   return c;
 }
 
@@ -49,7 +39,7 @@ std::string fresh_dir(const std::string& name) {
 }
 
 TEST(LocalSgd, AveragingEveryStepEqualsDdp) {
-  auto c = small_config("local-sgd");
+  auto c = small_config_of("local-sgd");
   c.averaging_period = 1;
   const auto local = run_training(c);
   c.system = "ddp";
@@ -62,7 +52,7 @@ TEST(LocalSgd, AveragingEveryStepEqualsDdp) {
 }
 
 TEST(LocalSgd, WarmupIterationsAreDdpIterations) {
-  auto c = small_config("local-sgd");
+  auto c = small_config_of("local-sgd");
   c.local_sgd_start_iteration = c.iterations;  // never leaves the warmup
   c.averaging_period = 5;
   const auto warm = run_training(c);
@@ -75,7 +65,7 @@ TEST(LocalSgd, WarmupIterationsAreDdpIterations) {
 
 TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
   for (bool overlap : {true, false}) {
-    auto c = small_config("cloudless-ma");
+    auto c = small_config_of("cloudless-ma");
     c.nodes = 1;
     c.averaging_period = 3;
     c.averaging_overlap = overlap;
@@ -87,7 +77,7 @@ TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
 }
 
 TEST(CloudlessAsgd, OneClusterEqualsSynchronousTraining) {
-  auto c = small_config("cloudless-asgd-ga");
+  auto c = small_config_of("cloudless-asgd-ga");
   c.nodes = 1;
   const auto asgd = run_training(c);
   c.system = "ddp";
@@ -96,7 +86,7 @@ TEST(CloudlessAsgd, OneClusterEqualsSynchronousTraining) {
 }
 
 TEST(CloudlessAsgd, AccumulatingOneStepWithBoundZeroIsDdp) {
-  auto c = small_config("cloudless-asgd-ga");
+  auto c = small_config_of("cloudless-asgd-ga");
   c.accumulation_steps = 1;
   c.max_staleness = 0;
   const auto asgd = run_training(c);
@@ -113,7 +103,7 @@ class LocalUpdateSystem : public ::testing::TestWithParam<std::string> {};
 // Three nodes on a 40 Mbps, 5 ms in-process link: every system finishes,
 // learns, and reports its traffic and staleness.
 TEST_P(LocalUpdateSystem, LearnsAndReportsItsRounds) {
-  auto c = small_config(GetParam());
+  auto c = small_config_of(GetParam());
   c.nodes = 3;
   c.iterations = 40;
   c.averaging_period = 4;
@@ -150,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(Systems, LocalUpdateSystem, ::testing::Values("local-sg
 // is made up later: the periods it covered are skipped, on every node alike
 // (the run would hang on mismatched rounds otherwise).
 TEST(CloudlessMa, SlowRoundsSkipPeriodsInsteadOfStalling) {
-  auto c = small_config("cloudless-ma");
+  auto c = small_config_of("cloudless-ma");
   c.iterations = 60;
   c.averaging_period = 2;
   c.inproc_bandwidth_mbps = 2;

@@ -17,25 +17,6 @@
 namespace st::train {
 namespace {
 
-TrainConfig small_config(const std::string& system) {
-  TrainConfig c;
-  c.system = system;
-  c.model = "mlp";
-  c.dataset = "synthetic";
-  c.nodes = 2;
-  c.gpus_per_node = 2;
-  c.batch_per_worker = 32;
-  c.iterations = 10;
-  c.lr = 0.05;
-  c.momentum = 0.9;
-  c.weight_decay = 1e-4;
-  c.density = 0.05;
-  c.eval_interval = 0;
-  c.eval_samples = 500;
-  c.quiet = true;
-  return c;
-}
-
 class EverySystem : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EverySystem, AllNodesEndBitwiseIdentical) {
