@@ -42,6 +42,7 @@ void reject_duplicate_keys(const YamlField& f) {
   }
   if (!f.is_map()) return;
   std::set<std::string> seen;
+  (void)f.keys();  // every key plain text
   for (const auto& entry : f.node()) {
     const auto key = entry.first.Scalar();
     const YamlField child(entry.second, f.file(), f.path().empty() ? key : f.path() + "." + key);
@@ -423,11 +424,14 @@ double Scenario::cost_per_hour() const {
 }
 
 Scenario load_scenario(const std::string& path) {
-  const auto top = YamlField::load_file(path);
+  return parse_scenario(YamlField::load_file(path), fs::path(path).parent_path().string());
+}
+
+Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir) {
+  const std::string path = top.file();
   reject_duplicate_keys(top);
   top.allow_only({"name", "description", "backend", "clusters", "links", "compute", "model", "dataset", "optimizer",
                   "batch", "systems", "target_accuracy", "budget", "eval", "seeds"});
-  const std::string base_dir = fs::path(path).parent_path().string();
   Scenario s;
   s.source = path;
   s.name = top.text_or("name", fs::path(path).stem().string());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/train/config.h"
+#include "core/util/yaml_fields.h"
 #include "net/topology_config.h"
 
 namespace st::sim {
@@ -58,6 +59,9 @@ struct Scenario {
 
 // Throws util::YamlError naming the file, key path and line.
 Scenario load_scenario(const std::string& path);
+// The same from YAML already read (`top.file()` names it in errors);
+// relative paths in it resolve against `base_dir`. The fuzz targets use it.
+Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir);
 
 inline constexpr const char* kBackends[] = {"sim", "real", "emu"};
 

@@ -19,8 +19,7 @@ traces::GeneratorSpec parse_generator(const YamlField& g) {
   g.require_map();
   traces::GeneratorSpec spec;
   spec.kind = g.at("kind").text();
-  for (const auto& entry : g.node()) {
-    const auto key = entry.first.as<std::string>();
+  for (const auto& key : g.keys()) {
     const YamlField value = g.at(key);
     if (key == "kind") continue;
     if (key == "seed") spec.seed = static_cast<uint64_t>(value.integer_in(0, (1LL << 53)));
@@ -108,8 +107,7 @@ void parse_links(const YamlField& links, TopologyConfig& t, const std::string& b
     const auto wan = links.at("wan");
     wan.require_map();
     // "default" applies to every direction not listed by name ("a->b").
-    for (const auto& entry : wan.node()) {
-      const auto key = entry.first.as<std::string>();
+    for (const auto& key : wan.keys()) {
       if (key == "default") continue;
       const auto arrow = key.find("->");
       const auto field = wan.at(key);

@@ -13,6 +13,10 @@ PACKAGES=(
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
   python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/)
+  # The sanitizer and fuzzer builds (scripts/sanitize.sh, scripts/fuzz.sh):
+  # clang with libFuzzer and the sanitizer runtimes, its OpenMP, and
+  # llvm-symbolizer for readable reports.
+  clang libclang-rt-14-dev libomp-14-dev llvm-14
 )
 
 missing=()

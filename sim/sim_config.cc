@@ -35,12 +35,16 @@ void parse_compute(const YamlField& f, ComputeModelConfig& c, SimExecutorOptions
 }
 
 SimRunConfig load_sim_config(const std::string& path) {
-  const auto top = YamlField::load_file(path);
+  return parse_sim_config(YamlField::load_file(path), dir_of(path));
+}
+
+SimRunConfig parse_sim_config(const YamlField& top, const std::string& base_dir) {
+  const std::string path = top.file();
   top.allow_only({"clusters", "lan", "wan", "mtu", "seed", "compute"});
   SimRunConfig config;
   config.source = path;
-  config.topology = net::parse_topology(top, dir_of(path));
-  if (top.has("compute")) parse_compute(top.at("compute"), config.compute, config.executor, dir_of(path));
+  config.topology = net::parse_topology(top, base_dir);
+  if (top.has("compute")) parse_compute(top.at("compute"), config.compute, config.executor, base_dir);
   try {
     (void)plan_sim_network(config.topology);
   } catch (const std::exception& e) {

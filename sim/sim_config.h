@@ -30,6 +30,9 @@ struct SimRunConfig {
 };
 
 SimRunConfig load_sim_config(const std::string& path);
+// The same from YAML already read (`top.file()` names it in errors);
+// relative paths resolve against `base_dir`. The fuzz targets use it.
+SimRunConfig parse_sim_config(const util::YamlField& top, const std::string& base_dir);
 // `default_profile` (already resolved) is the profile file when the section
 // has no `profile` key (a scenario's clusters may name it).
 void parse_compute(const util::YamlField& field, ComputeModelConfig& compute, SimExecutorOptions& executor,

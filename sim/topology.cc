@@ -207,7 +207,11 @@ void SimNetwork::Impl::start_replay_and_recorder() {
       replay->start();
       replays_.push_back(std::move(replay));
       std::weak_ptr<int> alive = alive_;
-      const std::shared_ptr<WanLinkDelay> delay = link.delay;
+      // A plain pointer, guarded by `alive` (replays_ own the delay as long
+      // as this Impl lives): a shared_ptr here would close a reference cycle
+      // device -> trace callback -> delay -> channel -> device, which ns-3's
+      // dispose does not break (LeakSanitizer found it).
+      const WanLinkDelay* delay = link.delay.get();
       devices.receiver->TraceConnectWithoutContext(
           "PhyRxEnd", ns3::Callback<void, ns3::Ptr<const ns3::Packet>>(
                           [this, alive, index, delay](ns3::Ptr<const ns3::Packet> packet) {

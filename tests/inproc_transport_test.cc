@@ -254,8 +254,18 @@ TEST(Mailbox, MayBeDestroyedBeforeTheTransport) {
     Mailbox mailbox(fabric.endpoint(0));
     mailbox.recv(1, 0, [](std::exception_ptr, Message&&) { ADD_FAILURE() << "dropped receive fired"; });
   }
+  // A mailbox attached afterwards gets the message: the destroyed one's
+  // receive neither fired nor kept the transport's handler.
+  Recorder recorder;
+  Mailbox successor(fabric.endpoint(0));
+  successor.recv(1, 0, [&](std::exception_ptr e, Message&& m) {
+    recorder.add([&] {
+      EXPECT_EQ(e, nullptr);
+      EXPECT_EQ(m.payload.size(), 1u);
+    });
+  });
   fabric.endpoint(1).send(0, 0, bytes(1), nullptr);
-  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(recorder.wait_for(1));
 }
 
 }  // namespace

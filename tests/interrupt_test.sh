@@ -82,7 +82,8 @@ for signal in INT TERM; do
   "$STELLATRAIN" run two.yaml --out "run-$signal" --quiet > "run-$signal.log" 2>&1 &
   pid=$!
   wait_for_line "run-$signal.log" "\[2/2\]" 120 "$pid"
-  sleep 1
+  # Mid-system: the second system has finished some iterations.
+  wait_for_line "run-$signal/stellatrain/iterations.csv" "^[0-9]" 60 "$pid"
   kill -s "$signal" "$pid"
   rc=0
   timeout 60 tail --pid="$pid" -f /dev/null || fail "run still running 60 s after SIG$signal"
@@ -97,7 +98,7 @@ echo "== train (real backend), SIGINT"
   --out train-int > train-int.log 2>&1 &
 pid=$!
 wait_for_line train-int.log "training ddp" 60 "$pid"
-sleep 2  # some iterations done
+wait_for_line train-int/iterations.csv "^[0-9]" 60 "$pid"  # some iterations done
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?

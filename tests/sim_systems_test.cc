@@ -20,6 +20,7 @@
 #include "core/train/trainer.h"
 #include "sim/sim_backend.h"
 #include "traces/generators.h"
+#include "traces/trace_io.h"
 
 #ifndef ST_SOURCE_DIR
 #error "ST_SOURCE_DIR must name the project's source folder"
@@ -200,6 +201,42 @@ std::vector<OutageCase> outage_cases() {
 INSTANTIATE_TEST_SUITE_P(Systems, OutageInSim, ::testing::ValuesIn(outage_cases()), [](const auto& info) {
   return test_name(info.param.system) + "_" + std::to_string(static_cast<int>(info.param.outage_s)) + "s";
 });
+
+// A real trace with zero-rate seconds (Starlink on the Autobahn: 0 Mbps at
+// 47 and 48 s, 4 Mbps at 49 s), cropped so the gap comes 7 s in: every
+// system completes, and the synchronous ones show the gap as one long
+// iteration.
+class RealTraceWithZerosInSim : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealTraceWithZerosInSim, Completes) {
+  const std::string path = std::string(ST_SHARED_TRACES_DIR) + "/real/starlink-autobahn-10min.csv";
+  if (!std::ifstream(path)) GTEST_SKIP() << path << " is missing";
+  const traces::Trace trace = traces::crop(traces::read_trace_csv(path), 40, 100);
+  ASSERT_EQ(trace.rate_at(7.5), 0.0);
+  auto c = mlp_config(GetParam(), 100);
+  c.math = "timing";
+  c.batch_per_worker = 8192;
+  c.out_dir = (fs::path(::testing::TempDir()) / ("sim_real_zeros_" + test_name(GetParam()))).string();
+  fs::remove_all(c.out_dir);
+  auto backend = make_sim_backend(two_clusters(trace), c);
+  const auto result = train::run_training(c, backend.get());
+  const auto summary = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json")).at("summary");
+  EXPECT_EQ(summary.at("iterations_completed").get<int>(), c.iterations);
+  EXPECT_GT(result.wall_s, 9.0) << "the run should outlast the zero-rate seconds";
+  double longest_ms = 0;
+  for (const auto& r : rank0_iterations(fs::path(c.out_dir) / "iterations.csv"))
+    longest_ms = std::max(longest_ms, r.iteration_ms);
+  std::printf("%s on %s: longest iteration %.2f s, simulated %.1f s\n", GetParam().c_str(), path.c_str(),
+              longest_ms / 1e3, result.wall_s);
+  if (GetParam() != "cloudless-ma" && GetParam() != "cloudless-asgd-ga") {
+    EXPECT_GT(longest_ms, 1000);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Systems, RealTraceWithZerosInSim,
+                         ::testing::Values("stellatrain", "ddp", "topk-sync", "ddp-fp16", "ddp-powersgd", "local-sgd",
+                                           "cloudless-ma", "cloudless-asgd-ga"),
+                         [](const auto& info) { return test_name(info.param); });
 
 }  // namespace
 }  // namespace st::sim

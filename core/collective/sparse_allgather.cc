@@ -51,10 +51,6 @@ compress::WireFormat choose_format(compress::SparseView chunk, std::size_t numel
 }
 
 std::vector<uint8_t> encode_contribution(compress::SparseView chunk, std::size_t numel, const Gather& gather) {
-  // wire.cc memcpy()s even zero pairs; null pointers there would be UB.
-  static const uint32_t kNoIndex = 0;
-  static const float kNoValue = 0;
-  if (chunk.count == 0) chunk = {&kNoIndex, &kNoValue, 0};
   check_contribution(chunk, numel);
   const auto format = choose_format(chunk, numel, gather.options.values);
   const std::size_t size = compress::encoded_size(chunk, numel, format);

@@ -30,6 +30,12 @@ std::size_t value_bytes(ValueEncoding e, std::size_t count) {
   return (e == ValueEncoding::kF32 ? 4 : 2) * count;
 }
 
+// memcpy with a null pointer is undefined even for zero bytes, and an empty
+// chunk may carry null arrays (UBSan flagged it).
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+}
+
 template <class T>
 void put(uint8_t*& p, T v) {
   std::memcpy(p, &v, sizeof v);
@@ -54,7 +60,7 @@ void check_format_fits(SparseView chunk, std::size_t numel, WireFormat f) {
 
 void encode_values(SparseView chunk, ValueEncoding e, uint8_t* p, const Kernels& k) {
   if (e == ValueEncoding::kF32) {
-    std::memcpy(p, chunk.values, 4 * chunk.count);
+    copy_bytes(p, chunk.values, 4 * chunk.count);
     return;
   }
   for (std::size_t j = 0; j < chunk.count; ++j)
@@ -111,7 +117,7 @@ std::size_t encode(SparseView chunk, std::size_t numel, WireFormat f, uint8_t* o
   put<uint64_t>(p, numel);
   switch (f.index) {
     case IndexEncoding::kU32:
-      std::memcpy(p, chunk.indices, 4 * chunk.count);
+      copy_bytes(p, chunk.indices, 4 * chunk.count);
       p += 4 * chunk.count;
       break;
     case IndexEncoding::kU16:
@@ -201,7 +207,7 @@ WireHeader decode(const uint8_t* data, std::size_t size, SparseBuffers out, simd
   const uint8_t* p = data + kWireHeaderBytes;
   switch (h.format.index) {
     case IndexEncoding::kU32:
-      std::memcpy(out.indices, p, 4 * h.count);
+      copy_bytes(out.indices, p, 4 * h.count);
       p += 4 * h.count;
       break;
     case IndexEncoding::kU16:
@@ -213,7 +219,7 @@ WireHeader decode(const uint8_t* data, std::size_t size, SparseBuffers out, simd
   }
   check_indices(out.indices, h);
   if (h.format.value == ValueEncoding::kF32) {
-    std::memcpy(out.values, p, 4 * h.count);
+    copy_bytes(out.values, p, 4 * h.count);
   } else {
     uint16_t batch[256];
     for (std::size_t j = 0; j < h.count; j += 256) {

@@ -1,14 +1,27 @@
 #include "core/simd/simd_level.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <stdexcept>
 
 namespace st::simd {
 
+namespace {
+
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports
+// does not know the "f16c" feature name, GCC's does.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  return (ecx & (1u << 29)) != 0;
+}
+
+}  // namespace
+
 bool cpu_has_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 }
 
 Level parse_level(const std::string& name) {

@@ -6,6 +6,47 @@
 #include <sstream>
 
 namespace st::util {
+namespace {
+
+// Aliases make a YAML document a graph: one that refers to itself has no
+// end, and nested aliases can expand a few lines into billions of nodes.
+// Every reader here walks the tree, so a document must stay within these
+// (far above what any scenario needs; the fuzz targets found both cases).
+constexpr int kMaxDepth = 200;
+constexpr std::size_t kMaxExpandedNodes = 200000;
+
+struct TreeBudget {
+  const std::string& source;
+  std::size_t nodes = 0;
+};
+
+void check_tree(const YAML::Node& node, int depth, TreeBudget& budget) {
+  const auto where = [&] {
+    const auto mark = node.Mark();
+    return mark.line >= 0 ? fmt::format("{}: line {}", budget.source, mark.line + 1) : budget.source;
+  };
+  if (depth > kMaxDepth)
+    throw YamlError(fmt::format("{}: nested more than {} levels deep (an alias that refers to itself?)", where(),
+                                kMaxDepth));
+  if (++budget.nodes > kMaxExpandedNodes)
+    throw YamlError(fmt::format("{}: the document expands to more than {} values (aliases of aliases?)", where(),
+                                kMaxExpandedNodes));
+  if (node.IsSequence()) {
+    for (const auto& child : node) check_tree(child, depth + 1, budget);
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      check_tree(entry.first, depth + 1, budget);
+      check_tree(entry.second, depth + 1, budget);
+    }
+  }
+}
+
+void check_tree(const YAML::Node& root, const std::string& source) {
+  TreeBudget budget{source};
+  check_tree(root, 0, budget);
+}
+
+}  // namespace
 
 YamlField YamlField::load_file(const std::string& path) {
   YAML::Node root;
@@ -16,9 +57,9 @@ YamlField YamlField::load_file(const std::string& path) {
   } catch (const YAML::Exception& e) {
     throw YamlError(fmt::format("{}: line {}: {}", path, e.mark.line + 1, e.msg));
   }
-  YamlField top(root, path, "");
   if (!root.IsMap()) throw YamlError(fmt::format("{}: the file must be a YAML mapping (key: value lines)", path));
-  return top;
+  check_tree(root, path);
+  return YamlField(root, path, "");
 }
 
 YamlField YamlField::from_string(const std::string& text, const std::string& source) {
@@ -29,6 +70,7 @@ YamlField YamlField::from_string(const std::string& text, const std::string& sou
     throw YamlError(fmt::format("{}: line {}: {}", source, e.mark.line + 1, e.msg));
   }
   if (!root.IsMap()) throw YamlError(fmt::format("{}: the text must be a YAML mapping", source));
+  check_tree(root, source);
   return YamlField(root, source, "");
 }
 
@@ -67,10 +109,20 @@ std::size_t YamlField::size() const {
   return node_.size();
 }
 
-void YamlField::allow_only(std::initializer_list<const char*> allowed) const {
+std::vector<std::string> YamlField::keys() const {
   require_map();
+  std::vector<std::string> keys;
   for (const auto& entry : node_) {
-    const auto key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) YamlField(entry.first, file_, path_).fail("a key must be plain text, not a list or mapping");
+    keys.push_back(entry.first.Scalar());
+  }
+  return keys;
+}
+
+void YamlField::allow_only(std::initializer_list<const char*> allowed) const {
+  (void)keys();  // every key plain text
+  for (const auto& entry : node_) {
+    const auto key = entry.first.Scalar();
     bool known = false;
     for (const char* a : allowed) known = known || key == a;
     if (!known) {

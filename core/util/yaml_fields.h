@@ -40,6 +40,9 @@ class YamlField {
   bool is_sequence() const { return node_.IsSequence(); }
   bool is_scalar() const { return node_.IsScalar(); }
 
+  // This mapping's keys in file order; throws naming a key that is not
+  // plain text (YAML allows a list or a mapping as a key).
+  std::vector<std::string> keys() const;
   // Throws naming the first key of this mapping not in `allowed`.
   void allow_only(std::initializer_list<const char*> allowed) const;
   void require_map() const;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The sanitizer builds (docs/testing.md): clang, one build folder each.
+#   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, plus the
+#               libFuzzer targets (scripts/fuzz.sh runs them)
+#   build-tsan  ThreadSanitizer
+# Each builds only the suites labelled asan / tsan in tests/CMakeLists.txt
+# and runs them through ctest. Usage: scripts/sanitize.sh [asan] [tsan]
+# (both when none is named). Any sanitizer report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+which=("$@")
+[ ${#which[@]} -eq 0 ] && which=(asan tsan)
+
+source scripts/clang-build.sh
+
+run_suites() {  # folder, label
+  local dir=$1 label=$2
+  echo "sanitize: $label: building the $label suites in $dir ($JOBS jobs)"
+  cmake --build "$dir" -j "$JOBS" --target "${label}_suites" ${3:+"$3"}
+  echo "sanitize: $label: running them"
+  # The throughput measurement means nothing under a sanitizer; the stress
+  # test covers the same traffic.
+  (cd "$dir" && ctest -L "^$label\$" -E "^TcpThroughput\." --output-on-failure -j "$JOBS" --timeout 900)
+}
+
+# halt_on_error: the first report fails the test. detect_leaks: LeakSanitizer
+# runs with ASan. Suppressions name third-party code only (tests/sanitizers/).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/sanitizers/tsan.supp}
+
+for w in "${which[@]}"; do
+  case "$w" in
+    asan)
+      configure_clang build-asan address,undefined -DST_FUZZ=ON
+      run_suites build-asan asan fuzz_targets ;;
+    tsan)
+      configure_clang build-tsan thread
+      run_suites build-tsan tsan ;;
+    *) echo "sanitize: unknown build '$w' (asan or tsan)" >&2; exit 2 ;;
+  esac
+done
+echo "sanitize: ${which[*]}: no sanitizer reports"
