@@ -121,14 +121,40 @@ TEST(Frame, PayloadCanBeReadInPlace) {
   std::size_t offset = kFrameHeaderBytes + 10;
   while (decoder.payload_space_size() > 0) {
     const std::size_t take = std::min<std::size_t>(decoder.payload_space_size(), 65536);
-    std::memcpy(decoder.payload_space(), bytes.data() + offset, take);  // "the socket read"
+    std::memcpy(decoder.payload_space(take), bytes.data() + offset, take);  // "the socket read"
     offset += take;
     decoder.commit_payload(take, sink);
   }
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].payload, payload);
-  EXPECT_EQ(decoder.payload_space(), nullptr);
+  EXPECT_EQ(decoder.payload_space(1), nullptr);
   EXPECT_THROW(decoder.commit_payload(1, sink), FrameError);
+}
+
+// Short reads: each payload_space(n) readies n more bytes past what was
+// committed; committing more than was readied is refused.
+TEST(Frame, PayloadIsReadiedWindowByWindow) {
+  const auto payload = pattern(1 << 20, 3);
+  const auto bytes = encode_frame(data_header(1, 2), payload);
+  FrameDecoder decoder;
+  std::vector<Frame> frames;
+  const auto sink = [&](Frame&& frame) { frames.push_back(std::move(frame)); };
+  decoder.feed(bytes.data(), kFrameHeaderBytes, sink);
+  std::size_t offset = kFrameHeaderBytes;
+  while (decoder.payload_space_size() > 0) {
+    const std::size_t window = std::min<std::size_t>(decoder.payload_space_size(), 100000);
+    uint8_t* space = decoder.payload_space(window);
+    const std::size_t received = std::min<std::size_t>(window, 70001);  // a short read
+    std::memcpy(space, bytes.data() + offset, received);
+    offset += received;
+    decoder.commit_payload(received, sink);
+  }
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].payload, payload);
+
+  decoder.feed(bytes.data(), kFrameHeaderBytes, sink);
+  decoder.payload_space(10);
+  EXPECT_THROW(decoder.commit_payload(11, sink), FrameError);
 }
 
 TEST(Frame, RejectsEveryMalformedHeaderField) {

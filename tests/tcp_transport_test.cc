@@ -240,9 +240,26 @@ double measure_goodput(std::vector<Transport*> senders, std::vector<Inbox*> rece
   for (std::size_t s = 0; s < senders.size(); ++s) {
     for (auto& payload : payloads[s]) senders[s]->send(1 - senders[s]->rank(), 0, std::move(payload), nullptr);
   }
+  // A failed connection loses every message queued on it, and these sends
+  // have no callback: stop waiting at the first reported error and name it,
+  // rather than sit out the whole wait as if the transport hung.
+  const auto any_error = [&] {
+    for (Inbox* inbox : receivers) {
+      if (inbox->error_count() > 0) return true;
+    }
+    return false;
+  };
   for (std::size_t r = 0; r < receivers.size(); ++r) {
-    EXPECT_TRUE(wait_until([&] { return receivers[r]->message_count() == before[r] + count; }, milliseconds(60000)));
+    EXPECT_TRUE(wait_until([&] { return receivers[r]->message_count() == before[r] + count || any_error(); },
+                           milliseconds(60000)))
+        << "receiver " << r << ": " << receivers[r]->message_count() - before[r] << " of " << count
+        << " messages arrived";
   }
+  for (Inbox* inbox : receivers) {
+    std::lock_guard lock(inbox->mutex);
+    for (const auto& reported : inbox->errors) ADD_FAILURE() << "transport error: " << reported.first.what();
+  }
+  if (any_error()) return 0.0;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return static_cast<double>(message_bytes) * count * senders.size() / seconds / 1e9;
 }

@@ -162,7 +162,7 @@ void FrameDecoder::feed(const uint8_t* data, std::size_t size, const FrameSink& 
       continue;
     }
     const std::size_t used = std::min(size, payload_space_size());
-    std::memcpy(payload_space(), data, used);
+    std::memcpy(payload_space(used), data, used);
     data += used;
     size -= used;
     commit_payload(used, sink);
@@ -181,31 +181,38 @@ void FrameDecoder::start_frame(const FrameSink& sink) {
   poisoned_ = true;  // cleared once the header has passed every check
   frame_ = Frame{};
   frame_.header = decode_header(header_bytes_.data(), limits_);
-  // Allocation happens only here, after decode_header bounded the length.
-  frame_.payload.resize(frame_.header.payload_bytes);
+  // Allocation happens only here, after decode_header bounded the length;
+  // the bytes are written later, as payload_space() readies them.
+  frame_.payload.reserve(frame_.header.payload_bytes);
+  payload_expected_ = frame_.header.payload_bytes;
   header_filled_ = 0;
   payload_filled_ = 0;
   in_payload_ = true;
   poisoned_ = false;
-  if (frame_.payload.empty()) finish_frame(sink);
+  if (payload_expected_ == 0) finish_frame(sink);
 }
 
-uint8_t* FrameDecoder::payload_space() {
-  return in_payload_ ? frame_.payload.data() + payload_filled_ : nullptr;
+uint8_t* FrameDecoder::payload_space(std::size_t bytes) {
+  if (!in_payload_) return nullptr;
+  const std::size_t readied = payload_filled_ + std::min(bytes, payload_space_size());
+  // Within the reserved capacity: no reallocation, only these bytes written.
+  if (frame_.payload.size() < readied) frame_.payload.resize(readied);
+  return frame_.payload.data() + payload_filled_;
 }
 
 std::size_t FrameDecoder::payload_space_size() const {
-  return in_payload_ ? frame_.payload.size() - payload_filled_ : 0;
+  return in_payload_ ? payload_expected_ - payload_filled_ : 0;
 }
 
 void FrameDecoder::commit_payload(std::size_t bytes, const FrameSink& sink) {
   check_usable();
-  if (bytes > payload_space_size()) {
+  const std::size_t readied = in_payload_ ? frame_.payload.size() - payload_filled_ : 0;
+  if (bytes > readied) {
     poisoned_ = true;
-    throw FrameError("commit", bytes, "more bytes committed than the payload has room for");
+    throw FrameError("commit", bytes, "more bytes committed than payload_space() readied");
   }
   payload_filled_ += bytes;
-  if (in_payload_ && payload_filled_ == frame_.payload.size()) finish_frame(sink);
+  if (in_payload_ && payload_filled_ == payload_expected_) finish_frame(sink);
 }
 
 void FrameDecoder::finish_frame(const FrameSink& sink) {

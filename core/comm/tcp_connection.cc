@@ -11,6 +11,10 @@ namespace {
 // a large payload is read straight into the message (one copy less).
 constexpr std::size_t kReadBufferBytes = 256 * 1024;
 constexpr std::size_t kDirectReadThreshold = 64 * 1024;
+// A direct read readies (zero-fills) at most this much of the payload at a
+// time, so that a large message's page faults are spread over many short
+// handlers instead of stalling the io thread in one (frame.h).
+constexpr std::size_t kMaxDirectReadBytes = 8 * 1024 * 1024;
 // One gather write carries at most this many queued frames (two buffers each;
 // Linux takes up to 1024 iovecs per writev).
 constexpr std::size_t kMaxFramesPerWrite = 64;
@@ -57,7 +61,8 @@ void TcpConnection::start() { read_next(); }
 void TcpConnection::read_next() {
   auto self = shared_from_this();
   if (decoder_.payload_space_size() >= kDirectReadThreshold) {
-    socket_.async_read_some(asio::buffer(decoder_.payload_space(), decoder_.payload_space_size()),
+    const std::size_t window = std::min(decoder_.payload_space_size(), kMaxDirectReadBytes);
+    socket_.async_read_some(asio::buffer(decoder_.payload_space(window), window),
                             [self](const std::error_code& error, std::size_t bytes) {
                               self->on_read(error, bytes, /*into_payload=*/true);
                             });
@@ -168,6 +173,13 @@ void TcpConnection::drop_queued(const std::exception_ptr& error) {
 
 bool TcpConnection::has_pending_sends() const {
   return std::any_of(queue_.begin(), queue_.end(), [](const OutgoingFrame& frame) { return bool(frame.on_done); });
+}
+
+std::size_t TcpConnection::unread_bytes() const {
+  if (!open_) return 0;
+  std::error_code error;
+  const std::size_t bytes = socket_.available(error);
+  return error ? 0 : bytes;
 }
 
 void TcpConnection::shutdown_after_writes() {

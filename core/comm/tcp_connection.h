@@ -81,6 +81,8 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   bool write_idle() const { return !writing_ && queue_.empty(); }
   bool has_pending_sends() const;  // data frames (ones with on_done) not yet completed
   const std::string& remote_address() const { return remote_address_; }
+  // Bytes the peer has sent that the read loop has not taken in yet.
+  std::size_t unread_bytes() const;
 
   // Bookkeeping the transport keeps here, for its own use.
   ConnectionState state = ConnectionState::kHandshaking;

@@ -48,10 +48,17 @@ void TcpTransport::Impl::on_tick() {
 void TcpTransport::Impl::check_established(const Connection& connection, SteadyTime time) {
   const auto silence = time - connection->last_received;
   if (silence > config.peer_timeout) {
-    return fail_peer(connection->peer,
-                     fmt::format("rank {}: rank {} ({}) silent for {} ms (peer_timeout {} ms)", config.rank,
-                                 connection->peer, connection->remote_address(), as_ms(silence),
-                                 config.peer_timeout.count()));
+    // last_received moves when a read completes on this thread. Bytes still
+    // waiting in the socket mean the peer did speak and this io thread is
+    // what fell behind (a long handler, a CPU-starved process): our delay,
+    // not the peer's silence, so it must not fail a live peer.
+    if (connection->unread_bytes() == 0) {
+      return fail_peer(connection->peer,
+                       fmt::format("rank {}: rank {} ({}) silent for {} ms (peer_timeout {} ms)", config.rank,
+                                   connection->peer, connection->remote_address(), as_ms(silence),
+                                   config.peer_timeout.count()));
+    }
+    connection->last_received = time;
   }
   if (connection->write_idle() && time - connection->last_written >= config.heartbeat_interval) {
     connection->enqueue(detail::make_control_frame(FrameType::kHeartbeat, config.rank));

@@ -95,11 +95,28 @@ struct AdamKernelArgs {
   const DecayPowers* beta2_powers = nullptr;
 };
 
+// Everything the dense SGD kernel needs (DenseSgd, dense_sgd.h): one slice
+// [0, count) of a contiguous tensor, every entry updated.
+struct DenseSgdKernelArgs {
+  float* param = nullptr;
+  float* momentum_buffer = nullptr;  // null when momentum == 0
+  const float* grad = nullptr;
+  std::size_t count = 0;
+  bool first_step = false;  // the buffer starts as a copy of the direction
+  float neg_lr = 0.0f;
+  float weight_decay = 0.0f;
+  float momentum = 0.0f;
+  float damped_scale = 1.0f;
+  bool nesterov = false;
+};
+
 using SgdKernel = void (*)(const SgdKernelArgs&, Chunk);
 using AdamKernel = void (*)(const AdamKernelArgs&, Chunk);
 
 void sgd_kernel_portable(const SgdKernelArgs& args, Chunk chunk);
 void sgd_kernel_avx2(const SgdKernelArgs& args, Chunk chunk);
+void dense_sgd_kernel_portable(const DenseSgdKernelArgs& args);
+void dense_sgd_kernel_avx2(const DenseSgdKernelArgs& args);
 void adam_kernel_portable(const AdamKernelArgs& args, Chunk chunk);
 void adam_kernel_avx2(const AdamKernelArgs& args, Chunk chunk);
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/optim/dense_kernel.h"
 #include "core/optim/entry_math.h"
 #include "core/optim/kernels.h"
 
@@ -185,6 +186,8 @@ void sgd_kernel_avx2(const SgdKernelArgs& args, Chunk chunk) {
     walk_chunk(args, chunk, sgd_block_momentum<true>, sgd_block_momentum<false>, sgd_update_entry);
   }
 }
+
+void dense_sgd_kernel_avx2(const DenseSgdKernelArgs& args) { dense_sgd(args); }
 
 void adam_kernel_avx2(const AdamKernelArgs& args, Chunk chunk) {
   walk_chunk(args, chunk, adam_block<true>, adam_block<false>, adam_update_entry);

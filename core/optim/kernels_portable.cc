@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/optim/dense_kernel.h"
 #include "core/optim/entry_math.h"
 #include "core/optim/kernels.h"
 
@@ -121,6 +122,8 @@ void sgd_kernel_portable(const SgdKernelArgs& args, Chunk chunk) {
                sgd_update_entry);
   }
 }
+
+void dense_sgd_kernel_portable(const DenseSgdKernelArgs& args) { dense_sgd(args); }
 
 void adam_kernel_portable(const AdamKernelArgs& args, Chunk chunk) {
   const bool decay = args.weight_decay != 0.0f;

@@ -15,16 +15,6 @@ namespace {
 
 constexpr const char* kName = "sparse_sgd";
 
-// The same checks as torch::optim::SGD's constructor.
-void check_sgd_options(const SgdOptions& o) {
-  using detail::require;
-  require(o.lr >= 0, std::string(kName) + ": invalid learning rate " + std::to_string(o.lr));
-  require(o.momentum >= 0, std::string(kName) + ": invalid momentum " + std::to_string(o.momentum));
-  require(o.weight_decay >= 0, std::string(kName) + ": invalid weight_decay " + std::to_string(o.weight_decay));
-  require(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
-          std::string(kName) + ": Nesterov momentum requires a momentum and zero dampening");
-}
-
 class SparseSgd final : public SparseOptimizer {
  public:
   SparseSgd(const SgdOptions& options, const ExecutionOptions& exec)
@@ -154,7 +144,7 @@ LazyMomentum parse_lazy_momentum(const std::string& text) {
 }
 
 std::unique_ptr<SparseOptimizer> make_sparse_sgd(const SgdOptions& options, const ExecutionOptions& exec) {
-  check_sgd_options(options);
+  detail::check_sgd_options(kName, options);
   detail::check_execution_options(exec);
   return std::make_unique<SparseSgd>(options, exec);
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace st::optim::detail {
 namespace {
@@ -36,6 +37,15 @@ std::string index_error(Span<const uint32_t> indices, std::size_t position, std:
 
 void require(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument(message);
+}
+
+void check_sgd_options(const char* optimizer, const SgdOptions& o) {
+  const std::string name(optimizer);
+  require(o.lr >= 0, name + ": invalid learning rate " + std::to_string(o.lr));
+  require(o.momentum >= 0, name + ": invalid momentum " + std::to_string(o.momentum));
+  require(o.weight_decay >= 0, name + ": invalid weight_decay " + std::to_string(o.weight_decay));
+  require(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
+          name + ": Nesterov momentum requires a momentum and zero dampening");
 }
 
 void check_execution_options(const ExecutionOptions& exec) {

@@ -13,6 +13,10 @@ namespace st::optim::detail {
 // Throws std::invalid_argument for threads < 1 or AVX2 on a CPU without it.
 void check_execution_options(const ExecutionOptions& exec);
 
+// The same checks as torch::optim::SGD's constructor; messages start with
+// `optimizer`. Throws std::invalid_argument.
+void check_sgd_options(const char* optimizer, const SgdOptions& options);
+
 // Throws std::invalid_argument(message) when `condition` is false.
 void require(bool condition, const std::string& message);
 

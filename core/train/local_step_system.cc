@@ -3,18 +3,18 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/optim/sparse_optimizer.h"
+#include "core/optim/dense_sgd.h"
 
 namespace st::train {
 
 using runtime::Nanos;
 
 LocalStepSystem::LocalStepSystem(NodeContext& ctx)
-    : ctx_(ctx), numels_(ctx.workers.layer_numels()), all_indices_(detail::dense_indices(numels_)) {
+    : ctx_(ctx), numels_(ctx.workers.layer_numels()) {
   const auto& c = ctx.config;
-  // The same dense step as ddp's (core/train/sync_systems.cc), so that
+  // The same dense step as ddp's (core/train/sync_system.h), so that
   // these systems reduce to ddp exactly where their algorithms do.
-  optimizer_ = optim::make_sparse_sgd({c.lr, c.momentum, 0.0, false, c.weight_decay});
+  optimizer_ = std::make_unique<optim::DenseSgd>(optim::SgdOptions{c.lr, c.momentum, 0.0, false, c.weight_decay});
   const auto names = ctx.workers.layer_names();
   for (std::size_t l = 0; l < numels_.size(); ++l) {
     optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
@@ -84,9 +84,8 @@ void LocalStepSystem::step_master(int t, float scale, runtime::Task done) {
           optim_states_[l]->lr_scale = lr_scale_at(ctx_.config, t);
           auto& g = grads_[l];
           for (auto& v : g) v *= scale;
-          const optim::SparseGrad grad{Span<const uint32_t>(all_indices_[l]), Span<const float>(g)};
           ctx_.master.with_layer(l, [&](float* data, std::size_t n) {
-            optimizer_->step(Span<float>(data, n), grad, *optim_states_[l]);
+            optimizer_->step(Span<float>(data, n), Span<const float>(g), *optim_states_[l]);
           });
         }
       },

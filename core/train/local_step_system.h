@@ -22,8 +22,8 @@
 #include "core/train/system.h"
 
 namespace st::optim {
-class SparseOptimizer;
-struct ParamState;
+class DenseSgd;
+class DenseSgdState;
 }  // namespace st::optim
 
 namespace st::train {
@@ -70,9 +70,8 @@ class LocalStepSystem : public System {
   void run_iteration(int t);
   void after_gradients(int t);
 
-  std::unique_ptr<optim::SparseOptimizer> optimizer_;
-  std::vector<std::unique_ptr<optim::ParamState>> optim_states_;
-  std::vector<std::vector<uint32_t>> all_indices_;
+  std::unique_ptr<optim::DenseSgd> optimizer_;
+  std::vector<std::unique_ptr<optim::DenseSgdState>> optim_states_;
   std::vector<std::vector<float>> grads_;
   std::vector<std::vector<float>> staged_;
   std::size_t total_numel_ = 0;

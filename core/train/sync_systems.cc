@@ -110,15 +110,6 @@ std::unique_ptr<System> make_system(NodeContext& ctx) {
 
 namespace detail {
 
-std::vector<std::vector<uint32_t>> dense_indices(const std::vector<std::size_t>& numels) {
-  std::vector<std::vector<uint32_t>> out;
-  for (std::size_t n : numels) {
-    out.emplace_back(n);
-    for (std::size_t i = 0; i < n; ++i) out.back()[i] = static_cast<uint32_t>(i);
-  }
-  return out;
-}
-
 double ms_since(runtime::Executor& executor, runtime::Nanos start) {
   return std::chrono::duration<double, std::milli>(executor.now() - start).count();
 }

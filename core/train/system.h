@@ -51,7 +51,6 @@ std::unique_ptr<System> make_system(NodeContext& context);
 
 // Per-layer helpers shared by the systems.
 namespace detail {
-std::vector<std::vector<uint32_t>> dense_indices(const std::vector<std::size_t>& numels);
 double ms_since(runtime::Executor& executor, runtime::Nanos start);
 }  // namespace detail
 
