@@ -1,8 +1,4 @@
 #pragma once
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
 
 namespace CLI {
 class App;

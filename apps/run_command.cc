@@ -14,7 +14,6 @@
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
 #include "core/runtime/stop_request.h"
-#include "core/train/backend.h"
 #include "core/train/trainer.h"
 #include "apps/train_command.h"
 #ifdef ST_HAVE_SIM

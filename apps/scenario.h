@@ -63,8 +63,6 @@ Scenario load_scenario(const std::string& path);
 // relative paths in it resolve against `base_dir`. The fuzz targets use it.
 Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir);
 
-inline constexpr const char* kBackends[] = {"sim", "real", "emu"};
-
 // Checks that `backend` can run `scenario` (std::invalid_argument naming the
 // key otherwise): a known backend that this build has, a network it can
 // build (sim: one delay per WAN link; emu: what docs/emu.md lists), and

@@ -1,6 +1,5 @@
 // The `stellatrain` command: one binary, CLI11 subcommands.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 

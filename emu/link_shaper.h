@@ -61,8 +61,6 @@ class LinkShaper {
   void apply(const traces::TraceStep& step);
   LinkCounters counters();
   const EmuWanDirection& direction() const { return direction_; }
-  DelayMethod method() const { return method_; }
-  bool gate_open() const { return gate_open_; }
 
  private:
   void set_rate(double mbps);

@@ -253,8 +253,6 @@ TcCounters counters_of(rtnl_tc* tc) {
   c.bytes = rtnl_tc_get_stat(tc, RTNL_TC_BYTES);
   c.packets = rtnl_tc_get_stat(tc, RTNL_TC_PACKETS);
   c.drops = rtnl_tc_get_stat(tc, RTNL_TC_DROPS);
-  c.backlog_bytes = rtnl_tc_get_stat(tc, RTNL_TC_BACKLOG);
-  c.overlimits = rtnl_tc_get_stat(tc, RTNL_TC_OVERLIMITS);
   return c;
 }
 }  // namespace

@@ -19,8 +19,6 @@ struct TcCounters {
   uint64_t bytes = 0;    // sent (left the class or qdisc), with Ethernet, IP and TCP headers
   uint64_t packets = 0;
   uint64_t drops = 0;
-  uint64_t backlog_bytes = 0;
-  uint64_t overlimits = 0;
 };
 
 class RouteSocket {

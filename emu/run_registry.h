@@ -46,7 +46,6 @@ class RunRegistration {
   ~RunRegistration();
   RunRegistration(const RunRegistration&) = delete;
   RunRegistration& operator=(const RunRegistration&) = delete;
-  const RunRecord& record() const { return record_; }
 
  private:
   RunRecord record_;

@@ -19,8 +19,6 @@ int LinkRecorder::add_link(std::string name, RateSchedule schedule) {
   return static_cast<int>(links_.size()) - 1;
 }
 
-const std::string& LinkRecorder::link_name(int link) const { return links_.at(static_cast<std::size_t>(link)).name; }
-
 void LinkRecorder::record_delivery(int link, double departure_s, uint32_t wire_bytes, uint32_t payload_bytes) {
   Link& target = links_.at(static_cast<std::size_t>(link));
   // A packet that left a hair before time 0 (rounding) belongs to second 0.

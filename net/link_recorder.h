@@ -43,8 +43,6 @@ class LinkRecorder {
 
   // Returns the link's index for record_delivery().
   int add_link(std::string name, RateSchedule schedule);
-  int link_count() const { return static_cast<int>(links_.size()); }
-  const std::string& link_name(int link) const;
 
   // A packet of `wire_bytes` (payload_bytes of it TCP payload) whose last bit
   // left the sender at `departure_s` (network time) arrived intact.

@@ -1,6 +1,5 @@
 #include "sim/sim_backend.h"
 
-#include <fmt/format.h>
 #include <ns3/core-module.h>
 
 #include <atomic>

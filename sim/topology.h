@@ -13,17 +13,14 @@
 // Engine nodes are numbered cluster by cluster. Everything runs on the one
 // ns-3 thread, in simulated time; no ns-3 header is included here.
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/comm/transport.h"
 #include "net/link_recorder.h"
 #include "net/network_plan.h"
 #include "net/topology_config.h"
-#include "traces/trace.h"
 
 namespace st::sim {
 

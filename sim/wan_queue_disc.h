@@ -18,7 +18,6 @@ class WanQueueDisc : public ns3::QueueDisc {
 
   // Opening restarts dequeueing at once.
   void SetOpen(bool open);
-  bool IsOpen() const { return open_; }
 
   static constexpr const char* kLimitExceededDrop = "WAN buffer full";
 

@@ -82,7 +82,8 @@ TEST(TcpTransport, MessagesBeforeTheHandlerAreKept) {
   Inbox inbox;
   auto transports = start_world(2);
   transports[1]->send(0, 5, {42}, nullptr);
-  std::this_thread::sleep_for(milliseconds(100));
+  // Arrived (and counted) before any handler is installed.
+  ASSERT_TRUE(wait_until([&] { return transports[0]->stats().messages_received == 1; }, milliseconds(2000)));
   inbox.attach(*transports[0]);
   ASSERT_TRUE(wait_until([&] { return inbox.message_count() == 1; }, milliseconds(2000)));
   EXPECT_EQ(inbox.messages[0].tag, 5u);

@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "traces/generator_util.h"
 #include "traces/generators.h"
 
 namespace st::traces {

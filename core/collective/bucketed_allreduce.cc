@@ -83,7 +83,6 @@ class BucketedAllreduce::State : public std::enable_shared_from_this<State> {
     if (complete) start_bucket(bucket);
   }
 
-  std::size_t buckets() const { return plan_.buckets.size(); }
   std::size_t buckets_started() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return started_;
@@ -186,7 +185,6 @@ BucketedAllreduce::BucketedAllreduce(Communicator& comm, const BucketPlan& plan,
 }
 
 void BucketedAllreduce::mark_ready(std::size_t tensor_index, float* data) { state_->mark_ready(tensor_index, data); }
-std::size_t BucketedAllreduce::buckets() const { return state_->buckets(); }
 std::size_t BucketedAllreduce::buckets_started() const { return state_->buckets_started(); }
 
 }  // namespace st::collective

@@ -61,7 +61,6 @@ class BucketedAllreduce {
   // index out of range or marked twice.
   void mark_ready(std::size_t tensor_index, float* data);
 
-  std::size_t buckets() const;
   std::size_t buckets_started() const;
 
   class State;

@@ -50,7 +50,6 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
                                          Finisher finisher);
   RingRun(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps, Finisher finisher);
 
-  Communicator& comm() const { return comm_; }
   uint32_t id() const { return id_; }
   Rank next_rank() const { return (comm_.rank() + 1) % comm_.world_size(); }
   Rank previous_rank() const { return (comm_.rank() + comm_.world_size() - 1) % comm_.world_size(); }

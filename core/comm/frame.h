@@ -125,7 +125,6 @@ class FrameDecoder {
 
   // True between frames (no partial header or payload held).
   bool at_frame_boundary() const { return header_filled_ == 0 && !in_payload_; }
-  uint64_t frames_decoded() const { return frames_decoded_; }
 
  private:
   void check_usable() const;

@@ -3,7 +3,6 @@
 #include <deque>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 

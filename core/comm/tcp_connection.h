@@ -77,7 +77,6 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // Closes the socket now: queued and in-flight sends complete with `error`.
   void fail(const std::exception_ptr& error);
 
-  bool is_open() const { return open_; }
   bool write_idle() const { return !writing_ && queue_.empty(); }
   bool has_pending_sends() const;  // data frames (ones with on_done) not yet completed
   const std::string& remote_address() const { return remote_address_; }

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/util/span.h"
 
 namespace st::compress {
 

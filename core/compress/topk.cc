@@ -1,5 +1,3 @@
-#include <numeric>
-
 #include "core/compress/compressors.h"
 #include "core/compress/top_select.h"
 

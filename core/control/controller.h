@@ -74,8 +74,6 @@ class Controller {
   std::optional<Plan> tick(double now_s, int current_iteration);
 
   const std::vector<ControlRecord>& records() const { return records_; }
-  double density() const { return density_; }
-  const std::vector<std::vector<int>>& batch() const { return batch_; }
 
  private:
   double compute_ms() const;

@@ -25,10 +25,8 @@ class ShardSampler {
   std::vector<std::size_t> epoch_indices(uint64_t epoch) const;
 
   std::size_t shard_size() const { return end_ - begin_; }
-  std::size_t dataset_size() const { return dataset_size_; }
   int world_size() const { return world_size_; }
   int rank() const { return rank_; }
-  uint64_t seed() const { return seed_; }
 
  private:
   std::size_t dataset_size_;
@@ -52,7 +50,6 @@ class BatchStream {
 
   uint64_t epoch() const { return epoch_; }
   std::size_t position() const { return position_; }  // within this epoch's shard
-  const ShardSampler& sampler() const { return sampler_; }
 
  private:
   ShardSampler sampler_;

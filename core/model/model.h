@@ -59,7 +59,6 @@ class Model {
   void zero_grad() const;
   void to(const c10::Device& device) const;
 
-  std::shared_ptr<torch::nn::Module> module() const;
 
  private:
   std::string name_;

@@ -93,6 +93,5 @@ bool Model::is_training() const { return module_->is_training(); }
 void Model::zero_grad() const { module_->zero_grad(); }
 void Model::to(const c10::Device& device) const { module_->to(device); }
 
-std::shared_ptr<torch::nn::Module> Model::module() const { return module_; }
 
 }  // namespace st::model

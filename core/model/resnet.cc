@@ -14,7 +14,6 @@
 //              classes, those of torchvision's resnet50 / resnet152.
 // Projection shortcuts (1x1 convolution and BatchNorm) only where the shape
 // changes; the zoo calls them `shortcut` in both styles.
-#include <cmath>
 
 #include "core/model/architectures.h"
 #include "core/model/zoo_module.h"

@@ -3,7 +3,6 @@
 // std::thread because the seam needs exactly these four operations and the
 // pool must report task exceptions to run_until(); Asio's thread_pool would
 // bring the timers but not that.
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>

@@ -37,7 +37,6 @@ class ByteWindow {
   WindowTotals totals(Nanos now) const;
 
   int peers() const { return peers_; }
-  Nanos window() const { return window_; }
 
  private:
   struct Slot {

@@ -49,7 +49,6 @@ class ControlAgent {
   void report(telemetry::NodeTelemetry t);
 
   // Per-peer bytes over the last window, for reports.
-  telemetry::WindowTotals window() const { return transport_.window_totals(); }
 
  private:
   struct Setting {

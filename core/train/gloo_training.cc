@@ -1,7 +1,5 @@
 #include "core/train/gloo_training.h"
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstring>

@@ -13,10 +13,7 @@
 // of them (for a round of model averaging, for a peer's accumulation) or go
 // on at once. drain() runs after the last iteration, before `finished`.
 #include <cstddef>
-#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <string>
 #include <vector>
 
 #include "core/train/system.h"
@@ -76,7 +73,6 @@ class LocalStepSystem : public System {
   std::vector<std::vector<float>> staged_;
   std::size_t total_numel_ = 0;
   IterationRecord record_;
-  runtime::Nanos wait_started_{0};
   runtime::Task finished_;
 };
 

@@ -25,7 +25,6 @@
 // which it started) and mean iteration time. Every node thus computes the
 // same schedule, and a round is run iff its due point is at most the last
 // iteration.
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>

@@ -10,7 +10,6 @@
 // Forward gating is per model, not per layer: LibTorch runs a module's
 // forward as one call, so the replica is loaded once every layer is recent
 // enough (docs/engine.md discusses what per-layer gating would add).
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>

@@ -16,10 +16,8 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "core/collective/bucketed_allreduce.h"
 #include "core/collective/sparse_allgather.h"
 #include "core/compress/compressor.h"
-#include "core/optim/sparse_optimizer.h"
 #include "core/train/ddp_hook_systems.h"
 #include "core/train/sync_system.h"
 

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 

@@ -5,7 +5,6 @@
 // needs version >= v for every layer registers a continuation that runs once
 // the slowest layer gets there. Per-layer locks let the optimizer of one
 // layer run while another layer is copied into the replicas.
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>

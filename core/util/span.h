@@ -26,9 +26,6 @@ class Span {
   constexpr T& operator[](std::size_t i) const noexcept { return data_[i]; }
   constexpr T* begin() const noexcept { return data_; }
   constexpr T* end() const noexcept { return data_ + size_; }
-  constexpr Span subspan(std::size_t offset, std::size_t count) const noexcept {
-    return Span(data_ + offset, count);
-  }
 
  private:
   T* data_ = nullptr;
