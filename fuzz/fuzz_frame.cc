@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       // Alternate the copying and the zero-copy paths, as the transport may.
       if ((at / chunk) % 2 == 1 && decoder.payload_space_size() > 0) {
         const std::size_t n = std::min(piece, decoder.payload_space_size());
-        std::memcpy(decoder.payload_space(), data + at, n);
+        std::memcpy(decoder.payload_space(n), data + at, n);
         decoder.commit_payload(n, sink);
         if (n < piece) decoder.feed(data + at + n, piece - n, sink);
       } else {

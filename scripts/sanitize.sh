@@ -14,15 +14,22 @@ which=("$@")
 
 source scripts/clang-build.sh
 
-run_suites() {  # folder, label
-  local dir=$1 label=$2
+run_suites() {  # folder, label, tests to leave out (regex), extra target
+  local dir=$1 label=$2 exclude=$3
   echo "sanitize: $label: building the $label suites in $dir ($JOBS jobs)"
-  cmake --build "$dir" -j "$JOBS" --target "${label}_suites" ${3:+"$3"}
+  cmake --build "$dir" -j "$JOBS" --target "${label}_suites" ${4:+"$4"}
   echo "sanitize: $label: running them"
-  # The throughput measurement means nothing under a sanitizer; the stress
-  # test covers the same traffic.
-  (cd "$dir" && ctest -L "^$label\$" -E "^TcpThroughput\." --output-on-failure -j "$JOBS" --timeout 900)
+  (cd "$dir" && ctest -L "^$label\$" -E "$exclude" --output-on-failure -j "$JOBS" --timeout 900)
 }
+
+# Left out: the throughput measurement means nothing under a sanitizer (the
+# stress test carries the same traffic); under TSan also the TcpFailure
+# tests, whose peer is a fork()ed child of the threaded test process that
+# starts threads of its own, which ThreadSanitizer does not support (its
+# child then runs too slowly for the tests' 1 s peer timeout).
+ASAN_EXCLUDE='^TcpThroughput\.'
+TSAN_EXCLUDE='^(TcpThroughput|TcpFailure)\.'
+
 
 # halt_on_error: the first report fails the test. detect_leaks: LeakSanitizer
 # runs with ASan. Suppressions name third-party code only (tests/sanitizers/).
@@ -35,10 +42,10 @@ for w in "${which[@]}"; do
   case "$w" in
     asan)
       configure_clang build-asan address,undefined -DST_FUZZ=ON
-      run_suites build-asan asan fuzz_targets ;;
+      run_suites build-asan asan "$ASAN_EXCLUDE" fuzz_targets ;;
     tsan)
       configure_clang build-tsan thread
-      run_suites build-tsan tsan ;;
+      run_suites build-tsan tsan "$TSAN_EXCLUDE" ;;
     *) echo "sanitize: unknown build '$w' (asan or tsan)" >&2; exit 2 ;;
   esac
 done

@@ -313,6 +313,23 @@ int scale() {
   return std::max(1, value);
 }
 
+// ThreadSanitizer slows every memory access of the 100 MB copies about
+// tenfold: there a quarter of the rounds (at least one) is enough to check
+// the threading, and they fit the watchdog's limit.
+#if defined(__SANITIZE_THREAD__)
+constexpr int kSanitizerSlowdown = 4;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr int kSanitizerSlowdown = 4;
+#else
+constexpr int kSanitizerSlowdown = 1;
+#endif
+#else
+constexpr int kSanitizerSlowdown = 1;
+#endif
+
+int rounds(int per_scale) { return std::max(1, per_scale * scale() / kSanitizerSlowdown); }
+
 std::chrono::seconds watchdog_limit() { return std::chrono::seconds(120 * scale()); }
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -321,7 +338,7 @@ TEST(TcpStress, LargeMessagesBothWaysAtOnceUnderCpuLoad) {
   Watchdog watchdog("LargeMessagesBothWaysAtOnceUnderCpuLoad", watchdog_limit());
   pattern();
   Pair pair;
-  const int kRounds = 12 * scale();
+  const int kRounds = rounds(12);
   constexpr int kPerRound = 3;  // each way
   const auto start = Clock::now();
   CpuLoad load;
@@ -343,7 +360,7 @@ TEST(TcpStress, LargeAndMediumMessagesOnSeveralTagsInterleaved) {
   Watchdog watchdog("LargeAndMediumMessagesOnSeveralTagsInterleaved", watchdog_limit());
   pattern();
   Pair pair;
-  const int kRounds = 8 * scale();
+  const int kRounds = rounds(8);
   const std::vector<std::size_t> medium_sizes = {16, 4096, 64 * 1024 - 1, 64 * 1024, 256 * 1024 + 3, 1 << 20};
   const auto start = Clock::now();
   CpuLoad load;
@@ -374,7 +391,7 @@ TEST(TcpStress, FreshMemoryForEveryMessageUnderCpuLoad) {
   pattern();
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);  // glibc's initial threshold, no longer adjusted
   Pair pair;
-  const int kRounds = 8 * scale();
+  const int kRounds = rounds(8);
   const auto start = Clock::now();
   {
     CpuLoad load;
