@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "core/c10d/gloo_group.h"
+#include "free_port.h"
 #include "core/c10d/gloo_group_state.h"
 
 namespace st::c10d_ddp {
@@ -63,17 +64,7 @@ static_assert(sizeof(ReducerLayoutProbe::Context) == sizeof(std::shared_ptr<void
               "Reducer::RpcContext gained a member: re-check the stub against this LibTorch's reducer.hpp");
 static_assert(std::is_same_v<DistAutogradContext::GradCallback, std::function<bool(at::Tensor&)>>);
 
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  close(fd);
-  return ntohs(address.sin_port);
-}
+using test::free_port;
 
 TEST(C10dContextStub, RealReducerSeesTheLayoutThisBuildCompiled) {
   GlooGroupOptions options;

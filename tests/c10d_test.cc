@@ -27,6 +27,7 @@
 
 #include "core/c10d/gloo_ddp.h"
 #include "core/c10d/gloo_group.h"
+#include "free_port.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/data/synthetic.h"
@@ -43,19 +44,7 @@ class OneThread : public ::testing::Environment {
 };
 const auto* const kThreads = ::testing::AddGlobalTestEnvironment(new OneThread);
 
-// Binds port 0 to let the kernel pick a free port, then releases it for the
-// TCPStore about to be started (a small race, acceptable in a test).
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  close(fd);
-  return ntohs(address.sin_port);
-}
+using test::free_port;
 
 GlooGroupOptions loopback(int rank, int world_size, uint16_t port, int timeout_ms = 20000) {
   GlooGroupOptions options;
