@@ -1,8 +1,5 @@
 #include "core/optim/dense_sgd.h"
 
-#include <omp.h>
-
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -60,29 +57,16 @@ void DenseSgd::step(Span<float> param, Span<const float> grad, DenseSgdState& st
   args.nesterov = options_.nesterov;
   const auto kernel = exec_.simd == simd::Level::kAvx2 ? detail::dense_sgd_kernel_avx2 : detail::dense_sgd_kernel_portable;
 
-  const std::size_t n = args.count;
-  if (exec_.threads <= 1 || n < exec_.min_parallel_nnz || n < 2) {
-    kernel(args);
-    return;
-  }
   // Each entry's update reads only that entry, so the split does not change
-  // a result. Slices start on multiples of 16 floats (64-byte lines).
-  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(exec_.threads), n));
-  constexpr std::size_t kAlign = 16;
-  const std::size_t per_thread = (n + threads - 1) / threads;
-  const std::size_t slice = (per_thread + kAlign - 1) / kAlign * kAlign;
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(n, static_cast<std::size_t>(t) * slice);
-    const std::size_t end = std::min(n, begin + slice);
-    if (begin >= end) continue;
+  // a result.
+  detail::for_each_slice(args.count, exec_, [&](std::size_t begin, std::size_t end) {
     detail::DenseSgdKernelArgs part = args;
     part.param += begin;
     if (part.momentum_buffer != nullptr) part.momentum_buffer += begin;
     part.grad += begin;
     part.count = end - begin;
     kernel(part);
-  }
+  });
 }
 
 }  // namespace st::optim

@@ -71,26 +71,32 @@ void validate_step(const char* optimizer, Span<float> param, SparseGrad grad, co
   if (bad < grad.indices.size()) fail(index_error(grad.indices, bad, state.numel));
 }
 
-template <class Args>
-void run_chunked(void (*kernel)(const Args&, Chunk), const Args& args, SparseGrad grad,
-                 const ExecutionOptions& exec) {
-  const std::size_t nnz = grad.indices.size();
-  const Chunk whole{grad.indices.data(), grad.values.data(), nnz};
-  if (exec.threads <= 1 || nnz < exec.min_parallel_nnz || nnz < 2) {
-    kernel(args, whole);
+void for_each_slice(std::size_t n, const ExecutionOptions& exec,
+                    const std::function<void(std::size_t begin, std::size_t end)>& run) {
+  if (exec.threads <= 1 || n < exec.min_parallel_nnz || n < 2) {
+    run(0, n);
     return;
   }
-  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(exec.threads), nnz));
-  // Slice boundaries on multiples of 16 keep compressor runs in one piece.
+  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(exec.threads), n));
   constexpr std::size_t kAlign = 16;
-  const std::size_t per_thread = (nnz + threads - 1) / threads;
+  const std::size_t per_thread = (n + threads - 1) / threads;
   const std::size_t slice = (per_thread + kAlign - 1) / kAlign * kAlign;
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int t = 0; t < threads; ++t) {
-    const std::size_t begin = std::min(nnz, static_cast<std::size_t>(t) * slice);
-    const std::size_t end = std::min(nnz, begin + slice);
-    if (begin < end) kernel(args, Chunk{whole.indices + begin, whole.values + begin, end - begin});
+    const std::size_t begin = std::min(n, static_cast<std::size_t>(t) * slice);
+    const std::size_t end = std::min(n, begin + slice);
+    if (begin < end) run(begin, end);
   }
+}
+
+template <class Args>
+void run_chunked(void (*kernel)(const Args&, Chunk), const Args& args, SparseGrad grad,
+                 const ExecutionOptions& exec) {
+  const uint32_t* indices = grad.indices.data();
+  const float* values = grad.values.data();
+  for_each_slice(grad.indices.size(), exec, [&](std::size_t begin, std::size_t end) {
+    kernel(args, Chunk{indices + begin, values + begin, end - begin});
+  });
 }
 
 template void run_chunked<SgdKernelArgs>(void (*)(const SgdKernelArgs&, Chunk), const SgdKernelArgs&, SparseGrad,

@@ -3,6 +3,7 @@
 // kernels: option checks, validation of a step's input before anything is
 // written, and the split of a step into per-thread chunks.
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "core/optim/kernels.h"
@@ -29,6 +30,14 @@ void validate_step(const char* optimizer, Span<float> param, SparseGrad grad, co
 // True when every index < numel fits the signed 32-bit offsets of AVX2
 // gathers.
 inline bool fits_gather(std::size_t numel) { return numel <= (std::size_t{1} << 31); }
+
+// Calls run(begin, end) over [0, n): once on the calling thread when n <
+// exec.min_parallel_nnz, n < 2 or exec.threads is 1, otherwise once per
+// OpenMP thread with contiguous slices that start on multiples of 16
+// elements (64-byte lines; compressor runs stay in one piece). The slices
+// depend on n and the thread count only.
+void for_each_slice(std::size_t n, const ExecutionOptions& exec,
+                    const std::function<void(std::size_t begin, std::size_t end)>& run);
 
 // Runs kernel(args, chunk) over the whole gradient: on the calling thread
 // when there are fewer than exec.min_parallel_nnz entries or one thread,
