@@ -72,6 +72,7 @@ RunOutcome run_one(const Scenario& scenario, const RunOptions& options, const st
                    const std::string& label, train::TrainConfig config, const fs::path& out,
                    const std::string& relative_dir) {
   config.out_dir = (out / relative_dir).string();
+  config.timeline = options.timeline;
   RunOutcome outcome;
   outcome.seed = config.seed;
   outcome.dir = relative_dir;
@@ -251,6 +252,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--out", options->out_dir, "Results folder (default: results/<scenario name>)");
   cmd->add_option("--seeds", options->seeds, "Run this many seeds (default: the scenario's seeds list)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--timeline", options->timeline,
+                "Each run also writes timeline.json: every compute task and send (Chrome trace; docs/engine.md)");
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->callback([options] {
     nlohmann::ordered_json summary;

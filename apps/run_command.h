@@ -21,6 +21,7 @@ struct RunOptions {
   bool quiet = false;    // no per-iteration progress from the trainer
   int iterations = 0;    // >0: every system runs this many iterations (a shorter budget)
   std::string emu_delay = "auto";  // emu: auto, netem or nfqueue
+  bool timeline = false;  // each run writes timeline.json (core/runtime/timeline.h)
 };
 
 // Returns the summary it wrote to DIR/summary.json. Throws on a bad scenario

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/device/compute_device.h"
 #include "core/model/model.h"
 #include "core/util/yaml_fields.h"
 #include "net/links_yaml.h"
@@ -143,6 +144,18 @@ void parse_math(const YamlField& top, train::TrainConfig& c) {
 
 // The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
 // (each system may have its own learning rate, momentum and warmup).
+// Where forward and backward run (cpu, cuda, cuda:N). Whether this build
+// and machine have that device is checked when the run starts, so that a
+// GPU scenario can still be read, listed and checked anywhere.
+void parse_compute_device(const YamlField& f, train::TrainConfig& c) {
+  c.compute_device = f.text();
+  try {
+    device::parse_compute_device(c.compute_device);
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+}
+
 void parse_optimizer(const YamlField& f, train::TrainConfig& c) {
   f.allow_only({"name", "lr", "momentum", "weight_decay", "warmup"});
   if (f.has("name")) (void)f.at("name").text_in({"sgd"});  // the training loop's only optimizer so far
@@ -430,8 +443,8 @@ Scenario load_scenario(const std::string& path) {
 Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir) {
   const std::string path = top.file();
   reject_duplicate_keys(top);
-  top.allow_only({"name", "description", "backend", "clusters", "links", "compute", "model", "dataset", "optimizer",
-                  "batch", "systems", "target_accuracy", "budget", "eval", "seeds"});
+  top.allow_only({"name", "description", "backend", "clusters", "links", "compute", "compute_device", "model", "dataset",
+                  "optimizer", "batch", "systems", "target_accuracy", "budget", "eval", "seeds"});
   Scenario s;
   s.source = path;
   s.name = top.text_or("name", fs::path(path).stem().string());
@@ -445,6 +458,7 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
   base.model = parse_model(top.at("model"));
   parse_dataset(top.at("dataset"), base, base_dir);
   parse_math(top, base);
+  if (top.has("compute_device")) parse_compute_device(top.at("compute_device"), base);
   if (top.has("optimizer")) parse_optimizer(top.at("optimizer"), base);
   if (top.has("batch")) parse_batch(top.at("batch"), base, base.nodes * base.gpus_per_node);
   parse_budget(top.at("budget"), base);

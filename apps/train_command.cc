@@ -139,6 +139,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--sim-config", backend->sim_config, "sim: topology, WAN traces and compute-time model (YAML)");
   cmd->add_option("--system", c.system, train::system_names_text() + " (docs/systems.md)")->capture_default_str();
   cmd->add_option("--model", c.model, "mlp, cnn, resnet18 or vit")->capture_default_str();
+  cmd->add_flag("--timeline", c.timeline, "Also write OUT/timeline.json: every compute task and send (Chrome trace)");
+  cmd->add_option("--compute-device", c.compute_device, "Where forward and backward run: cpu, cuda or cuda:N")
+      ->capture_default_str();
   cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10 or synthetic")->capture_default_str();
   cmd->add_option("--data-dir", c.data_dir, "Dataset folder (default: the dataset's own)");
   cmd->add_option("--nodes", c.nodes, "Nodes (processes over tcp; WORLD_SIZE)")->capture_default_str();

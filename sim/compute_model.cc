@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <algorithm>
 
 #include <cmath>
@@ -135,8 +137,15 @@ std::vector<double> backward_shares_from_profile(const util::YamlField& layers, 
 
 std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c) {
   if (c.profile_path.empty()) throw std::invalid_argument("compute.profile: the profile model needs a profile file");
+  // A profile is measured, never written by hand (a GPU scenario's stays
+  // absent until it has been measured on that GPU): say how to make one.
+  if (!std::filesystem::exists(c.profile_path))
+    throw std::invalid_argument(fmt::format(
+        "{}: no such compute profile; measure one on the device it describes with `stellatrain bench profile "
+        "--models {} [--compute-device cuda] --device NAME --out {}` (docs/sim.md; GPUs: scripts/gpu/check.sh)",
+        c.profile_path, c.model, c.profile_path));
   const auto root = util::YamlField::load_file(c.profile_path);
-  root.allow_only({"device", "measured_with", "cpu", "accelerator", "models"});
+  root.allow_only({"device", "measured_with", "compute_device", "cpu", "accelerator", "transfer", "models"});
   const auto cpu = root.at("cpu");
   cpu.allow_only({"gather_ns_per_element", "compress_ns_per_element", "optimize_ns_per_index"});
   const auto accelerator = root.at("accelerator");
@@ -159,6 +168,16 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
   rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMax);
   rates.optimize_dense_ns_per_element = accelerator.at("optimize_dense_ns_per_element").number_in(0, kMax);
   rates.compress_gpu_ns_per_element = accelerator.at("compress_gpu_ns_per_element").number_in(0, kMax);
+  // A GPU profile's device-to-host rate: a layer's gather first brings each
+  // worker's gradient (4 bytes per element) into host memory.
+  double d2h_gbps = 0;
+  if (root.has("transfer")) {
+    const auto transfer = root.at("transfer");
+    transfer.allow_only({"d2h_gbps", "h2d_gbps"});
+    d2h_gbps = transfer.at("d2h_gbps").number_in(1e-3, kMax);
+    transfer.at("h2d_gbps").number_in(1e-3, kMax);
+    rates.gather_ns_per_element += 4.0 / d2h_gbps;  // GB/s = bytes per ns
+  }
   const bool measured_layers = entry.has("layers");
   auto shares = measured_layers
                     ? backward_shares_from_profile(entry.at("layers"), c, entry.at("backward_ms").number_in(0, kMax))
@@ -169,6 +188,7 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
                                 {"device", root.text_or("device", "")},
                                 {"model", c.model},
                                 {"profile_batch", batch},
+                                {"d2h_gbps", d2h_gbps},
                                 {"forward_ms_per_sample", rates.forward_ms_per_sample},
                                 {"backward_ms_per_sample", rates.backward_ms_per_sample}};
   return std::make_unique<RateModel>("profile", rates, std::move(shares), description);

@@ -112,6 +112,13 @@ TEST_F(ScenarioFile, ShippedScenariosLoad) {
   }
 }
 
+TEST_F(ScenarioFile, ComputeDeviceReachesEverySystemsConfig) {
+  const auto s = load_scenario(write(text({}, "compute_device: cuda:1\n")));
+  for (const auto& system : s.systems) EXPECT_EQ(system.config.compute_device, "cuda:1");
+  const auto plain = load_scenario(write(text()));
+  for (const auto& system : plain.systems) EXPECT_EQ(system.config.compute_device, "cpu");
+}
+
 TEST_F(ScenarioFile, DefaultsAreTheDocumentedOnes) {
   const auto s = load_scenario(write(text(), "defaults-example.yaml"));
   EXPECT_EQ(s.name, "defaults-example");
@@ -227,6 +234,8 @@ TEST_F(ScenarioFile, BadValuesAndRanges) {
   expect_errors(
       {
           {text({{"target_accuracy", "target_accuracy: high\n"}}), "target_accuracy (line 12): 'high' is not a number"},
+          {text({}, "compute_device: gpu\n"), "compute_device (line 14): compute device 'gpu': expected cpu, cuda or cuda:N"},
+          {text({}, "compute_device: cuda:x\n"), "compute_device (line 14): compute device 'cuda:x'"},
           {text({{"target_accuracy", "target_accuracy: 85\n"}}), "target_accuracy (line 12): 85 is above 1: give a fraction, e.g. 0.85 for 85%"},
           {text({{"target_accuracy", "target_accuracy: 1.5\n"}}), "target_accuracy (line 12): 1.5 is above 1"},
           {text({{"target_accuracy", "target_accuracy: 0\n"}}), "target_accuracy (line 12): 0 is out of range"},

@@ -172,6 +172,36 @@ TEST(ProfileLayers, WrongNameOrCountNamesTheLine) {
   }
 }
 
+// A GPU profile's `transfer:` rates: a layer's gather also pays its
+// device-to-host copy (4 bytes per element at d2h_gbps).
+TEST(ProfileTransfer, GatherPaysTheDeviceToHostCopy) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "profile_transfer";
+  fs::create_directories(dir);
+  auto model_with = [&](const std::string& transfer) {
+    const fs::path path = dir / "p.yaml";
+    std::ofstream(path) << "device: t\nmeasured_with: test\ncompute_device: cuda:0\n"
+                           "cpu: {gather_ns_per_element: 1, compress_ns_per_element: 1, optimize_ns_per_index: 1}\n"
+                           "accelerator: {optimize_dense_ns_per_element: 1, compress_gpu_ns_per_element: 1}\n"
+                        << transfer << "models:\n  mlp: {batch: 64, forward_ms: 1, backward_ms: 2}\n";
+    ComputeModelConfig c;
+    c.kind = "profile";
+    c.profile_path = path.string();
+    c.model = "mlp";
+    return make_compute_model(c);
+  };
+  const runtime::ComputeCost gather{"gather", 0, 1e6, 0, -1};
+  const auto host = model_with("")->cost(gather, runtime::Nanos::zero());
+  const auto gpu = model_with("transfer: {d2h_gbps: 20, h2d_gbps: 25}\n")->cost(gather, runtime::Nanos::zero());
+  EXPECT_EQ(host.count(), 1'000'000);                      // 1 ns per element
+  EXPECT_EQ(gpu.count(), 1'000'000 + 4'000'000 / 20);      // + 4 bytes at 20 bytes per ns
+  try {
+    model_with("transfer: {d2h_gbps: 0, h2d_gbps: 25}\n");
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("transfer.d2h_gbps"), std::string::npos) << e.what();
+  }
+}
+
 // Without `layers:`, readiness follows FLOPs: the classifier's gradient
 // comes early in backward, the first layer's at the very end.
 TEST(ProfileLayers, FlopsOrderWithoutATable) {

@@ -4,6 +4,10 @@
 // thresholdv16 compression, the sparse SGD step, the dense SGD step and
 // exact top-k (the last two stand in for what runs on the accelerator when
 // the profile describes a CPU-only node). Medians over repetitions.
+// With --compute-device cuda the models, the dense step and top-k run on the
+// GPU (timed to the device's completion, per-layer readiness by CUDA events),
+// and the device-to-host and host-to-device copy rates of page-locked
+// buffers are measured too (`transfer:`); the CPU kernels stay on the CPU.
 #include "apps/bench/profile_command.h"
 
 #include <CLI/CLI.hpp>
@@ -19,6 +23,9 @@
 
 #include "apps/bench/median_timer.h"
 #include "core/compress/compressor.h"
+#include "core/device/compute_device.h"
+#include "core/device/copy_engine.h"
+#include "core/device/event_clock.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
@@ -31,6 +38,7 @@ struct ProfileOptions {
   std::vector<std::string> models{"mlp", "cnn", "resnet18", "vit"};
   int batch = 64;
   std::string device = "this-cpu";
+  std::string compute_device = "cpu";
   std::string out;
   double min_time_s = 0.2;
   int repetitions = 5;
@@ -56,21 +64,22 @@ struct Readiness {
 };
 
 Readiness time_readiness(const model::Model& m, const torch::Tensor& images, const torch::Tensor& labels,
-                         int repetitions) {
-  using Clock = std::chrono::steady_clock;
+                         int repetitions, const device::ComputeDevice& on) {
   const std::size_t params = m.parameters().size();
   std::vector<std::vector<double>> samples(params);
   std::vector<double> whole;
-  Clock::time_point started;
-  model::GradientReadyHooks hooks(m, [&](std::size_t p) {
-    samples[p].push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
-  });
+  const auto clock = device::make_event_clock(on);
+  model::GradientReadyHooks hooks(m, [&](std::size_t p) { clock->mark(p); });
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     m.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(m.forward(images), labels);
-    started = Clock::now();
+    device::synchronize(on);
+    clock->start();
     loss.backward();
-    whole.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+    const auto times = clock->finish();
+    whole.push_back(times.end_ms);
+    for (std::size_t p = 0; p < params && p < times.marks_ms.size(); ++p)
+      if (times.marks_ms[p] >= 0) samples[p].push_back(times.marks_ms[p]);
   }
   Readiness out;
   out.backward_ms = median(whole);
@@ -85,26 +94,36 @@ model::ModelShape profile_shape(const std::string& name) {
   return {1, 28, 28, 10};                                                                          // Fashion-MNIST
 }
 
-ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer) {
+torch::Device torch_device(const device::ComputeDevice& on) {
+  if (!on.is_cuda()) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(std::max(0, on.index))};
+}
+
+ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer, const device::ComputeDevice& on) {
   const model::ModelShape shape = profile_shape(name);
   const auto m = model::make_model(name, shape, 1);
-  const auto images = torch::randn({batch, shape.channels, shape.height, shape.width});
-  const auto labels = torch::randint(0, shape.classes, {batch}, torch::kLong);
+  const auto where = torch_device(on);
+  if (on.is_cuda()) m.to(where);
+  const auto images = torch::randn({batch, shape.channels, shape.height, shape.width}).to(where);
+  const auto labels = torch::randint(0, shape.classes, {batch}, torch::kLong).to(where);
   MedianTimer t(timer);
+  // Each timed call ends when the device has finished it.
   t.add("forward", [&] {
     torch::NoGradGuard no_grad;
     (void)m.forward(images);
+    device::synchronize(on);
   });
   t.add("forward_backward", [&] {
     m.zero_grad();
     torch::nn::functional::cross_entropy(m.forward(images), labels).backward();
+    device::synchronize(on);
   });
   const auto ms = t.run();
   ModelTimes out;
   // backward alone is timed directly (the difference of two medians goes
   // negative on a loaded machine); forward takes the rest of a training
   // step, so that forward + backward is what one step costs.
-  const Readiness readiness = time_readiness(m, images, labels, timer.repetitions);
+  const Readiness readiness = time_readiness(m, images, labels, timer.repetitions, on);
   out.backward_ms = readiness.backward_ms;
   out.forward_ms = std::max(ms.at("forward"), ms.at("forward_backward") - readiness.backward_ms);
   for (const auto& p : m.named_parameters()) out.names.push_back(p.name);
@@ -161,7 +180,63 @@ KernelNs time_kernels(const TimerOptions& timer) {
           ms.at("dense_step") * per_element, ms.at("topk") * per_element};
 }
 
+// On a GPU: the dense SGD step (momentum, as torch's SGD) and exact top-k
+// on 4M elements in device memory, per element.
+struct DeviceKernelNs {
+  double optimize_dense = 0, topk = 0;
+};
+
+DeviceKernelNs time_device_kernels(const TimerOptions& timer, const device::ComputeDevice& on) {
+  constexpr int64_t n = 4 << 20;
+  const auto where = torch_device(on);
+  const auto grad = torch::randn({n}).to(where);
+  auto params = torch::zeros({n}).to(where);
+  auto velocity = torch::zeros({n}).to(where);
+  const int64_t k = static_cast<int64_t>(compress::k_for_density(static_cast<std::size_t>(n), 0.05));
+  MedianTimer t(timer);
+  t.add("dense_step", [&] {
+    velocity.mul_(0.9).add_(grad);
+    params.add_(velocity, -0.01);
+    device::synchronize(on);
+  });
+  t.add("topk", [&] {
+    (void)torch::topk(grad.abs(), k);
+    device::synchronize(on);
+  });
+  const auto ms = t.run();
+  const double per_element = 1e6 / static_cast<double>(n);
+  return {ms.at("dense_step") * per_element, ms.at("topk") * per_element};
+}
+
+// Device-to-host and host-to-device copy rates of 64 MiB between device
+// memory and page-locked host memory, through the engine's own copy engine.
+struct TransferGbps {
+  double d2h = 0, h2d = 0;
+};
+
+TransferGbps time_transfers(const TimerOptions& timer, const device::ComputeDevice& on) {
+  constexpr std::size_t n = 16 << 20;  // floats: 64 MiB
+  auto engine = device::make_cuda_copy_engine(std::max(0, on.index));
+  const auto host = engine->host_buffer(n);
+  const auto dev = torch::randn({static_cast<int64_t>(n)}).to(torch_device(on));
+  MedianTimer t(timer);
+  t.add("d2h", [&] {
+    engine->follow_compute();
+    engine->copy(dev, host);
+    engine->mark()->wait();
+  });
+  t.add("h2d", [&] {
+    engine->copy(host, dev);
+    engine->mark()->wait();
+  });
+  const auto ms = t.run();
+  const double bytes = 4.0 * static_cast<double>(n);
+  return {bytes / (ms.at("d2h") * 1e6), bytes / (ms.at("h2d") * 1e6)};  // GB/s
+}
+
 int run_profile(const ProfileOptions& o, const std::string& command_line) {
+  const auto on = device::parse_compute_device(o.compute_device);
+  device::require_available(on);
   model::ThreadCountGuard one_thread(1);
   const TimerOptions timer{o.min_time_s, o.repetitions};
   YAML::Emitter out;
@@ -169,8 +244,15 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   out << YAML::BeginMap;
   out << YAML::Key << "device" << YAML::Value << o.device;
   out << YAML::Key << "measured_with" << YAML::Value << command_line;
+  out << YAML::Key << "compute_device" << YAML::Value << on.str();
   spdlog::info("profile: timing kernels (gather, thresholdv16, sparse and dense SGD, top-k)");
-  const KernelNs k = time_kernels(timer);
+  KernelNs k = time_kernels(timer);
+  if (on.is_cuda()) {
+    spdlog::info("profile: timing the dense SGD step and top-k on {}", on.str());
+    const DeviceKernelNs d = time_device_kernels(timer, on);
+    k.optimize_dense = d.optimize_dense;
+    k.topk = d.topk;
+  }
   out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "gather_ns_per_element" << YAML::Value << k.gather;
   out << YAML::Key << "compress_ns_per_element" << YAML::Value << k.compress;
@@ -178,10 +260,17 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   out << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "optimize_dense_ns_per_element" << YAML::Value << k.optimize_dense;
   out << YAML::Key << "compress_gpu_ns_per_element" << YAML::Value << k.topk << YAML::EndMap;
+  if (on.is_cuda()) {
+    spdlog::info("profile: timing device-to-host and host-to-device copies (64 MiB, page-locked)");
+    const TransferGbps rates = time_transfers(timer, on);
+    out << YAML::Key << "transfer" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "d2h_gbps" << YAML::Value << rates.d2h;
+    out << YAML::Key << "h2d_gbps" << YAML::Value << rates.h2d << YAML::EndMap;
+  }
   out << YAML::Key << "models" << YAML::Value << YAML::BeginMap;
   for (const auto& name : o.models) {
     spdlog::info("profile: timing {} forward and backward at batch {}", name, o.batch);
-    const ModelTimes m = time_model(name, o.batch, timer);
+    const ModelTimes m = time_model(name, o.batch, timer, on);
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "batch" << YAML::Value << o.batch;
     out << YAML::Key << "forward_ms" << YAML::Value << m.forward_ms;
@@ -213,12 +302,15 @@ void add_profile_command(CLI::App& bench) {
   cmd->add_option("--models", options->models, "Models to time")->delimiter(',')->check(CLI::IsMember(model::model_names()));
   cmd->add_option("--batch", options->batch, "Per-worker batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--device", options->device, "Name of the device this profile describes");
+  cmd->add_option("--compute-device", options->compute_device, "Where to run the models: cpu, cuda or cuda:N")
+      ->capture_default_str();
   cmd->add_option("--out", options->out, "Write the profile here (default: stdout)");
   cmd->add_option("--min-time", options->min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);
   cmd->add_option("--repetitions", options->repetitions, "Repetitions; the median is kept")->check(CLI::Range(1, 1000));
   cmd->callback([options] {
-    const std::string line = fmt::format("stellatrain bench profile --models {} --batch {} --device {}",
-                                         fmt::join(options->models, ","), options->batch, options->device);
+    std::string line = fmt::format("stellatrain bench profile --models {} --batch {} --device {}",
+                                   fmt::join(options->models, ","), options->batch, options->device);
+    if (options->compute_device != "cpu") line += " --compute-device " + options->compute_device;
     const int rc = run_profile(*options, line);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -69,17 +69,21 @@ Evaluation evaluate(const Model& model, const data::Dataset& dataset, std::size_
   const bool was_training = model.is_training();
   model.set_training(false);
   torch::NoGradGuard no_grad;
+  // The model may live on a GPU; batches are read into host memory.
+  const auto parameters = model.parameters();
+  const torch::Device device = parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
   std::size_t correct = 0;
   double loss_sum = 0.0;
   for (std::size_t begin = 0; begin < total; begin += batch_size) {
     const std::size_t count = std::min(batch_size, total - begin);
     const data::Batch batch = dataset.get_range(begin, count);
-    const auto logits = model.forward(batch.images);
+    const auto labels = batch.labels.to(device);
+    const auto logits = model.forward(batch.images.to(device));
     loss_sum += torch::nn::functional::cross_entropy(
-                    logits, batch.labels,
+                    logits, labels,
                     torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                     .item<double>();
-    correct += static_cast<std::size_t>(logits.argmax(1).eq(batch.labels).sum().item<int64_t>());
+    correct += static_cast<std::size_t>(logits.argmax(1).eq(labels).sum().item<int64_t>());
   }
   model.set_training(was_training);
   if (total == 0) return {};

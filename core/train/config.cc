@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 
+#include "core/device/compute_device.h"
+
 namespace st::train {
 namespace {
 
@@ -37,6 +39,12 @@ void validate(const TrainConfig& c) {
   require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
   require(c.math == "full" || c.system != "ddp-gloo", "math",
           "timing runs need the simulator's compute model; ddp-gloo runs only on real networks");
+  require(!c.timeline || !c.out_dir.empty(), "timeline", "needs a results folder (out_dir) to write timeline.json into");
+  try {
+    device::parse_compute_device(c.compute_device);
+  } catch (const std::invalid_argument& e) {
+    require(false, "compute_device", e.what());
+  }
   require(c.synthetic_channels >= 1 && c.synthetic_height >= 1 && c.synthetic_width >= 1 && c.synthetic_classes >= 2,
           "synthetic shape", "channels, height and width must be at least 1 and classes at least 2");
   require(c.nodes >= 1, "nodes", "must be at least 1");

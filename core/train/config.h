@@ -28,6 +28,9 @@ struct TrainConfig {
   // for real. Reports iteration time, traffic and throughput, never
   // accuracy. Needs a backend with a deterministic compute model (sim).
   std::string math = "full";
+  // Where the local workers' forward and backward run: cpu, cuda or
+  // cuda:N (core/device/compute_device.h; cuda needs a CUDA LibTorch).
+  std::string compute_device = "cpu";
   int nodes = 2;
   int gpus_per_node = 1;  // local workers per node (threads, one replica each)
   std::size_t batch_per_worker = 64;
@@ -120,6 +123,9 @@ struct TrainConfig {
   uint64_t seed = 1;
   std::string out_dir;               // results folder ("" = none)
   bool quiet = false;                // no progress output
+  // Write out_dir/timeline.json: every compute task and send with its start
+  // and end (core/runtime/timeline.h), to see what overlaps what.
+  bool timeline = false;
 
   // tcp: this process is one node (torchrun-style).
   int rank = 0;

@@ -10,6 +10,8 @@
 
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
+#include "core/device/compute_device.h"
+#include "core/device/staging.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
@@ -33,6 +35,12 @@ void copy_into(const at::Tensor& param, const float* data, std::size_t n) {
   param.copy_(torch::from_blob(const_cast<float*>(data), {static_cast<int64_t>(n)}, torch::kFloat).view_as(param));
 }
 
+// The torch device of worker w: the CPU, or its share of the visible GPUs.
+torch::Device torch_device_for(const device::ComputeDevice& d, int worker) {
+  if (!d.is_cuda()) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device::cuda_index_for_worker(d, worker, device::cuda_device_count()))};
+}
+
 }  // namespace
 
 struct Worker {
@@ -44,6 +52,10 @@ struct Worker {
   int batch = 0;
   std::vector<char> produced;  // per layer: this backward has written its gradient
   std::unique_ptr<model::GradientReadyHooks> hooks;
+  torch::Device device = torch::kCPU;
+  // How gradients reach host memory and parameters come back (direct on
+  // the CPU, copies on a side stream on a GPU; core/device/staging.h).
+  std::unique_ptr<device::WorkerStaging> staging;
 };
 
 // One compute_gradients call in flight.
@@ -82,9 +94,12 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     for (int w = 0; w < config.gpus_per_node; ++w)
       impl_->workers.push_back(std::make_unique<Worker>(
           Worker{nullptr, data::BatchStream(data::ShardSampler(train.size(), 1, 0, config.seed)), {}, {}, {},
-                 static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels.size(), 0), {}}));
+                 static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels.size(), 0), {},
+                 torch::kCPU, {}}));
     return;
   }
+  const auto compute_device = device::parse_compute_device(config.compute_device);
+  device::require_available(compute_device);
   const int world = config.nodes * config.gpus_per_node;
   for (int w = 0; w < config.gpus_per_node; ++w) {
     const int global = node * config.gpus_per_node + w;
@@ -92,13 +107,19 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     // Same init seed everywhere: every replica starts from identical weights.
     auto worker = std::make_unique<Worker>(
         Worker{std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed)),
-               data::BatchStream(sampler), {}, {}, {}, static_cast<int>(config.batch_per_worker), {}, {}});
+               data::BatchStream(sampler), {}, {}, {}, static_cast<int>(config.batch_per_worker), {}, {}, torch::kCPU, {}});
+    // Initialised on the CPU from the seed, then moved: identical weights on every device.
+    worker->device = torch_device_for(compute_device, w);
+    if (compute_device.is_cuda()) worker->model->to(worker->device);
     worker->params = worker->model->parameters();
     worker->produced.assign(worker->params.size(), 0);
+    worker->staging = device::make_worker_staging(compute_device, w, worker->params);
     Worker* raw = worker.get();
-    // On the thread running backward: mark the layer, and let the executor
-    // release it when the backward has got that far on its clock.
+    // On the thread running backward: start the layer's way to host memory,
+    // mark it, and let the executor release it when the backward has got
+    // that far on its clock.
     worker->hooks = std::make_unique<model::GradientReadyHooks>(*worker->model, [this, raw](std::size_t layer) {
+      raw->staging->stage(layer, raw->params[layer].grad());
       raw->produced[layer] = 1;
       impl_->executor.post_progress(static_cast<int>(layer), [this, layer] { worker_layer_ready(layer); });
     });
@@ -107,6 +128,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
   for (const auto& p : impl_->workers.front()->params) impl_->numels.push_back(static_cast<std::size_t>(p.numel()));
   for (const auto& p : impl_->workers.front()->model->named_parameters()) impl_->names.push_back(p.name);
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
+  if (compute_device.is_cuda()) impl_->evaluator->to(impl_->workers.front()->device);
 }
 
 LocalWorkers::~LocalWorkers() = default;
@@ -133,7 +155,7 @@ std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
     return out;
   }
   for (const auto& p : impl_->workers.front()->model->parameters()) {
-    const auto c = p.detach().contiguous();
+    const auto c = p.detach().to(torch::kCPU).contiguous();
     out.emplace_back(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
   return out;
@@ -146,10 +168,7 @@ void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std
     master.read_layer(l, target, staged[l].data());
   }
   if (impl_->synthetic) return;  // no replicas
-  for (auto& worker : impl_->workers) {
-    const auto& params = worker->params;
-    for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], staged[l].data(), staged[l].size());
-  }
+  for (auto& worker : impl_->workers) worker->staging->load(staged, worker->params);
 }
 
 void LocalWorkers::set_batches(const std::vector<int>& batch) {
@@ -238,6 +257,8 @@ void LocalWorkers::step_part_done() {
     sum.forward_ms += worker->times.forward_ms / g;
     sum.backward_ms += worker->times.backward_ms / g;
     sum.loss += worker->times.loss / g;
+    sum.device_forward_ms += worker->times.device_forward_ms / g;
+    sum.device_backward_ms += worker->times.device_backward_ms / g;
     sum.worker_ms.push_back(worker->times.forward_ms + worker->times.backward_ms);
     sum.batch.push_back(worker->batch);
   }
@@ -256,9 +277,11 @@ void LocalWorkers::forward(Worker& worker) {
   if (impl_->synthetic) return;  // timing mode: priced, not computed
   const auto indices = worker.stream.next(static_cast<std::size_t>(worker.batch));
   const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
-  worker.model->zero_grad();
-  const auto logits = worker.model->forward(batch.images);
-  worker.loss = torch::nn::functional::cross_entropy(logits, batch.labels);
+  worker.times.device_forward_ms = worker.staging->run_compute([&] {
+    worker.model->zero_grad();
+    const auto logits = worker.model->forward(batch.images.to(worker.device, /*non_blocking=*/true));
+    worker.loss = torch::nn::functional::cross_entropy(logits, batch.labels.to(worker.device, /*non_blocking=*/true));
+  });
   worker.times.loss = worker.loss.item<double>();
 }
 
@@ -272,7 +295,8 @@ void LocalWorkers::backward(Worker& worker) {
     }
     return;
   }
-  worker.loss.backward();
+  worker.staging->begin_backward();
+  worker.times.device_backward_ms = worker.staging->run_compute([&] { worker.loss.backward(); });
   worker.loss = at::Tensor();  // frees the autograd graph
 }
 
@@ -290,9 +314,9 @@ void LocalWorkers::sum_layer(std::size_t layer) {
   }
   out.assign(n, 0.0f);
   for (auto& worker : impl_->workers) {
-    const auto grad = worker->params[layer].grad();
-    if (!grad.defined()) continue;
-    const float* src = grad.data_ptr<float>();
+    // In place on the CPU; on a GPU after this layer's copy alone.
+    const float* src = worker->staging->host(layer);
+    if (!src) continue;
     float* dst = out.data();
     // A worker's loss is the mean over its own batch; its share of the
     // global mean is batch / batch_per_worker of an equal worker's.

@@ -1,6 +1,7 @@
 #pragma once
 // The G local workers of one node: each a thread-level worker with its own
-// model replica and data shard (on its device: CPU here). A step runs
+// model replica and data shard, on the CPU or a GPU (TrainConfig::
+// compute_device; several workers may share one GPU). A step runs
 // forward and backward on every replica as compute tasks on the executor,
 // then sums their gradients per layer in worker order (deterministic) into
 // the node's gradient buffers. LibTorch stays behind this header.
@@ -28,6 +29,10 @@ struct LocalStepTimes {
   double forward_ms = 0;   // mean over workers
   double backward_ms = 0;  // mean over workers
   double gather_ms = 0;    // summing the workers' gradients
+  // Forward and backward as the device measured them (CUDA events on a GPU,
+  // wall time on the CPU), mean over workers; 0 in timing mode.
+  double device_forward_ms = 0;
+  double device_backward_ms = 0;
   double loss = 0;         // mean over workers
   std::vector<double> worker_ms;  // forward + backward per worker
   std::vector<int> batch;         // per worker

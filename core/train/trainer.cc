@@ -17,6 +17,8 @@
 #include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/timeline.h"
+#include "core/telemetry/timeline_transport.h"
 #include "core/runtime/stop_request.h"
 #include "core/telemetry/metered_transport.h"
 #include "core/train/backend.h"
@@ -53,6 +55,7 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
           {"dataset", c.dataset},
           {"nodes", c.nodes},
           {"gpus_per_node", c.gpus_per_node},
+          {"compute_device", c.compute_device},
           {"batch_per_worker", c.batch_per_worker},
           {"iterations", c.iterations},
           {"optimizer",
@@ -110,6 +113,7 @@ nlohmann::json manifest_of(const TrainConfig& c, Backend* backend) {
 struct Node {
   comm::Transport* transport = nullptr;
   std::unique_ptr<comm::Transport> owned_transport;
+  std::unique_ptr<telemetry::TimelineTransport> timed;    // with a timeline: records each send
   std::unique_ptr<telemetry::MeteredTransport> metered;  // with the controller: counts bytes per peer
   std::unique_ptr<comm::Mailbox> mailbox;
   std::unique_ptr<collective::Communicator> comm;
@@ -279,6 +283,14 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
   std::unique_ptr<runtime::Executor> owned_executor;
   if (!backend) owned_executor = runtime::make_thread_pool_executor(threads);
   runtime::Executor* executor = backend ? &backend->executor() : owned_executor.get();
+  // With a timeline, every engine task and send goes through recording
+  // decorators (the backend's own executor and transports stay as they are).
+  runtime::Timeline timeline;
+  std::unique_ptr<runtime::TimelineExecutor> timed_executor;
+  if (config.timeline) {
+    timed_executor = std::make_unique<runtime::TimelineExecutor>(*executor, timeline);
+    executor = timed_executor.get();
+  }
 
   std::unique_ptr<comm::InProcFabric> fabric;
   std::vector<int> local_ranks;
@@ -307,8 +319,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
       node->transport = node->owned_transport.get();
     }
     comm::Transport* wire = node->transport;
+    if (config.timeline) {
+      node->timed = std::make_unique<telemetry::TimelineTransport>(*wire, *executor, timeline);
+      wire = node->timed.get();
+    }
     if (config.controller) {
-      node->metered = std::make_unique<telemetry::MeteredTransport>(*node->transport, *executor);
+      node->metered = std::make_unique<telemetry::MeteredTransport>(*wire, *executor);
       wire = node->metered.get();
     }
     node->mailbox = std::make_unique<comm::Mailbox>(*wire);
@@ -405,6 +421,12 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
     if (!stats.empty()) summary["system_stats"] = stats;
   }
   if (backend) summary.update(backend->finish(results_dir(config)));
+  if (config.timeline) {
+    const std::string path = results_dir(config) + "/timeline.json";
+    timeline.write_chrome_trace(path);
+    summary["timeline"] = {{"file", "timeline.json"}, {"spans", timeline.size()}, {"dropped_spans", timeline.dropped()}};
+    if (!config.quiet) spdlog::info("{}: timeline of {} spans in {}", config.system, timeline.size(), path);
+  }
   results.update_manifest({{"summary", summary}});
   if (!out_of_time)
     for (auto& node : nodes) node->transport->close();
