@@ -1,0 +1,2 @@
+#pragma once
+// Empty stand-in (see cuda_runtime_api.h beside it).
