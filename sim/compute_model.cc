@@ -140,7 +140,7 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
   // A profile is measured, never written by hand (a GPU scenario's stays
   // absent until it has been measured on that GPU): say how to make one.
   if (!std::filesystem::exists(c.profile_path))
-    throw std::invalid_argument(fmt::format(
+    throw std::runtime_error(fmt::format(
         "{}: no such compute profile; measure one on the device it describes with `stellatrain bench profile "
         "--models {} [--compute-device cuda] --device NAME --out {}` (docs/sim.md; GPUs: scripts/gpu/check.sh)",
         c.profile_path, c.model, c.profile_path));

@@ -232,6 +232,11 @@ TEST_F(ProfileFile, ErrorsNameTheFileAndKey) {
   c.kind = "profile";
   c.profile_path = "/nonexistent/profile.yaml";
   EXPECT_THROW(make_compute_model(c), std::runtime_error);
+  try {
+    make_compute_model(c);
+  } catch (const std::exception& e) {  // says how to make one
+    EXPECT_NE(std::string(e.what()).find("stellatrain bench profile --models cnn"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(error_of(kGoodProfile), "");
 }
 
