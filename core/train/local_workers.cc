@@ -135,6 +135,8 @@ LocalWorkers::~LocalWorkers() = default;
 
 std::size_t LocalWorkers::layers() const { return impl_->numels.size(); }
 
+bool LocalWorkers::has_replicas() const { return !impl_->synthetic; }
+
 std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels; }
 
 std::vector<std::string> LocalWorkers::layer_names() const { return impl_->names; }

@@ -46,6 +46,9 @@ class LocalWorkers {
   ~LocalWorkers();
 
   std::size_t layers() const;
+  // False in timing mode (TrainConfig::math == "timing"): no model replicas,
+  // so loading parameters into them is moot.
+  bool has_replicas() const;
   std::vector<std::size_t> layer_numels() const;
   std::vector<std::string> layer_names() const;
   std::vector<std::vector<int64_t>> layer_shapes() const;  // each parameter's tensor shape

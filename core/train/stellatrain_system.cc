@@ -48,15 +48,19 @@ class StellaTrainSystem final : public System {
     chunks_.assign(slots_, std::vector<compress::SparseChunk>(layers));
     compress_stage_ = std::vector<OrderedStage>(layers);
     optimize_stage_ = std::vector<OrderedStage>(layers);
-    // With the controller, k changes per iteration: states and buffers are
-    // sized for the largest density it may choose.
+    // With the controller, k changes per iteration: compressor states are
+    // sized for the largest density it may choose; the output chunks start
+    // at the first density and grow in compress_layer when the controller
+    // goes above it (sized for max_density up front, they held 0.5 x the
+    // model twice per node, which the paper-scale runs, sitting at 0.1%,
+    // never use).
     const double max_density = ctx.control ? std::max(c.density, c.control.max_density) : c.density;
     for (std::size_t l = 0; l < layers; ++l) {
       const std::size_t k = compress::k_for_density(numels_[l], max_density);
       ks_.push_back(compress::k_for_density(numels_[l], c.density));
       compress_states_.push_back(compressor_->make_state(numels_[l], k, names[l]));
       optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
-      for (auto& slot : chunks_) slot[l].reserve(compressor_->max_output(numels_[l], k));
+      for (auto& slot : chunks_) slot[l].reserve(compressor_->max_output(numels_[l], ks_[l]));
     }
     records_.resize(static_cast<std::size_t>(c.iterations));
     remaining_layers_ = std::vector<std::atomic<std::size_t>>(static_cast<std::size_t>(c.iterations));
@@ -110,7 +114,10 @@ class StellaTrainSystem final : public System {
   }
 
   void run_forward(int t) {
-      ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_]);
+      // Timing mode has no replicas to load; only delay compensation reads
+      // what a forward would have used.
+      if (ctx_.workers.has_replicas() || delay_compensated_)
+        ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_]);
       auto& grads = grads_[static_cast<std::size_t>(t) % slots_];
       ctx_.workers.compute_gradients(
           grads, [this, t](std::size_t l) { start_layer(t, l); },
@@ -182,6 +189,8 @@ class StellaTrainSystem final : public System {
     auto& chunk = chunks_[slot][l];
     const std::size_t k =
         ctx_.control ? compress::k_for_density(numels_[l], densities_[static_cast<std::size_t>(t)]) : ks_[l];
+    const std::size_t capacity = compressor_->max_output(numels_[l], k);
+    if (chunk.indices.size() < capacity) chunk.reserve(capacity);
     if (!node_momentum_) {
       chunk.count = compressor_->compress(Span<const float>(grads_[slot][l]), k, *compress_states_[l], chunk.buffers());
       return;
