@@ -142,8 +142,6 @@ void parse_math(const YamlField& top, train::TrainConfig& c) {
   c.math = top.at("compute").at("math").text_in({"full", "timing"});
 }
 
-// The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
-// (each system may have its own learning rate, momentum and warmup).
 // Where forward and backward run (cpu, cuda, cuda:N). Whether this build
 // and machine have that device is checked when the run starts, so that a
 // GPU scenario can still be read, listed and checked anywhere.
@@ -156,6 +154,8 @@ void parse_compute_device(const YamlField& f, train::TrainConfig& c) {
   }
 }
 
+// The scenario's `optimizer:`, and a system's own `optimizer:` on top of it
+// (each system may have its own learning rate, momentum and warmup).
 void parse_optimizer(const YamlField& f, train::TrainConfig& c) {
   f.allow_only({"name", "lr", "momentum", "weight_decay", "warmup"});
   if (f.has("name")) (void)f.at("name").text_in({"sgd"});  // the training loop's only optimizer so far

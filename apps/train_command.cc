@@ -121,6 +121,8 @@ void apply_scenario_system(train::TrainConfig& c, const std::string& file, const
   take("--threads", &train::TrainConfig::executor_threads);
   take("--out", &train::TrainConfig::out_dir);
   take("--quiet", &train::TrainConfig::quiet);
+  take("--timeline", &train::TrainConfig::timeline);
+  take("--compute-device", &train::TrainConfig::compute_device);
   if (cmd.count("--nodes") > 0 && c.nodes != chosen.nodes)
     throw std::invalid_argument(fmt::format("--nodes {}: the scenario {} has {} node(s)", c.nodes, file, chosen.nodes));
   c = chosen;

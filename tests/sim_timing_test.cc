@@ -3,6 +3,7 @@
 // must reproduce full-math runs, it must never report an accuracy, and the
 // profile model's measured per-layer readiness (`layers:`) is validated.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -128,6 +129,39 @@ TEST(TimingMode, RefusesTheMeasuredModelAndTheRealBackend) {
   sim.compute.kind = "measured";
   EXPECT_THROW(make_sim_backend(sim, c), std::invalid_argument);
   EXPECT_THROW(train::run_training(c), std::invalid_argument);
+}
+
+// A timeline records; it never changes what is simulated: the same run with
+// and without one gives bitwise the same models and iteration times, and the
+// timeline's spans are on virtual time.
+TEST(TimelineInSim, ChangesNothingThatIsSimulated) {
+  auto c = cnn("stellatrain", "timing");
+  c.iterations = 6;
+  c.out_dir = (fs::path(::testing::TempDir()) / "sim_timeline_off").string();
+  fs::remove_all(c.out_dir);
+  auto plain_backend = make_sim_backend(constant_wan(115), c);
+  const auto plain = train::run_training(c, plain_backend.get());
+  plain_backend.reset();  // one sim backend at a time per process
+  c.out_dir = (fs::path(::testing::TempDir()) / "sim_timeline_on").string();
+  fs::remove_all(c.out_dir);
+  c.timeline = true;
+  auto timed_backend = make_sim_backend(constant_wan(115), c);
+  const auto timed = train::run_training(c, timed_backend.get());
+  EXPECT_EQ(timed.checksums, plain.checksums);
+  EXPECT_EQ(timed.mean_iteration_ms, plain.mean_iteration_ms);
+  std::ifstream in(fs::path(c.out_dir) / "timeline.json");
+  const auto trace = nlohmann::json::parse(in);
+  double last_end_us = 0;
+  std::size_t sends = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    last_end_us = std::max(last_end_us, e["ts"].get<double>() + e["dur"].get<double>());
+    sends += e["cat"] == "send";
+  }
+  EXPECT_GT(sends, 0u);
+  // Virtual time: the spans end within the run's simulated duration (plus
+  // the last sends' completions), far from any wall-clock reading.
+  EXPECT_LE(last_end_us / 1e3, plain.mean_iteration_ms * (c.iterations + 2));
 }
 
 // A profile's per-layer readiness must list the model's parameters by name,

@@ -52,6 +52,9 @@ TEST(Train, StellatrainAtFullDensityAndStalenessZeroMatchesDdp) {
 }
 
 TEST(Train, DdpGlooGivesTheParametersOfDdp) {
+#ifdef ST_WITHOUT_DDP_GLOO
+  GTEST_SKIP() << "ddp-gloo is not in this build (ST_WITH_DDP_GLOO=OFF)";
+#endif
   // The real PyTorch stack (c10d Reducer over ProcessGroupGloo, torch SGD)
   // against the engine's ddp (ring allreduce, sparse SGD with every index):
   // same models, shards and hyper-parameters, so only float rounding differs.

@@ -39,6 +39,7 @@ struct ProfileOptions {
   int batch = 64;
   std::string device = "this-cpu";
   std::string compute_device = "cpu";
+  std::vector<int> input;  // channels, height, width, classes for every model (default: each model's scenarios')
   std::string out;
   double min_time_s = 0.2;
   int repetitions = 5;
@@ -63,17 +64,20 @@ struct Readiness {
   std::vector<double> ready_ms;      // per parameter, median
 };
 
+// The CUDA device index of `on` (0 for "cuda" and for the CPU).
+int device_index(const device::ComputeDevice& on) { return std::max(0, on.index); }
+
 Readiness time_readiness(const model::Model& m, const torch::Tensor& images, const torch::Tensor& labels,
                          int repetitions, const device::ComputeDevice& on) {
   const std::size_t params = m.parameters().size();
   std::vector<std::vector<double>> samples(params);
   std::vector<double> whole;
-  const auto clock = device::make_event_clock(on);
+  const auto clock = device::make_event_clock(on, device_index(on));
   model::GradientReadyHooks hooks(m, [&](std::size_t p) { clock->mark(p); });
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     m.zero_grad();
     const auto loss = torch::nn::functional::cross_entropy(m.forward(images), labels);
-    device::synchronize(on);
+    device::synchronize(on, device_index(on));
     clock->start();
     loss.backward();
     const auto times = clock->finish();
@@ -96,11 +100,13 @@ model::ModelShape profile_shape(const std::string& name) {
 
 torch::Device torch_device(const device::ComputeDevice& on) {
   if (!on.is_cuda()) return torch::kCPU;
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(std::max(0, on.index))};
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device_index(on))};
 }
 
-ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer, const device::ComputeDevice& on) {
-  const model::ModelShape shape = profile_shape(name);
+ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer, const device::ComputeDevice& on,
+                      const std::vector<int>& input) {
+  const model::ModelShape shape =
+      input.empty() ? profile_shape(name) : model::ModelShape{input[0], input[1], input[2], input[3]};
   const auto m = model::make_model(name, shape, 1);
   const auto where = torch_device(on);
   if (on.is_cuda()) m.to(where);
@@ -111,12 +117,12 @@ ModelTimes time_model(const std::string& name, int batch, const TimerOptions& ti
   t.add("forward", [&] {
     torch::NoGradGuard no_grad;
     (void)m.forward(images);
-    device::synchronize(on);
+    device::synchronize(on, device_index(on));
   });
   t.add("forward_backward", [&] {
     m.zero_grad();
     torch::nn::functional::cross_entropy(m.forward(images), labels).backward();
-    device::synchronize(on);
+    device::synchronize(on, device_index(on));
   });
   const auto ms = t.run();
   ModelTimes out;
@@ -197,11 +203,11 @@ DeviceKernelNs time_device_kernels(const TimerOptions& timer, const device::Comp
   t.add("dense_step", [&] {
     velocity.mul_(0.9).add_(grad);
     params.add_(velocity, -0.01);
-    device::synchronize(on);
+    device::synchronize(on, device_index(on));
   });
   t.add("topk", [&] {
     (void)torch::topk(grad.abs(), k);
-    device::synchronize(on);
+    device::synchronize(on, device_index(on));
   });
   const auto ms = t.run();
   const double per_element = 1e6 / static_cast<double>(n);
@@ -216,7 +222,7 @@ struct TransferGbps {
 
 TransferGbps time_transfers(const TimerOptions& timer, const device::ComputeDevice& on) {
   constexpr std::size_t n = 16 << 20;  // floats: 64 MiB
-  auto engine = device::make_cuda_copy_engine(std::max(0, on.index));
+  auto engine = device::make_cuda_copy_engine(device_index(on));
   const auto host = engine->host_buffer(n);
   const auto dev = torch::randn({static_cast<int64_t>(n)}).to(torch_device(on));
   MedianTimer t(timer);
@@ -270,7 +276,7 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   out << YAML::Key << "models" << YAML::Value << YAML::BeginMap;
   for (const auto& name : o.models) {
     spdlog::info("profile: timing {} forward and backward at batch {}", name, o.batch);
-    const ModelTimes m = time_model(name, o.batch, timer, on);
+    const ModelTimes m = time_model(name, o.batch, timer, on, o.input);
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "batch" << YAML::Value << o.batch;
     out << YAML::Key << "forward_ms" << YAML::Value << m.forward_ms;
@@ -304,6 +310,11 @@ void add_profile_command(CLI::App& bench) {
   cmd->add_option("--device", options->device, "Name of the device this profile describes");
   cmd->add_option("--compute-device", options->compute_device, "Where to run the models: cpu, cuda or cuda:N")
       ->capture_default_str();
+  cmd->add_option("--input", options->input,
+                  "C,H,W,CLASSES for every model (default: each model's scenarios', e.g. 1,28,28,10 for the CNN)")
+      ->delimiter(',')
+      ->expected(4)
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--out", options->out, "Write the profile here (default: stdout)");
   cmd->add_option("--min-time", options->min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);
   cmd->add_option("--repetitions", options->repetitions, "Repetitions; the median is kept")->check(CLI::Range(1, 1000));
@@ -311,6 +322,7 @@ void add_profile_command(CLI::App& bench) {
     std::string line = fmt::format("stellatrain bench profile --models {} --batch {} --device {}",
                                    fmt::join(options->models, ","), options->batch, options->device);
     if (options->compute_device != "cpu") line += " --compute-device " + options->compute_device;
+    if (!options->input.empty()) line += fmt::format(" --input {}", fmt::join(options->input, ","));
     const int rc = run_profile(*options, line);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

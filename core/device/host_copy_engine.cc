@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -19,6 +21,7 @@ namespace {
 
 struct Queue {
   std::mutex mutex;
+  std::exception_ptr error;  // the first copy that threw; every later wait rethrows it
   std::condition_variable changed;
   std::deque<std::function<void()>> pending;
   uint64_t enqueued = 0;
@@ -32,6 +35,7 @@ class HostMark final : public CopyMark {
   void wait() const override {
     std::unique_lock<std::mutex> lock(queue_->mutex);
     queue_->changed.wait(lock, [&] { return queue_->finished >= after_; });
+    if (queue_->error) std::rethrow_exception(queue_->error);
   }
   bool ready() const override {
     std::lock_guard<std::mutex> lock(queue_->mutex);
@@ -99,10 +103,16 @@ class HostThreadCopyEngine final : public CopyEngine {
         next = std::move(queue_->pending.front());
         queue_->pending.pop_front();
       }
-      if (before_copy_) before_copy_();
-      next();
+      std::exception_ptr error;
+      try {
+        if (before_copy_) before_copy_();
+        next();
+      } catch (...) {  // reported to whoever waits, as a CUDA error would be
+        error = std::current_exception();
+      }
       {
         std::lock_guard<std::mutex> lock(queue_->mutex);
+        if (error && !queue_->error) queue_->error = error;
         ++queue_->finished;
       }
       queue_->changed.notify_all();

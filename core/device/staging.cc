@@ -82,6 +82,12 @@ class CopyStaging final : public WorkerStaging {
     if (values.size() != layers_.size() || params.size() != layers_.size())
       throw std::invalid_argument(fmt::format("staging load: {} values and {} parameters for {} layers", values.size(),
                                               params.size(), layers_.size()));
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      const int64_t n = layers_[l].parameter.numel();
+      if (static_cast<int64_t>(values[l].size()) != n || params[l].numel() != n)
+        throw std::invalid_argument(
+            fmt::format("staging load: layer {} has {} values for {} elements", l, values[l].size(), n));
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     // The host buffers may still feed the last load's copies.
     if (loaded_) loaded_->wait();
@@ -89,11 +95,11 @@ class CopyStaging final : public WorkerStaging {
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       const auto& v = values[l];
       at::Tensor& buffer = layers_[l].parameter;
-      if (static_cast<int64_t>(v.size()) != buffer.numel() || params[l].numel() != buffer.numel())
-        throw std::invalid_argument(fmt::format("staging load: layer {} has {} values for {} elements", l, v.size(),
-                                                buffer.numel()));
       std::copy(v.begin(), v.end(), buffer.data_ptr<float>());
-      engine_->copy(buffer, params[l]);
+      // Detached: an in-place copy into a parameter that requires grad is
+      // refused under autograd, and the copy may run on another thread
+      // (the host engine's) where no NoGradGuard of ours applies.
+      engine_->copy(buffer, params[l].detach());
     }
     loaded_ = engine_->mark();
   }

@@ -280,13 +280,15 @@ TrainResult run_training(const TrainConfig& config, Backend* backend) {
     results.update_manifest({{"summary", {{"wall_s", result.wall_s}, {"checksums", result.checksums}}}});
     return result;
   }
+  // With a timeline, every engine task and send goes through recording
+  // decorators (the backend's own executor and transports stay as they are).
+  // Declared before the pool: its threads join first, so no task still
+  // running can reach a destroyed timeline.
+  runtime::Timeline timeline;
+  std::unique_ptr<runtime::TimelineExecutor> timed_executor;
   std::unique_ptr<runtime::Executor> owned_executor;
   if (!backend) owned_executor = runtime::make_thread_pool_executor(threads);
   runtime::Executor* executor = backend ? &backend->executor() : owned_executor.get();
-  // With a timeline, every engine task and send goes through recording
-  // decorators (the backend's own executor and transports stay as they are).
-  runtime::Timeline timeline;
-  std::unique_ptr<runtime::TimelineExecutor> timed_executor;
   if (config.timeline) {
     timed_executor = std::make_unique<runtime::TimelineExecutor>(*executor, timeline);
     executor = timed_executor.get();

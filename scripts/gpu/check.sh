@@ -26,7 +26,9 @@ say() { echo "gpu-check: $*" | tee -a "$RESULTS/check.log"; }
 
 # Runs step $1 (a function of that name), logging to $RESULTS/$1.log and
 # recording its status; a failed step does not stop the later ones (each
-# says what it needs), except the build.
+# says what it needs), except the build. Call it outside any condition
+# (not in `if`, `||` or `!`): bash ignores `set -e` there, also inside the
+# step's subshell, and a failing command would go unnoticed.
 run_step() {
   local name=$1 start=$SECONDS status
   say "step $name: start"
@@ -64,7 +66,7 @@ step_build() {
 step_test() {
   load_env
   "$BUILD_DIR/tests/device_test" --gtest_brief=0 | tee "$RESULTS/device_test.txt"
-  if grep -q "SKIPPED" "$RESULTS/device_test.txt"; then
+  if grep -qE '^\[  SKIPPED \] Cuda(Staging|Training)\.' "$RESULTS/device_test.txt"; then
     echo "device_test skipped its CUDA tests: LibTorch sees no GPU here"; return 1
   fi
   ctest --test-dir "$BUILD_DIR" -L unit -j "$(nproc)" --output-on-failure | tail -25
@@ -79,7 +81,9 @@ step_profile() {
   local name
   name=$(gpu_slug)
   [ -n "$name" ] || name=cuda-gpu
-  "$APP" bench profile --compute-device cuda --models cnn,resnet18 --batch 64 --device "$name" --out "$PROFILE"
+  # At the GPU scenario's input (Fashion-MNIST, 1x28x28, 10 classes).
+  "$APP" bench profile --compute-device cuda --models cnn,resnet18 --batch 64 --input 1,28,28,10 --device "$name" \
+    --out "$PROFILE"
   cp "$PROFILE" "$RESULTS/"
   cat "$PROFILE"
 }
@@ -124,7 +128,8 @@ step_scenario() {
 
 step_pack() {
   # Timelines are large; the figures drawn from them travel instead.
-  tar czf "$RESULTS/../gpu-check.tar.gz" --exclude='timeline.json' -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
+  tar czf "$RESULTS/../gpu-check.tar.gz" --exclude='timeline.json' --exclude='gpu-check.tar.gz' \
+    -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
   mv "$RESULTS/../gpu-check.tar.gz" "$RESULTS/gpu-check.tar.gz"
   ls -la "$RESULTS/gpu-check.tar.gz"
   if [ -n "${OUT:-}" ]; then
@@ -143,7 +148,9 @@ for s in "${steps[@]}"; do
     build|test|profile|cnn|scenario|pack) ;;
     *) echo "gpu-check: unknown step '$s' (steps: build test profile cnn scenario pack)"; exit 2 ;;
   esac
-  if ! run_step "$s"; then
+  run_step "$s"
+  status=$?
+  if [ $status -ne 0 ]; then
     failed=1
     [ "$s" = build ] && { say "the build failed: later steps need it"; break; }
   fi

@@ -67,8 +67,10 @@ class CudaCopyEngine final : public CopyEngine {
         computed_(device, false) {}
 
   void follow_compute() override {
-    // The calling thread's current stream: the backward's (autograd runs a
-    // CUDA backward on the stream of the forward op) or, between steps, ours.
+    // The calling thread's current stream on this device: from a gradient
+    // hook, the stream autograd ran that parameter's accumulation on (its
+    // device thread sets it); elsewhere, the thread's own. Loads between
+    // steps rely on run_compute having waited for the device already.
     const auto current = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device_));
     computed_.record(current.stream());
     check(cudaStreamWaitEvent(copy_stream_.stream(), computed_.get(), 0), "stream wait");

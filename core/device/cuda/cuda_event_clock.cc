@@ -44,6 +44,7 @@ class CudaEventClock final : public EventClock {
 
   Times finish() override {
     std::lock_guard<std::mutex> lock(mutex_);
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));  // cudaDeviceSynchronize acts on the current device
     cudaEvent_t end = create();
     check(cudaEventRecord(end, current()), "event record");
     check(cudaDeviceSynchronize(), "device synchronize");  // marks may sit on other streams

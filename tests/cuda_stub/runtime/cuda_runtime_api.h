@@ -3,8 +3,8 @@
 // of core/device/cuda/ and the c10/cuda headers they include to be parsed
 // (-fsyntax-only) on a machine without the CUDA toolkit: the
 // cuda_sources_parse test (tests/CMakeLists.txt) keeps them from rotting
-// between the rare builds on a GPU machine, where no CUDA toolkit is
-// installed. Declarations only, never linked.
+// between the rare builds on a GPU machine; used where no CUDA toolkit is
+// installed (CI). Declarations only, never linked.
 #include <cstddef>
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
