@@ -13,13 +13,12 @@
 #include <stdexcept>
 
 #include "core/device/copy_engine.h"
+#include "core/device/cuda/cuda_check.h"
 
 namespace st::device {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(fmt::format("CUDA {}: {}", what, cudaGetErrorString(status)));
-}
+using cuda::check;
 
 // One CUDA event, created on its device with timing off (cheaper) unless asked.
 class Event {

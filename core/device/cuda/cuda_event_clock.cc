@@ -11,14 +11,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/device/cuda/cuda_check.h"
 #include "core/device/event_clock.h"
 
 namespace st::device {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(fmt::format("CUDA {}: {}", what, cudaGetErrorString(status)));
-}
+using cuda::check;
 
 class CudaEventClock final : public EventClock {
  public:
