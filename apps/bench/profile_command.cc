@@ -26,6 +26,7 @@
 #include "core/device/compute_device.h"
 #include "core/device/copy_engine.h"
 #include "core/device/event_clock.h"
+#include "core/device/torch_device.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
@@ -64,8 +65,8 @@ struct Readiness {
   std::vector<double> ready_ms;      // per parameter, median
 };
 
-// The CUDA device index of `on` (0 for "cuda" and for the CPU).
-int device_index(const device::ComputeDevice& on) { return std::max(0, on.index); }
+// The CUDA device index of `on` (0 on the CPU, where it is not used).
+int device_index(const device::ComputeDevice& on) { return on.is_cuda() ? device::torch_device(on).index() : 0; }
 
 Readiness time_readiness(const model::Model& m, const torch::Tensor& images, const torch::Tensor& labels,
                          int repetitions, const device::ComputeDevice& on) {
@@ -98,17 +99,12 @@ model::ModelShape profile_shape(const std::string& name) {
   return {1, 28, 28, 10};                                                                          // Fashion-MNIST
 }
 
-torch::Device torch_device(const device::ComputeDevice& on) {
-  if (!on.is_cuda()) return torch::kCPU;
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device_index(on))};
-}
-
 ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer, const device::ComputeDevice& on,
                       const std::vector<int>& input) {
   const model::ModelShape shape =
       input.empty() ? profile_shape(name) : model::ModelShape{input[0], input[1], input[2], input[3]};
   const auto m = model::make_model(name, shape, 1);
-  const auto where = torch_device(on);
+  const auto where = device::torch_device(on);
   if (on.is_cuda()) m.to(where);
   const auto images = torch::randn({batch, shape.channels, shape.height, shape.width}).to(where);
   const auto labels = torch::randint(0, shape.classes, {batch}, torch::kLong).to(where);
@@ -194,7 +190,7 @@ struct DeviceKernelNs {
 
 DeviceKernelNs time_device_kernels(const TimerOptions& timer, const device::ComputeDevice& on) {
   constexpr int64_t n = 4 << 20;
-  const auto where = torch_device(on);
+  const auto where = device::torch_device(on);
   const auto grad = torch::randn({n}).to(where);
   auto params = torch::zeros({n}).to(where);
   auto velocity = torch::zeros({n}).to(where);
@@ -224,7 +220,7 @@ TransferGbps time_transfers(const TimerOptions& timer, const device::ComputeDevi
   constexpr std::size_t n = 16 << 20;  // floats: 64 MiB
   auto engine = device::make_cuda_copy_engine(device_index(on));
   const auto host = engine->host_buffer(n);
-  const auto dev = torch::randn({static_cast<int64_t>(n)}).to(torch_device(on));
+  const auto dev = torch::randn({static_cast<int64_t>(n)}).to(device::torch_device(on));
   MedianTimer t(timer);
   t.add("d2h", [&] {
     engine->follow_compute();

@@ -1,4 +1,5 @@
 #include "core/device/compute_device.h"
+#include "core/device/torch_device.h"
 
 #include <fmt/format.h>
 #include <torch/cuda.h>
@@ -44,6 +45,11 @@ bool cuda_built() {
 }
 
 int cuda_device_count() { return cuda_built() ? static_cast<int>(torch::cuda::device_count()) : 0; }
+
+c10::Device torch_device(const ComputeDevice& device, int worker) {
+  if (!device.is_cuda()) return c10::Device(c10::DeviceType::CPU);
+  return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(cuda_index_for_worker(device, worker, cuda_device_count()))};
+}
 
 void require_available(const ComputeDevice& device) {
   if (!device.is_cuda()) return;

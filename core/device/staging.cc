@@ -25,12 +25,7 @@ class DirectStaging final : public WorkerStaging {
   }
 
   void load(const std::vector<std::vector<float>>& values, const std::vector<at::Tensor>& params) override {
-    at::NoGradGuard no_grad;
-    for (std::size_t l = 0; l < params.size(); ++l) {
-      const auto& v = values.at(l);
-      params[l].copy_(at::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())}, at::kFloat)
-                          .view_as(params[l]));
-    }
+    copy_to_parameters(values, params);
   }
 
   double run_compute(const std::function<void()>& work) override {
@@ -136,6 +131,20 @@ class CopyStaging final : public WorkerStaging {
 };
 
 }  // namespace
+
+void copy_to_parameters(const std::vector<std::vector<float>>& values, const std::vector<at::Tensor>& params) {
+  if (values.size() != params.size())
+    throw std::invalid_argument(fmt::format("copy to parameters: {} values for {} parameters", values.size(), params.size()));
+  at::NoGradGuard no_grad;
+  for (std::size_t l = 0; l < params.size(); ++l) {
+    const auto& v = values[l];
+    if (static_cast<int64_t>(v.size()) != params[l].numel())
+      throw std::invalid_argument(
+          fmt::format("copy to parameters: layer {} has {} values for {} elements", l, v.size(), params[l].numel()));
+    params[l].copy_(at::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())}, at::kFloat)
+                        .view_as(params[l]));
+  }
+}
 
 std::unique_ptr<WorkerStaging> make_direct_staging(const std::vector<at::Tensor>& params) {
   return std::make_unique<DirectStaging>(params);

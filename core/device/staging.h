@@ -48,6 +48,10 @@ class WorkerStaging {
   virtual double run_compute(const std::function<void()>& work) = 0;
 };
 
+// Copies values[l] (host memory) into params[l] on whatever device it lives,
+// outside autograd. Throws std::invalid_argument on a count mismatch.
+void copy_to_parameters(const std::vector<std::vector<float>>& values, const std::vector<at::Tensor>& params);
+
 // CPU: gradients are read in place from the parameters' .grad(), loads are
 // plain copies, compute times are wall times (the engine as it always ran).
 std::unique_ptr<WorkerStaging> make_direct_staging(const std::vector<at::Tensor>& params);

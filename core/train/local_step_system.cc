@@ -49,7 +49,7 @@ void LocalStepSystem::run_iteration(int t) {
   record_.iteration = t;
   record_.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
   before_iteration(t, record_, [this, t] {
-    if (ctx_.workers.has_replicas()) ctx_.workers.load(ctx_.master, t, staged_);  // timing mode: none
+    ctx_.workers.load(ctx_.master, t, staged_);
     ctx_.workers.compute_gradients(grads_, [this, t](const LocalStepTimes& times) {
       record_.forward_ms = times.forward_ms;
       record_.backward_ms = times.backward_ms;

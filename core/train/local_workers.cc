@@ -12,6 +12,7 @@
 #include "core/data/sampler.h"
 #include "core/device/compute_device.h"
 #include "core/device/staging.h"
+#include "core/device/torch_device.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
@@ -30,16 +31,6 @@ model::ModelShape shape_of(const data::Dataset& d) {
   return {s.channels, s.height, s.width, d.classes()};
 }
 
-void copy_into(const at::Tensor& param, const float* data, std::size_t n) {
-  torch::NoGradGuard no_grad;
-  param.copy_(torch::from_blob(const_cast<float*>(data), {static_cast<int64_t>(n)}, torch::kFloat).view_as(param));
-}
-
-// The torch device of worker w: the CPU, or its share of the visible GPUs.
-torch::Device torch_device_for(const device::ComputeDevice& d, int worker) {
-  if (!d.is_cuda()) return torch::kCPU;
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(device::cuda_index_for_worker(d, worker, device::cuda_device_count()))};
-}
 
 }  // namespace
 
@@ -109,7 +100,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
         Worker{std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed)),
                data::BatchStream(sampler), {}, {}, {}, static_cast<int>(config.batch_per_worker), {}, {}, torch::kCPU, {}});
     // Initialised on the CPU from the seed, then moved: identical weights on every device.
-    worker->device = torch_device_for(compute_device, w);
+    worker->device = device::torch_device(compute_device, w);
     if (compute_device.is_cuda()) worker->model->to(worker->device);
     worker->params = worker->model->parameters();
     worker->produced.assign(worker->params.size(), 0);
@@ -134,8 +125,6 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
 LocalWorkers::~LocalWorkers() = default;
 
 std::size_t LocalWorkers::layers() const { return impl_->numels.size(); }
-
-bool LocalWorkers::has_replicas() const { return !impl_->synthetic; }
 
 std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels; }
 
@@ -163,7 +152,9 @@ std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
   return out;
 }
 
-void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged) {
+void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged,
+                        bool values_needed) {
+  if (impl_->synthetic && !values_needed) return;  // timing mode: no replicas to load
   staged.resize(master.layers());
   for (std::size_t l = 0; l < master.layers(); ++l) {
     staged[l].resize(master.numel(l));
@@ -335,7 +326,7 @@ LocalWorkers::Accuracy LocalWorkers::evaluate(const std::vector<std::vector<floa
                                               const data::Dataset& test, std::size_t samples) {
   if (impl_->synthetic) throw std::logic_error("evaluate: a timing run (math: timing) has no accuracy to measure");
   const auto params = impl_->evaluator->parameters();
-  for (std::size_t l = 0; l < params.size(); ++l) copy_into(params[l], parameters[l].data(), parameters[l].size());
+  device::copy_to_parameters(parameters, params);
   // BatchNorm statistics are per replica, not synchronized: take worker 0's.
   const auto from = impl_->workers.front()->model->named_buffers();
   const auto to = impl_->evaluator->named_buffers();

@@ -46,9 +46,6 @@ class LocalWorkers {
   ~LocalWorkers();
 
   std::size_t layers() const;
-  // False in timing mode (TrainConfig::math == "timing"): no model replicas,
-  // so loading parameters into them is moot.
-  bool has_replicas() const;
   std::vector<std::size_t> layer_numels() const;
   std::vector<std::string> layer_names() const;
   std::vector<std::vector<int64_t>> layer_shapes() const;  // each parameter's tensor shape
@@ -58,7 +55,9 @@ class LocalWorkers {
   // `target` sees it (VersionedParameters::read_layer) into staged[l], then
   // copies it into every replica. `staged` is resized on first use; the
   // caller keeps it (delay-compensated updates need what the forward used).
-  void load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged);
+  // In timing mode (no replicas) nothing is read unless `values_needed`.
+  void load(VersionedParameters& master, int target, std::vector<std::vector<float>>& staged,
+            bool values_needed = false);
 
   // Per-worker batch sizes from the next step on (the controller's split of
   // the global batch; default: the config's batch_per_worker everywhere).

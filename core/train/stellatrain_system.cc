@@ -114,10 +114,8 @@ class StellaTrainSystem final : public System {
   }
 
   void run_forward(int t) {
-      // Timing mode has no replicas to load; only delay compensation reads
-      // what a forward would have used.
-      if (ctx_.workers.has_replicas() || delay_compensated_)
-        ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_]);
+      // Delay compensation reads what the forward used, in timing mode too.
+      ctx_.workers.load(ctx_.master, t, staged_[static_cast<std::size_t>(t) % slots_], delay_compensated_);
       auto& grads = grads_[static_cast<std::size_t>(t) % slots_];
       ctx_.workers.compute_gradients(
           grads, [this, t](std::size_t l) { start_layer(t, l); },

@@ -81,7 +81,7 @@ class SyncSystem : public System {
     record_.rank = ctx_.rank;
     record_.iteration = t;
     record_.start_s = std::chrono::duration<double>(ctx_.executor.now()).count();
-    if (ctx_.workers.has_replicas()) ctx_.workers.load(ctx_.master, t, staged_);  // timing mode: none
+    ctx_.workers.load(ctx_.master, t, staged_);
     // The step waits for both the gradients (times recorded) and the reduce.
     auto parts_left = std::make_shared<std::atomic<int>>(2);
     auto part_done = [this, t, parts_left] {
