@@ -2,6 +2,7 @@
 // forward FLOPs of every zoo model. Part of the model_test binary, whose
 // environment runs LibTorch on one thread.
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -91,7 +92,7 @@ TEST_P(PaperScaleModel, MatchesTorchvisionAndGivesLogits) {
   expect_flops_follow_parameters(model);
 
   model.set_training(false);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   start = std::chrono::steady_clock::now();
   const at::Tensor logits = model.forward(at::randn({1, 3, 224, 224}));
   const double forward_s = seconds_since(start);

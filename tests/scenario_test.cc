@@ -112,6 +112,27 @@ TEST_F(ScenarioFile, ShippedScenariosLoad) {
   }
 }
 
+// The GPU scenarios load on any build (running them needs a CUDA build);
+// the ns-3 one reads the shipped GPU profile, whose device it must name.
+TEST_F(ScenarioFile, GpuScenariosLoadWithTheShippedProfile) {
+  const auto cnn = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/gpu/cnn-2x2-cuda.yaml");
+  EXPECT_EQ(cnn.backend, "real");
+  for (const auto& system : cnn.systems) EXPECT_EQ(system.config.compute_device, "cuda");
+  const auto sim = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/gpu/resnet18-fmnist-fluct-115.yaml");
+  EXPECT_EQ(sim.backend, "sim");
+  ASSERT_EQ(sim.systems.size(), 3u);
+  for (const auto& system : sim.systems) {
+    EXPECT_EQ(system.config.compute_device, "cuda");
+    EXPECT_EQ(system.config.model, "resnet18");
+    EXPECT_DOUBLE_EQ(system.config.time_budget_s, 400);  // keeps ddp's ns-3 run to minutes
+  }
+#ifdef ST_HAVE_SIM
+  ASSERT_TRUE(sim.sim_compute);
+  EXPECT_EQ(sim.sim_compute->compute.kind, "profile");
+  EXPECT_NE(sim.sim_compute->compute.profile_path.find("gpu-measured.yaml"), std::string::npos);
+#endif
+}
+
 TEST_F(ScenarioFile, ComputeDeviceReachesEverySystemsConfig) {
   const auto s = load_scenario(write(text({}, "compute_device: cuda:1\n")));
   for (const auto& system : s.systems) EXPECT_EQ(system.config.compute_device, "cuda:1");

@@ -32,6 +32,13 @@ nlohmann::json summary_of(const std::string& dir) {
   return nlohmann::json::parse(in).at("summary");
 }
 
+// Bound for two paths that do the same float operations in the same order.
+// Debian's LibTorch gives bit-identical parameters; pip's LibTorch 2.11 (run
+// on a GPU machine, scripts/gpu/check.sh) left 1.8e-7 relative: its CPU
+// kernels round some of these operations differently. A few float ulps, far
+// below what a wrong sum or a missed step would leave.
+constexpr double kSameArithmetic = 1e-6;
+
 std::string fresh_dir(const std::string& name) {
   const auto dir = fs::path(::testing::TempDir()) / ("st-systems-" + name);
   fs::remove_all(dir);
@@ -60,7 +67,7 @@ TEST(LocalSgd, WarmupIterationsAreDdpIterations) {
   const auto ddp = run_training(c);
   // The warmup sums gradients with one flat ring allreduce, ddp per bucket:
   // with two nodes every element is the same single float addition.
-  EXPECT_EQ(max_relative_difference(warm.final_parameters, ddp.final_parameters), 0.0);
+  EXPECT_LE(max_relative_difference(warm.final_parameters, ddp.final_parameters), kSameArithmetic);
 }
 
 TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
@@ -72,7 +79,7 @@ TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
     const auto ma = run_training(c);
     c.system = "ddp";
     const auto sync = run_training(c);
-    EXPECT_EQ(max_relative_difference(ma.final_parameters, sync.final_parameters), 0.0) << "overlap " << overlap;
+    EXPECT_LE(max_relative_difference(ma.final_parameters, sync.final_parameters), kSameArithmetic) << "overlap " << overlap;
   }
 }
 
@@ -82,7 +89,7 @@ TEST(CloudlessAsgd, OneClusterEqualsSynchronousTraining) {
   const auto asgd = run_training(c);
   c.system = "ddp";
   const auto sync = run_training(c);
-  EXPECT_EQ(max_relative_difference(asgd.final_parameters, sync.final_parameters), 0.0);
+  EXPECT_LE(max_relative_difference(asgd.final_parameters, sync.final_parameters), kSameArithmetic);
 }
 
 TEST(CloudlessAsgd, AccumulatingOneStepWithBoundZeroIsDdp) {
@@ -94,7 +101,7 @@ TEST(CloudlessAsgd, AccumulatingOneStepWithBoundZeroIsDdp) {
   const auto ddp = run_training(c);
   // Each step waits for the peer's gradient of the same iteration: with two
   // nodes the sum is the ring's single addition, bitwise.
-  EXPECT_EQ(max_relative_difference(asgd.final_parameters, ddp.final_parameters), 0.0);
+  EXPECT_LE(max_relative_difference(asgd.final_parameters, ddp.final_parameters), kSameArithmetic);
   EXPECT_EQ(asgd.checksums[0], asgd.checksums[1]);
 }
 

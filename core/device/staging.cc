@@ -1,6 +1,7 @@
 #include "core/device/staging.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -135,7 +136,7 @@ class CopyStaging final : public WorkerStaging {
 void copy_to_parameters(const std::vector<std::vector<float>>& values, const std::vector<at::Tensor>& params) {
   if (values.size() != params.size())
     throw std::invalid_argument(fmt::format("copy to parameters: {} values for {} parameters", values.size(), params.size()));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (std::size_t l = 0; l < params.size(); ++l) {
     const auto& v = values[l];
     if (static_cast<int64_t>(v.size()) != params[l].numel())

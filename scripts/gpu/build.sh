@@ -26,6 +26,8 @@
 #   BUILD_TYPE          CMake build type (default Release)
 #   JOBS                parallel compile jobs (default: nproc)
 #   ST_GPU_TARGETS      space-separated targets to build (default: all)
+#   ST_GPU_KEEP_GOING   1: on a compile error, build everything else too, so
+#                       one run shows every error (ninja -k 0)
 #   ST_GPU_SIM          auto (default: on when ns-3's libraries load), ON, OFF
 #   ST_GPU_UNPACK       dpkg, ar or python: force one unpack method
 #   ST_GPU_PIN_HEADERS  1 (default) or 0, see "headers that LibTorch also ships"
@@ -593,7 +595,31 @@ export ST_FASHION_MNIST_DIR='$dataset'
 export PKG_CONFIG_PATH='$LIBDIR/pkgconfig:$PREFIX/usr/share/pkgconfig'
 unset st_gpu_libdir
 EOF
-log "wrote $env_sh (LD_LIBRARY_PATH, ST_FASHION_MNIST_DIR, PKG_CONFIG_PATH)"
+
+# pip's LibTorch wheels export a copy of std::filesystem from libtorch.so
+# (linked in from an older libstdc++). The binaries list libtorch.so before
+# libstdc++.so, so the loader binds our std::filesystem calls to that copy,
+# and fs::remove_all jumped to address 0 (seen with LibTorch 2.11 + CUDA 13:
+# every test that cleans a temporary folder crashed). Preloading the
+# compiler's own libstdc++ makes its definitions win.
+torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$cache" | head -1)
+libtorch=$(cd "$torch_dir/../../.." 2>/dev/null && pwd)/lib/libtorch.so
+if [ -f "$libtorch" ] && command -v nm >/dev/null \
+   && nm -D --defined-only "$libtorch" 2>/dev/null | grep -q ' _ZNSt10filesystem'; then
+  cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$cache" | head -1)
+  libstdcxx=$("${cxx:-c++}" -print-file-name=libstdc++.so.6)
+  [ -f "$libstdcxx" ] || die "$libtorch exports std::filesystem, and the compiler's libstdc++.so.6 to preload was not found"
+  cat >> "$env_sh" <<EOF
+# $libtorch exports its own std::filesystem (see scripts/gpu/build.sh):
+# the compiler's libstdc++ goes first so ours binds to it.
+case ":\${LD_PRELOAD:-}:" in
+  *":$libstdcxx:"*) ;;
+  *) export LD_PRELOAD="$libstdcxx\${LD_PRELOAD:+:\$LD_PRELOAD}" ;;
+esac
+EOF
+  log "$libtorch exports std::filesystem: env.sh preloads $libstdcxx"
+fi
+log "wrote $env_sh (LD_LIBRARY_PATH, ST_FASHION_MNIST_DIR, PKG_CONFIG_PATH$(grep -q LD_PRELOAD "$env_sh" && echo ', LD_PRELOAD'))"
 
 # gtest_discover_tests runs each test binary at build time, so the build
 # needs the same library path as the runs.
@@ -601,7 +627,10 @@ log "wrote $env_sh (LD_LIBRARY_PATH, ST_FASHION_MNIST_DIR, PKG_CONFIG_PATH)"
 . "$env_sh"
 log "build: targets '$TARGETS' with $JOBS jobs"
 # shellcheck disable=SC2086
-cmake --build "$BUILD_DIR" -j "$JOBS" --target $TARGETS || die "the build failed. Errors inside LibTorch's headers may mean they need a newer C++ standard than the tree's C++17; errors naming fmt:: may mean LibTorch's and the prefix's fmt headers got mixed (see step 6 in this script)"
+keep_going=()
+[ "${ST_GPU_KEEP_GOING:-0}" = 1 ] && [ -f "$BUILD_DIR/build.ninja" ] && keep_going=(-- -k 0)
+# shellcheck disable=SC2086
+cmake --build "$BUILD_DIR" -j "$JOBS" --target $TARGETS "${keep_going[@]}" || die "the build failed. Errors inside LibTorch's headers may mean they need a newer C++ standard than the tree's C++17; errors naming fmt:: may mean LibTorch's and the prefix's fmt headers got mixed (see step 6 in this script)"
 
 # --- 9. do the binaries load? --------------------------------------------
 problems=""

@@ -82,8 +82,20 @@ step_profile() {
   name=$(gpu_slug)
   [ -n "$name" ] || name=cuda-gpu
   # At the GPU scenario's input (Fashion-MNIST, 1x28x28, 10 classes).
-  "$APP" bench profile --compute-device cuda --models cnn,resnet18 --batch 64 --input 1,28,28,10 --device "$name" \
-    --out "$PROFILE"
+  # The GPU scenario names its device `gpu-measured` (whatever GPU measured
+  # it); which GPU that was goes into the file's header.
+  local measured
+  measured=$(mktemp)
+  "$APP" bench profile --compute-device cuda --models cnn,resnet18 --batch 64 --input 1,28,28,10 --device gpu-measured \
+    --out "$measured"
+  {
+    head -1 "$measured"
+    echo "# Measured by scripts/gpu/check.sh (profile step) on $(date -u +%F): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo "$name")"
+    echo "# $(python3 -c 'import torch; print("LibTorch", torch.__version__)' 2>/dev/null), $(nproc)-core host; commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+    echo "# Re-running the step on another GPU replaces this file (the GPU scenario reads it: scenarios/gpu/)."
+    tail -n +2 "$measured"
+  } > "$PROFILE"
+  rm -f "$measured"
   cp "$PROFILE" "$RESULTS/"
   cat "$PROFILE"
 }
@@ -117,9 +129,14 @@ step_cnn() {
 
 step_scenario() {
   load_env
+  # The profile step's own copy wins: a machine that re-sends the working
+  # tree before each call (a lent GPU box) resets $PROFILE to the shipped one.
+  [ -f "$RESULTS/$(basename "$PROFILE")" ] && cp "$RESULTS/$(basename "$PROFILE")" "$PROFILE"
   [ -f "$PROFILE" ] || { echo "no $PROFILE: run the profile step first"; return 1; }
   local out="$RESULTS/resnet18-fmnist-fluct-115"
-  "$APP" run scenarios/gpu/resnet18-fmnist-fluct-115.yaml --timeline --out "$out"
+  local shorter=()
+  [ -n "${SCENARIO_ITERATIONS:-}" ] && shorter=(--iterations "$SCENARIO_ITERATIONS")
+  "$APP" run scenarios/gpu/resnet18-fmnist-fluct-115.yaml --timeline --out "$out" "${shorter[@]}"
   "$APP" plot "$out"
   python3 analysis/plot_timeline.py "$out/stellatrain/timeline.json" --out "$RESULTS/timeline-resnet18-stellatrain.png" \
     --title "stellatrain, ResNet-18 2 x 2 on $(gpu_slug), fluct-115 (ns-3)" || true
