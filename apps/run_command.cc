@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "apps/interrupt.h"
+#include "apps/run_jobs.h"
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
 #include "core/runtime/stop_request.h"
@@ -165,29 +166,16 @@ void print_table(const nlohmann::ordered_json& summary) {
   }
 }
 
-}  // namespace
-
-nlohmann::ordered_json run_scenario(const RunOptions& options) {
-  return run_scenario(load_scenario(options.scenario), options);
+// A run's folder inside the output folder: the system's label, and a
+// folder per seed when there are several.
+std::string run_folder(const std::string& label, uint64_t seed, const std::vector<uint64_t>& seeds) {
+  return seeds.size() == 1 ? label : fmt::format("{}/seed-{}", label, seed);
 }
 
-nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
-  const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
-  check_backend(scenario, backend);
-  if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
-  const auto seeds = choose_seeds(scenario.seeds, options.seeds);
-#ifdef ST_HAVE_EMU
-  if (backend == "emu") emu::check_privileges();  // before anything is written
-#endif
-  const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
-  prepare_out_dir(out, scenario);
-
+// The runs one after another in this process (the default).
+void run_in_turn(const Scenario& scenario, const RunOptions& options, const std::string& backend,
+                 const std::vector<uint64_t>& seeds, const fs::path& out, SummaryBuilder& summary) {
   const std::string clock = backend == "sim" ? "simulated" : "wall";
-  // The emu launcher watches signals itself (and stops its node processes).
-  std::optional<InterruptHandlers> interrupts;
-  if (backend != "emu") interrupts.emplace();
-  if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
-  SummaryBuilder summary(scenario, backend, seeds);
   const std::size_t total = scenario.systems.size() * seeds.size();
   std::size_t done = 0;
   for (const auto& system : scenario.systems) {
@@ -197,7 +185,7 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
       config.seed = seed;
       config.quiet = options.quiet;
       if (options.iterations > 0) config.iterations = options.iterations;
-      const std::string relative = seeds.size() == 1 ? system.label : fmt::format("{}/seed-{}", system.label, seed);
+      const std::string relative = run_folder(system.label, seed, seeds);
       spdlog::info("[{}/{}] {}: {} seed {} on the {} backend -> {}", ++done, total, scenario.name, system.label, seed,
                    backend, (out / relative).string());
 #ifdef ST_HAVE_EMU
@@ -229,6 +217,95 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
     summary.add_system(system, outcomes);
     write_summary(out, summary.json());  // after every system: a long run can be watched, an abort loses little
   }
+}
+
+// --jobs N: the runs as child processes, N at a time (apps/run_jobs.h).
+void run_in_processes(const Scenario& scenario, const RunOptions& options, const std::vector<uint64_t>& seeds,
+                      const fs::path& out, SummaryBuilder& summary) {
+  std::vector<RunJob> jobs;
+  for (const auto& system : scenario.systems)
+    for (const auto seed : seeds) jobs.push_back({system.label, seed, run_folder(system.label, seed, seeds)});
+  JobsOptions job_options;
+  job_options.program = self_executable();
+  job_options.scenario_file = scenario.source;
+  job_options.out = out;
+  job_options.jobs = options.jobs;
+  job_options.iterations = options.iterations;
+  job_options.seeds = options.seeds;
+  job_options.timeline = options.timeline;
+  job_options.target_accuracy = scenario.target_accuracy;
+  spdlog::info("{}: {} runs, {} at a time (child processes)", scenario.name, jobs.size(), options.jobs);
+  const auto outcomes = run_jobs(jobs, job_options);
+  std::size_t i = 0;
+  for (const auto& system : scenario.systems) {
+    std::vector<RunOutcome> mine(outcomes.begin() + i, outcomes.begin() + i + seeds.size());
+    for (const auto& o : mine) spdlog::info("{} seed {}: {}", system.label, o.seed, describe(o, "simulated"));
+    summary.add_system(system, mine);
+    i += seeds.size();
+  }
+  write_summary(out, summary.json());
+  if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
+}
+
+// A child of --jobs: one run into the folder its parent prepared, and the
+// outcome file the parent reads (no summary.json: the parent writes it).
+nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions& options, const std::string& backend,
+                                      const std::vector<uint64_t>& seeds, const fs::path& out) {
+  const auto system = std::find_if(scenario.systems.begin(), scenario.systems.end(),
+                                   [&](const ScenarioSystem& s) { return s.label == options.only_system; });
+  if (system == scenario.systems.end())
+    throw std::invalid_argument(fmt::format("--only-system {}: no such system in {}", options.only_system, scenario.source));
+  if (options.only_seed < 0) throw std::invalid_argument("--only-system needs --only-seed");
+  const auto seed = static_cast<uint64_t>(options.only_seed);
+  InterruptHandlers interrupts;
+  auto config = system->config;
+  config.seed = seed;
+  config.quiet = options.quiet;
+  if (options.iterations > 0) config.iterations = options.iterations;
+  const RunJob job{system->label, seed, run_folder(system->label, seed, seeds)};
+  auto outcome = run_one(scenario, options, backend, system->label, config, out, job.relative);
+  if (const int signal = runtime::stop_requested(); signal != 0 && outcome.error.empty())
+    outcome.error = fmt::format("interrupted by signal {}: the run stopped early (its files are kept)", signal);
+  write_job_outcome(job_outcome_path(out, job), outcome);
+  spdlog::info("{} seed {}: {}", system->label, seed, describe(outcome, backend == "sim" ? "simulated" : "wall"));
+  nlohmann::ordered_json none;
+  none["systems"] = nlohmann::ordered_json::object();
+  return none;
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_scenario(const RunOptions& options) {
+  return run_scenario(load_scenario(options.scenario), options);
+}
+
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
+  const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
+  check_backend(scenario, backend);
+  if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
+  const auto seeds = choose_seeds(scenario.seeds, options.seeds);
+#ifdef ST_HAVE_EMU
+  if (backend == "emu") emu::check_privileges();  // before anything is written
+#endif
+  const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
+  if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
+  if (!options.only_system.empty()) return run_single_job(scenario, options, backend, seeds, out);
+  if (options.jobs > 1 && backend != "sim")
+    throw std::invalid_argument(fmt::format(
+        "--jobs {}: only the sim backend runs several at once (the {} backend measures wall time, which runs "
+        "sharing the machine would change)",
+        options.jobs, backend));
+  prepare_out_dir(out, scenario);
+
+  // The emu launcher watches signals itself (and stops its node processes).
+  std::optional<InterruptHandlers> interrupts;
+  if (backend != "emu") interrupts.emplace();
+  SummaryBuilder summary(scenario, backend, seeds);
+  if (options.jobs > 1) {
+    run_in_processes(scenario, options, seeds, out, summary);
+  } else {
+    run_in_turn(scenario, options, backend, seeds, out, summary);
+  }
   print_table(summary.json());
   fmt::print("\nsummary: {}\n", (out / "summary.json").string());
   return summary.json();
@@ -255,6 +332,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--timeline", options->timeline,
                 "Each run also writes timeline.json: every compute task and send (Chrome trace; docs/engine.md)");
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
+  cmd->add_option("--jobs", options->jobs,
+                  "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "
+                  "per process on one thread); results are the same as one at a time; output of each in OUT/logs/")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  // A --jobs parent starts its children with these; not for users.
+  cmd->add_option("--only-system", options->only_system)->group("");
+  cmd->add_option("--only-seed", options->only_seed)->group("");
   cmd->callback([options] {
     nlohmann::ordered_json summary;
     try {

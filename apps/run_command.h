@@ -22,6 +22,11 @@ struct RunOptions {
   int iterations = 0;    // >0: every system runs this many iterations (a shorter budget)
   std::string emu_delay = "auto";  // emu: auto, netem or nfqueue
   bool timeline = false;  // each run writes timeline.json (core/runtime/timeline.h)
+  int jobs = 1;           // sim: run this many systems/seeds at once, as child processes (apps/run_jobs.h)
+  // A child of --jobs: do only this system's run with this seed, into the
+  // prepared output folder, and write its outcome file instead of summary.json.
+  std::string only_system;
+  long long only_seed = -1;
 };
 
 // Returns the summary it wrote to DIR/summary.json. Throws on a bad scenario

@@ -3,7 +3,8 @@
 # real backends): the command stops cleanly, finished systems keep their
 # results, the interrupted run is marked incomplete in summary.json and in
 # its manifest, no temporary file is left, the exit status is 128 + signal;
-# a second SIGINT exits at once. Ends only the processes it started.
+# a second SIGINT exits at once; `run --jobs` passes the signal to its
+# children and leaves none running. Ends only the processes it started.
 #
 #   tests/interrupt_test.sh path/to/stellatrain
 set -euo pipefail
@@ -92,6 +93,21 @@ for signal in INT TERM; do
   grep -q "interrupted by signal $number" "run-$signal.log" || { cat "run-$signal.log"; fail "no message"; }
   check_run_interrupted "run-$signal" "$number"
 done
+
+echo "== run --jobs 2, SIGTERM while the children run"
+"$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs --quiet > run-jobs.log 2>&1 &
+pid=$!
+wait_for_line run-jobs.log "ddp seed 1: finished" 120 "$pid"
+wait_for_line run-jobs/stellatrain/iterations.csv "^[0-9]" 60 "$pid"
+child=$(sed -n 's/.*stellatrain seed 1: started (pid \([0-9]*\).*/\1/p' run-jobs.log)
+[ -n "$child" ] || { cat run-jobs.log; fail "--jobs: no child pid in the log"; }
+kill -TERM "$pid"
+rc=0
+timeout 60 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 60 s after SIGTERM"
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || { cat run-jobs.log; fail "--jobs: exit status $rc, expected 143"; }
+! kill -0 "$child" 2>/dev/null || fail "--jobs: the child $child outlived its parent"
+check_run_interrupted run-jobs 15
 
 echo "== train (real backend), SIGINT"
 "$STELLATRAIN" train --system ddp --model mlp --dataset synthetic --iterations 100000 --eval-interval 0 \

@@ -194,6 +194,20 @@ mkdir -p foreign && touch foreign/notes.txt
 expect_error "holds no earlier \`stellatrain run\` results" "$STELLATRAIN" run tiny.yaml --out foreign
 expect_error "cannot read the file" "$STELLATRAIN" run no-such-scenario.yaml
 
+echo "== --jobs 3: the same runs as child processes, the same results"
+JOBS=$WORK/jobs
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --jobs 3 --out "$JOBS" --quiet > jobs.txt 2>&1 || { cat jobs.txt; fail "run --jobs 3"; }
+check_results "$JOBS" sim 2
+for run in st/seed-1 st/seed-2 ddp/seed-1 ddp/seed-2; do
+  for file in eval.csv iterations.csv link.csv; do
+    cmp -s "$TWO_SEEDS/$run/$file" "$JOBS/$run/$file" || fail "--jobs: $run/$file differs from the sequential run's"
+  done
+  [ -s "$JOBS/logs/${run/\//_}.log" ] || fail "--jobs: no output log for $run"
+done
+cmp -s "$TWO_SEEDS/summary.json" "$JOBS/summary.json" || fail "--jobs: summary.json differs from the sequential run's"
+expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
+[ ! -e "$WORK/jobs-real" ] || fail "a refused --jobs must not create the results folder"
+
 echo "== figures (stellatrain plot) of the sim runs"
 for dir in "$ONE_SEED" "$TWO_SEEDS"; do
   "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }

@@ -136,7 +136,8 @@ step_scenario() {
   local out="$RESULTS/resnet18-fmnist-fluct-115"
   local shorter=()
   [ -n "${SCENARIO_ITERATIONS:-}" ] && shorter=(--iterations "$SCENARIO_ITERATIONS")
-  "$APP" run scenarios/gpu/resnet18-fmnist-fluct-115.yaml --timeline --out "$out" "${shorter[@]}"
+  # The three systems side by side (each ns-3 simulation runs on one core).
+  "$APP" run scenarios/gpu/resnet18-fmnist-fluct-115.yaml --jobs 3 --timeline --out "$out" "${shorter[@]}"
   "$APP" plot "$out"
   python3 analysis/plot_timeline.py "$out/stellatrain/timeline.json" --out "$RESULTS/timeline-resnet18-stellatrain.png" \
     --title "stellatrain, ResNet-18 2 x 2 on $(gpu_slug), fluct-115 (ns-3)" || true

@@ -1,0 +1,197 @@
+#include "apps/run_jobs.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <thread>
+
+#include "core/runtime/stop_request.h"
+
+extern char** environ;
+
+namespace st::apps {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string job_name(const RunJob& job) {
+  std::string name = job.relative;
+  for (auto& c : name)
+    if (c == '/') c = '_';
+  return name;
+}
+
+std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& options) {
+  std::vector<std::string> args{options.program, "run",       options.scenario_file, "--backend", "sim",
+                                "--out",         options.out.string(), "--only-system", job.label,
+                                "--only-seed",   std::to_string(job.seed), "--quiet"};
+  if (options.iterations > 0) {
+    args.push_back("--iterations");
+    args.push_back(std::to_string(options.iterations));
+  }
+  if (options.seeds > 0) {
+    args.push_back("--seeds");
+    args.push_back(std::to_string(options.seeds));
+  }
+  if (options.timeline) args.push_back("--timeline");
+  return args;
+}
+
+// posix_spawn rather than fork: the parent may hold LibTorch's threads.
+// The child gets its own process group, so a terminal's Ctrl-C reaches only
+// the parent, which then passes the signal on once (a second one would make
+// a child exit at once instead of finishing its step).
+pid_t start_child(const RunJob& job, const JobsOptions& options) {
+  const auto args = child_arguments(job, options);
+  std::vector<char*> argv;
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const std::string log = job_log_path(options.out, job).string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (error != 0)
+    throw std::runtime_error(fmt::format("--jobs: cannot start {} for {}: {}", options.program, job.relative,
+                                         std::strerror(error)));
+  return pid;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "unknown status";
+}
+
+// What a finished child left: its outcome file and the run's own files.
+RunOutcome collect(const RunJob& job, const JobsOptions& options, int status, double wall_s) {
+  RunOutcome outcome;
+  outcome.seed = job.seed;
+  outcome.dir = job.relative;
+  const auto outcome_file = job_outcome_path(options.out, job);
+  const auto log = job_log_path(options.out, job).string();
+  std::ifstream in(outcome_file);
+  if (!in) {
+    outcome.error = fmt::format("the run's process ended ({}) without an outcome; its output: {}",
+                                describe_status(status), log);
+  } else {
+    try {
+      const auto j = nlohmann::json::parse(in);
+      const std::string error = j.value("error", std::string());
+      if (error.empty()) {
+        outcome = read_outcome((options.out / job.relative).string(), job.relative, job.seed, options.target_accuracy);
+        outcome.mean_iteration_s = j.at("mean_iteration_s").get<double>();
+      } else {
+        outcome.error = error;
+      }
+    } catch (const std::exception& e) {
+      outcome.error = fmt::format("{}: {} (the run's output: {})", outcome_file.string(), e.what(), log);
+    }
+  }
+  outcome.host_wall_s = wall_s;
+  return outcome;
+}
+
+struct Running {
+  std::size_t index;
+  pid_t pid;
+  std::chrono::steady_clock::time_point started;
+  bool asked_to_stop = false;
+};
+
+}  // namespace
+
+fs::path job_log_path(const fs::path& out, const RunJob& job) { return out / "logs" / (job_name(job) + ".log"); }
+
+fs::path job_outcome_path(const fs::path& out, const RunJob& job) {
+  return out / "logs" / (job_name(job) + ".outcome.json");
+}
+
+void write_job_outcome(const fs::path& path, const RunOutcome& outcome) {
+  nlohmann::json j;
+  j["mean_iteration_s"] = outcome.mean_iteration_s;
+  if (!outcome.error.empty()) j["error"] = outcome.error;
+  const auto temporary = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream file(temporary);
+    if (!file) throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
+    file << j.dump(2) << "\n";
+  }
+  fs::rename(temporary, path);
+}
+
+std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOptions& options) {
+  if (options.jobs < 1) throw std::invalid_argument("--jobs: must be at least 1");
+  fs::create_directories(options.out / "logs");
+  for (const auto& job : jobs) fs::remove(job_outcome_path(options.out, job));
+  std::vector<RunOutcome> outcomes(jobs.size());
+  std::vector<Running> running;
+  std::size_t next = 0, finished = 0;
+  int stop_signal = 0;
+  while (finished < jobs.size()) {
+    if (stop_signal == 0) stop_signal = runtime::stop_requested();
+    while (stop_signal == 0 && next < jobs.size() && static_cast<int>(running.size()) < options.jobs) {
+      const auto& job = jobs[next];
+      running.push_back({next, start_child(job, options), std::chrono::steady_clock::now()});
+      spdlog::info("[{}/{}] {} seed {}: started (pid {}, output in {})", next + 1, jobs.size(), job.label, job.seed,
+                   running.back().pid, job_log_path(options.out, job).string());
+      ++next;
+    }
+    if (stop_signal != 0) {
+      for (auto& r : running)
+        if (!r.asked_to_stop) {
+          ::kill(r.pid, stop_signal);  // our own child, by its pid: the signal we got, so its files say the same
+          r.asked_to_stop = true;
+        }
+      for (; next < jobs.size(); ++next) {  // never started
+        outcomes[next].seed = jobs[next].seed;
+        outcomes[next].dir = jobs[next].relative;
+        outcomes[next].error = fmt::format("interrupted by signal {} before this run started", stop_signal);
+        ++finished;
+      }
+    }
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      const pid_t reaped = ::waitpid(it->pid, &status, WNOHANG);
+      if (reaped == 0 || (reaped < 0 && errno == EINTR)) {
+        ++it;
+        continue;
+      }
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->started).count();
+      const auto& job = jobs[it->index];
+      outcomes[it->index] = reaped < 0 ? RunOutcome{} : collect(job, options, status, wall_s);
+      if (reaped < 0) outcomes[it->index].error = fmt::format("waitpid for {}: {}", it->pid, std::strerror(errno));
+      if (it->asked_to_stop && outcomes[it->index].error.empty())
+        outcomes[it->index].error =
+            fmt::format("interrupted by signal {}: the run stopped early (its files are kept)", stop_signal);
+      spdlog::info("{} seed {}: {}", job.label, job.seed,
+                   outcomes[it->index].error.empty() ? fmt::format("finished in {:.1f} wall s", wall_s)
+                                                     : "failed: " + outcomes[it->index].error);
+      ++finished;
+      it = running.erase(it);
+    }
+    if (finished < jobs.size()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return outcomes;
+}
+
+}  // namespace st::apps
