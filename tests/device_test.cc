@@ -6,9 +6,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -273,12 +277,52 @@ TEST(CudaStaging, GradientsAndParametersCrossExactly) {
   EXPECT_EQ(staging->host(1), nullptr);
 }
 
+// One column of a run's iterations.csv, by its header name.
+std::vector<double> iterations_column(const std::string& dir, const std::string& name) {
+  std::ifstream in(dir + "/iterations.csv");
+  std::string line, cell;
+  std::getline(in, line);
+  std::istringstream header(line);
+  int index = -1;
+  for (int i = 0; std::getline(header, cell, ','); ++i)
+    if (cell == name) index = i;
+  EXPECT_GE(index, 0) << dir << "/iterations.csv has no column " << name;
+  std::vector<double> values;
+  while (index >= 0 && std::getline(in, line)) {
+    std::istringstream row(line);
+    for (int i = 0; std::getline(row, cell, ','); ++i)
+      if (i == index) values.push_back(std::stod(cell));
+  }
+  return values;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / ("st-device-" + name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+// The GPU's own times have columns of their own; on the CPU they stay 0
+// (forward_ms/backward_ms are the measurement there).
+TEST(IterationsCsv, DeviceTimesAreZeroOnTheCpu) {
+  auto c = train::small_config("ddp");
+  c.out_dir = fresh_dir("cpu-times");
+  train::run_training(c);
+  const auto device_forward = iterations_column(c.out_dir, "device_forward_ms");
+  const auto forward = iterations_column(c.out_dir, "forward_ms");
+  ASSERT_FALSE(device_forward.empty());
+  for (double v : device_forward) EXPECT_EQ(v, 0.0);
+  for (double v : iterations_column(c.out_dir, "device_backward_ms")) EXPECT_EQ(v, 0.0);
+  EXPECT_GT(*std::max_element(forward.begin(), forward.end()), 0.0);
+}
+
 TEST(CudaTraining, SameModelAsOnTheCpuUpToRounding) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device in this build or machine";
   for (const char* system : {"ddp", "stellatrain"}) {
     auto cpu = train::small_config(system);
     auto cuda = cpu;
     cuda.compute_device = "cuda";
+    cuda.out_dir = fresh_dir(std::string("cuda-") + system);
     const auto on_cpu = train::run_training(cpu);
     const auto on_gpu = train::run_training(cuda);
     if (std::string(system) == "ddp") {
@@ -289,6 +333,12 @@ TEST(CudaTraining, SameModelAsOnTheCpuUpToRounding) {
     ASSERT_FALSE(on_cpu.evaluations.empty());
     ASSERT_FALSE(on_gpu.evaluations.empty());
     EXPECT_NEAR(on_gpu.evaluations.back().accuracy, on_cpu.evaluations.back().accuracy, 0.02) << system;
+    // CUDA events timed every forward and backward.
+    for (const char* column : {"device_forward_ms", "device_backward_ms"}) {
+      const auto times = iterations_column(cuda.out_dir, column);
+      ASSERT_FALSE(times.empty()) << column;
+      for (double v : times) EXPECT_GT(v, 0.0) << system << " " << column;
+    }
   }
 }
 

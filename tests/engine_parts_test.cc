@@ -107,6 +107,7 @@ TEST(ResultsWriter, WritesItsFilesAndUpdatesTheManifestByRename) {
     r.bytes_sent = 42;
     r.staleness = 2;
     r.batch = {32, 16};
+    r.device_backward_ms = 1.25;
     writer.add_iteration(r);
     writer.add_eval({1.5, 7, 0.875, 0.3, 100});
     writer.update_manifest({{"summary", {{"complete", true}}}});
@@ -119,9 +120,9 @@ TEST(ResultsWriter, WritesItsFilesAndUpdatesTheManifestByRename) {
   std::getline(iterations, header);
   std::getline(iterations, row);
   EXPECT_NE(header.find("bytes_sent"), std::string::npos);
-  EXPECT_NE(header.find(",staleness,batch"), std::string::npos);
+  EXPECT_NE(header.find(",staleness,batch,device_forward_ms,device_backward_ms"), std::string::npos);
   EXPECT_EQ(row.rfind("1,7,", 0), 0u) << row;
-  EXPECT_NE(row.find(",2.000,32;16"), std::string::npos) << row;
+  EXPECT_NE(row.find(",2.000,32;16,0.000,1.250"), std::string::npos) << row;
   EXPECT_NE(read_text(dir / "eval.csv").find("1.500000,7,0.875000,0.300000,100"), std::string::npos);
   for (const auto& entry : fs::directory_iterator(dir))
     EXPECT_NE(entry.path().extension(), ".tmp") << "left behind: " << entry.path();

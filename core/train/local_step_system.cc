@@ -53,6 +53,8 @@ void LocalStepSystem::run_iteration(int t) {
     ctx_.workers.compute_gradients(grads_, [this, t](const LocalStepTimes& times) {
       record_.forward_ms = times.forward_ms;
       record_.backward_ms = times.backward_ms;
+      record_.device_forward_ms = times.device_forward_ms;
+      record_.device_backward_ms = times.device_backward_ms;
       record_.gather_ms = times.gather_ms;
       record_.loss = times.loss;
       record_.batch = times.batch;

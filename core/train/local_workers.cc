@@ -270,11 +270,12 @@ void LocalWorkers::forward(Worker& worker) {
   if (impl_->synthetic) return;  // timing mode: priced, not computed
   const auto indices = worker.stream.next(static_cast<std::size_t>(worker.batch));
   const auto batch = impl_->train.get_batch(Span<const std::size_t>(indices));
-  worker.times.device_forward_ms = worker.staging->run_compute([&] {
+  const double forward_ms = worker.staging->run_compute([&] {
     worker.model->zero_grad();
     const auto logits = worker.model->forward(batch.images.to(worker.device, /*non_blocking=*/true));
     worker.loss = torch::nn::functional::cross_entropy(logits, batch.labels.to(worker.device, /*non_blocking=*/true));
   });
+  if (worker.device.is_cuda()) worker.times.device_forward_ms = forward_ms;
   worker.times.loss = worker.loss.item<double>();
 }
 
@@ -289,7 +290,8 @@ void LocalWorkers::backward(Worker& worker) {
     return;
   }
   worker.staging->begin_backward();
-  worker.times.device_backward_ms = worker.staging->run_compute([&] { worker.loss.backward(); });
+  const double backward_ms = worker.staging->run_compute([&] { worker.loss.backward(); });
+  if (worker.device.is_cuda()) worker.times.device_backward_ms = backward_ms;
   worker.loss = at::Tensor();  // frees the autograd graph
 }
 

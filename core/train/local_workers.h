@@ -29,8 +29,9 @@ struct LocalStepTimes {
   double forward_ms = 0;   // mean over workers
   double backward_ms = 0;  // mean over workers
   double gather_ms = 0;    // summing the workers' gradients
-  // Forward and backward as the device measured them (CUDA events on a GPU,
-  // wall time on the CPU), mean over workers; 0 in timing mode.
+  // Forward and backward as the GPU measured them (CUDA events), mean over
+  // workers; 0 on the CPU (forward_ms/backward_ms are the measurement there)
+  // and in timing mode.
   double device_forward_ms = 0;
   double device_backward_ms = 0;
   double loss = 0;         // mean over workers

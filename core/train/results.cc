@@ -45,18 +45,19 @@ ResultsWriter::ResultsWriter(const std::string& dir, const nlohmann::json& manif
   write_json(dir_ + "/manifest.json", manifest_);
   iterations_ = open_csv(dir_ + "/iterations.csv",
                          "rank,iteration,start_s,iteration_ms,wait_ms,forward_ms,backward_ms,gather_ms,"
-                         "compress_ms,exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss,density,staleness,batch");
+                         "compress_ms,exchange_ms,optimize_ms,pipeline_ms,bytes_sent,bytes_received,loss,density,staleness,batch,"
+                         "device_forward_ms,device_backward_ms");
   eval_ = open_csv(dir_ + "/eval.csv", "time_s,iteration,accuracy,loss,samples");
 }
 
 void ResultsWriter::add_iteration(const IterationRecord& r) {
   if (dir_.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  iterations_ << fmt::format("{},{},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.6f},{:.6f},{:.3f},{}\n",
+  iterations_ << fmt::format("{},{},{:.6f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.6f},{:.6f},{:.3f},{},{:.3f},{:.3f}\n",
                              r.rank, r.iteration, r.start_s, r.iteration_ms, r.wait_ms, r.forward_ms,
                              r.backward_ms, r.gather_ms, r.compress_ms, r.exchange_ms, r.optimize_ms,
                              r.pipeline_ms, r.bytes_sent, r.bytes_received, r.loss, r.density, r.staleness,
-                             fmt::join(r.batch, ";"));
+                             fmt::join(r.batch, ";"), r.device_forward_ms, r.device_backward_ms);
   iterations_.flush();
 }
 

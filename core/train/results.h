@@ -39,6 +39,12 @@ struct IterationRecord {
   // applied remote accumulations; 0 for synchronous steps).
   double staleness = 0;
   std::vector<int> batch;   // per local worker
+  // Forward and backward as the GPU timed them (CUDA events), mean over
+  // local workers; 0 on the CPU, where forward_ms and backward_ms are the
+  // measurement. On the sim backend forward_ms/backward_ms are the priced
+  // (simulated) times and these the real GPU's.
+  double device_forward_ms = 0;
+  double device_backward_ms = 0;
 };
 
 struct EvalRecord {

@@ -123,6 +123,8 @@ class StellaTrainSystem final : public System {
             IterationRecord& r = records_[static_cast<std::size_t>(t)];
             r.forward_ms = times.forward_ms;
             r.backward_ms = times.backward_ms;
+            r.device_forward_ms = times.device_forward_ms;
+            r.device_backward_ms = times.device_backward_ms;
             r.gather_ms = times.gather_ms;
             r.loss = times.loss;
             r.batch = times.batch;
