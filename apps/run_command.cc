@@ -4,11 +4,17 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "apps/interrupt.h"
 #include "apps/run_jobs.h"
@@ -222,6 +228,10 @@ void run_in_turn(const Scenario& scenario, const RunOptions& options, const std:
 // --jobs N: the runs as child processes, N at a time (apps/run_jobs.h).
 void run_in_processes(const Scenario& scenario, const RunOptions& options, const std::vector<uint64_t>& seeds,
                       const fs::path& out, SummaryBuilder& summary) {
+  for (const auto& system : scenario.systems)
+    if (system.label == "logs")
+      throw std::invalid_argument("--jobs: a system labelled 'logs' would share the runs' output folder OUT/logs; "
+                                  "give it another label");
   std::vector<RunJob> jobs;
   for (const auto& system : scenario.systems)
     for (const auto seed : seeds) jobs.push_back({system.label, seed, run_folder(system.label, seed, seeds)});
@@ -247,6 +257,22 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
 }
 
+// When stdin is a pipe (a --jobs parent's lifeline), a thread waits for its
+// end-of-file and then asks the run to stop (SIGHUP: the parent hung up).
+void watch_parent_lifeline() {
+  struct stat info {};
+  if (::fstat(STDIN_FILENO, &info) != 0 || !S_ISFIFO(info.st_mode)) return;
+  std::thread([] {
+    char byte = 0;
+    while (true) {
+      const ssize_t n = ::read(STDIN_FILENO, &byte, 1);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      runtime::request_stop(SIGHUP);
+      return;
+    }
+  }).detach();
+}
+
 // A child of --jobs: one run into the folder its parent prepared, and the
 // outcome file the parent reads (no summary.json: the parent writes it).
 nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions& options, const std::string& backend,
@@ -258,13 +284,24 @@ nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions
   if (options.only_seed < 0) throw std::invalid_argument("--only-system needs --only-seed");
   const auto seed = static_cast<uint64_t>(options.only_seed);
   InterruptHandlers interrupts;
+  // The parent started this process with SIGINT/SIGTERM blocked and a pipe
+  // as stdin (apps/run_jobs.cc): signals go to the handlers from here on,
+  // and end-of-file on the pipe (the parent is gone) stops the run too.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  watch_parent_lifeline();
   auto config = system->config;
   config.seed = seed;
   config.quiet = options.quiet;
   if (options.iterations > 0) config.iterations = options.iterations;
   const RunJob job{system->label, seed, run_folder(system->label, seed, seeds)};
   auto outcome = run_one(scenario, options, backend, system->label, config, out, job.relative);
-  if (const int signal = runtime::stop_requested(); signal != 0 && outcome.error.empty())
+  // As when run in turn: a stopped run is marked so, whatever else it
+  // could not read (a run stopped before its first evaluation has none).
+  if (const int signal = runtime::stop_requested(); signal != 0)
     outcome.error = fmt::format("interrupted by signal {}: the run stopped early (its files are kept)", signal);
   write_job_outcome(job_outcome_path(out, job), outcome);
   spdlog::info("{} seed {}: {}", system->label, seed, describe(outcome, backend == "sim" ? "simulated" : "wall"));
@@ -275,11 +312,14 @@ nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions
 
 }  // namespace
 
-nlohmann::ordered_json run_scenario(const RunOptions& options) {
-  return run_scenario(load_scenario(options.scenario), options);
-}
+namespace {
 
-nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
+// `from_file`: the scenario is its file as loaded, which --jobs's child
+// processes load again; one changed in memory (sweep's) runs in turn.
+nlohmann::ordered_json run_loaded(const Scenario& scenario, const RunOptions& options, bool from_file) {
+  if (options.jobs > 1 && !from_file)
+    throw std::invalid_argument("--jobs: the runs' processes load the scenario from its file; a scenario changed in "
+                                "memory runs one run at a time");
   const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
   check_backend(scenario, backend);
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
@@ -309,6 +349,16 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   print_table(summary.json());
   fmt::print("\nsummary: {}\n", (out / "summary.json").string());
   return summary.json();
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_scenario(const RunOptions& options) {
+  return run_loaded(load_scenario(options.scenario), options, true);
+}
+
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options) {
+  return run_loaded(scenario, options, false);
 }
 
 void add_run_command(CLI::App& app) {

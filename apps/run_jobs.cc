@@ -49,10 +49,19 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
 }
 
 // posix_spawn rather than fork: the parent may hold LibTorch's threads.
-// The child gets its own process group, so a terminal's Ctrl-C reaches only
-// the parent, which then passes the signal on once (a second one would make
-// a child exit at once instead of finishing its step).
-pid_t start_child(const RunJob& job, const JobsOptions& options) {
+// - The child gets its own process group, so a terminal's Ctrl-C reaches
+//   only the parent, which then passes the signal on once (a second one
+//   would make a child exit at once instead of finishing its step).
+// - SIGINT and SIGTERM start blocked: one that comes before the child has
+//   installed its handlers waits for them (run_single_job unblocks them)
+//   instead of killing it without a trace.
+// - Its stdin is the read end of `lifeline`, whose write end only the
+//   parent holds: when the parent is gone (a second signal, SIGKILL, an
+//   out-of-memory kill), the child reads end-of-file and stops at its next
+//   step like an interrupted run; and it never reads the terminal.
+// - It runs /proc/self/exe: this very binary, even if the file is rebuilt
+//   or removed while the runs go on.
+pid_t start_child(const RunJob& job, const JobsOptions& options, int lifeline) {
   const auto args = child_arguments(job, options);
   std::vector<char*> argv;
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -60,21 +69,65 @@ pid_t start_child(const RunJob& job, const JobsOptions& options) {
   const std::string log = job_log_path(options.out, job).string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, lifeline, STDIN_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  posix_spawnattr_setsigmask(&attributes, &blocked);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  const int error = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (error != 0)
-    throw std::runtime_error(fmt::format("--jobs: cannot start {} for {}: {}", options.program, job.relative,
+    throw std::runtime_error(fmt::format("cannot start {} for {} (output {}): {}", options.program, job.relative, log,
                                          std::strerror(error)));
   return pid;
 }
+
+// The children are waited for by pid: a SIGCHLD that the parent inherited
+// as ignored would make the kernel reap them first (waitpid: ECHILD), so
+// it is the default while they run.
+class DefaultChildSignal {
+ public:
+  DefaultChildSignal() {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGCHLD, &action, &previous_);
+  }
+  ~DefaultChildSignal() { sigaction(SIGCHLD, &previous_, nullptr); }
+  DefaultChildSignal(const DefaultChildSignal&) = delete;
+  DefaultChildSignal& operator=(const DefaultChildSignal&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// The pipe whose read end is every child's stdin (see start_child).
+class Lifeline {
+ public:
+  Lifeline() {
+    if (::pipe2(fds_, O_CLOEXEC) != 0)
+      throw std::runtime_error(fmt::format("--jobs: cannot make a pipe: {}", std::strerror(errno)));
+  }
+  ~Lifeline() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  Lifeline(const Lifeline&) = delete;
+  Lifeline& operator=(const Lifeline&) = delete;
+  int read_end() const { return fds_[0]; }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
@@ -143,7 +196,13 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
   if (options.jobs < 1) throw std::invalid_argument("--jobs: must be at least 1");
   fs::create_directories(options.out / "logs");
   for (const auto& job : jobs) fs::remove(job_outcome_path(options.out, job));
+  const DefaultChildSignal default_child_signal;
+  const Lifeline lifeline;
   std::vector<RunOutcome> outcomes(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    outcomes[i].seed = jobs[i].seed;
+    outcomes[i].dir = jobs[i].relative;
+  }
   std::vector<Running> running;
   std::size_t next = 0, finished = 0;
   int stop_signal = 0;
@@ -151,9 +210,15 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
     if (stop_signal == 0) stop_signal = runtime::stop_requested();
     while (stop_signal == 0 && next < jobs.size() && static_cast<int>(running.size()) < options.jobs) {
       const auto& job = jobs[next];
-      running.push_back({next, start_child(job, options), std::chrono::steady_clock::now()});
-      spdlog::info("[{}/{}] {} seed {}: started (pid {}, output in {})", next + 1, jobs.size(), job.label, job.seed,
-                   running.back().pid, job_log_path(options.out, job).string());
+      try {
+        running.push_back({next, start_child(job, options, lifeline.read_end()), std::chrono::steady_clock::now()});
+        spdlog::info("[{}/{}] {} seed {}: started (pid {}, output in {})", next + 1, jobs.size(), job.label, job.seed,
+                     running.back().pid, job_log_path(options.out, job).string());
+      } catch (const std::exception& e) {  // this run fails; the others go on
+        outcomes[next].error = e.what();
+        spdlog::error("{} seed {}: {}", job.label, job.seed, e.what());
+        ++finished;
+      }
       ++next;
     }
     if (stop_signal != 0) {
@@ -163,8 +228,6 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
           r.asked_to_stop = true;
         }
       for (; next < jobs.size(); ++next) {  // never started
-        outcomes[next].seed = jobs[next].seed;
-        outcomes[next].dir = jobs[next].relative;
         outcomes[next].error = fmt::format("interrupted by signal {} before this run started", stop_signal);
         ++finished;
       }
@@ -176,13 +239,10 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
         ++it;
         continue;
       }
+      // ECHILD (someone else reaped it): what it left still tells.
       const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->started).count();
       const auto& job = jobs[it->index];
-      outcomes[it->index] = reaped < 0 ? RunOutcome{} : collect(job, options, status, wall_s);
-      if (reaped < 0) outcomes[it->index].error = fmt::format("waitpid for {}: {}", it->pid, std::strerror(errno));
-      if (it->asked_to_stop && outcomes[it->index].error.empty())
-        outcomes[it->index].error =
-            fmt::format("interrupted by signal {}: the run stopped early (its files are kept)", stop_signal);
+      outcomes[it->index] = collect(job, options, reaped < 0 ? 0 : status, wall_s);
       spdlog::info("{} seed {}: {}", job.label, job.seed,
                    outcomes[it->index].error.empty() ? fmt::format("finished in {:.1f} wall s", wall_s)
                                                      : "failed: " + outcomes[it->index].error);

@@ -94,20 +94,87 @@ for signal in INT TERM; do
   check_run_interrupted "run-$signal" "$number"
 done
 
+# `run --jobs` children have process groups of their own: a failing check
+# must not leave them running (their pids are in the runner's log).
+jobs_log=""
+stop_jobs() {
+  [ -n "$jobs_log" ] && [ -f "$jobs_log" ] || return 0
+  for p in $(sed -n 's/.*started (pid \([0-9]*\).*/\1/p' "$jobs_log"); do kill -KILL "$p" 2>/dev/null || true; done
+}
+trap 'stop_jobs; rm -rf "$WORK"' EXIT
+
+# Pids of the children a --jobs runner's log names.
+child_pids() { sed -n 's/.*started (pid \([0-9]*\).*/\1/p' "$1"; }
+
+# Waits (bounded) until none of the pids runs.
+wait_gone() {  # seconds, pid...
+  local deadline=$((SECONDS + $1))
+  shift
+  for p in "$@"; do
+    while kill -0 "$p" 2>/dev/null; do
+      [ "$SECONDS" -lt "$deadline" ] || fail "--jobs: child $p still running"
+      sleep 0.1
+    done
+  done
+}
+
 echo "== run --jobs 2, SIGTERM while the children run"
+jobs_log=run-jobs.log
 "$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs --quiet > run-jobs.log 2>&1 &
 pid=$!
 wait_for_line run-jobs.log "ddp seed 1: finished" 120 "$pid"
 wait_for_line run-jobs/stellatrain/iterations.csv "^[0-9]" 60 "$pid"
-child=$(sed -n 's/.*stellatrain seed 1: started (pid \([0-9]*\).*/\1/p' run-jobs.log)
-[ -n "$child" ] || { cat run-jobs.log; fail "--jobs: no child pid in the log"; }
 kill -TERM "$pid"
 rc=0
 timeout 60 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 60 s after SIGTERM"
 wait "$pid" || rc=$?
 [ "$rc" -eq 143 ] || { cat run-jobs.log; fail "--jobs: exit status $rc, expected 143"; }
-! kill -0 "$child" 2>/dev/null || fail "--jobs: the child $child outlived its parent"
+wait_gone 5 $(child_pids run-jobs.log)
 check_run_interrupted run-jobs 15
+
+echo "== run --jobs 2, SIGTERM as the children start: they stop, they are not killed"
+jobs_log=run-jobs-early.log
+"$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs-early --quiet > run-jobs-early.log 2>&1 &
+pid=$!
+wait_for_line run-jobs-early.log "stellatrain seed 1: started" 60 "$pid"
+kill -TERM "$pid"
+rc=0
+timeout 60 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 60 s after an early SIGTERM"
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || { cat run-jobs-early.log; fail "--jobs early: exit status $rc, expected 143"; }
+wait_gone 5 $(child_pids run-jobs-early.log)
+python3 - <<'PY' || { cat run-jobs-early.log; fail "--jobs early: a child was killed instead of stopped"; }
+import json
+systems = json.load(open("run-jobs-early/summary.json"))["systems"]
+for label, s in systems.items():
+    text = json.dumps(s)
+    assert "without an outcome" not in text, (label, s)
+    # Finished before the signal, or stopped by it; never killed.
+    assert "error" not in s or "signal 15" in text, (label, s)
+print("ok: early SIGTERM:", {label: s.get("error", "finished") for label, s in systems.items()})
+PY
+
+echo "== run --jobs 2, two quick SIGTERMs: the runner exits at once, its children stop on their own"
+jobs_log=run-jobs-twice.log
+"$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs-twice --quiet > run-jobs-twice.log 2>&1 &
+pid=$!
+wait_for_line run-jobs-twice.log "stellatrain seed 1: started" 60 "$pid"
+wait_for_line run-jobs-twice/stellatrain/iterations.csv "^[0-9]" 60 "$pid"
+kill -TERM "$pid"
+kill -TERM "$pid"
+rc=0
+timeout 10 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 10 s after two SIGTERMs"
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || { cat run-jobs-twice.log; fail "--jobs twice: exit status $rc, expected 143"; }
+# The runner is gone: its children read end-of-file on their lifeline and stop.
+wait_gone 30 $(child_pids run-jobs-twice.log)
+python3 - <<'PY' || fail "--jobs twice: the orphaned run does not record its stop"
+import json
+s = json.load(open("run-jobs-twice/stellatrain/manifest.json"))["summary"]
+assert s["complete"] is False and "interrupted" in s, s
+print("ok: the orphaned child stopped:", s["interrupted"])
+PY
+jobs_log=""
 
 echo "== train (real backend), SIGINT"
 "$STELLATRAIN" train --system ddp --model mlp --dataset synthetic --iterations 100000 --eval-interval 0 \

@@ -205,6 +205,21 @@ for run in st/seed-1 st/seed-2 ddp/seed-1 ddp/seed-2; do
   [ -s "$JOBS/logs/${run/\//_}.log" ] || fail "--jobs: no output log for $run"
 done
 cmp -s "$TWO_SEEDS/summary.json" "$JOBS/summary.json" || fail "--jobs: summary.json differs from the sequential run's"
+# A run that fails in its child process: recorded with its message, the
+# other runs reported, exit status 1.
+sed -e 's/^dataset: synthetic/dataset: fashion-mnist/' tiny.yaml > tiny-fmnist.yaml
+rc=0
+ST_FASHION_MNIST_DIR="$WORK/no-such-dataset" "$STELLATRAIN" run tiny-fmnist.yaml --jobs 2 --out "$WORK/jobs-fail" --quiet \
+  > jobs-fail.txt 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat jobs-fail.txt; fail "--jobs with failing runs: exit status $rc, expected 1"; }
+python3 - "$WORK/jobs-fail" <<'PY' || { cat jobs-fail.txt; fail "--jobs: failing runs not recorded"; }
+import json, sys
+systems = json.load(open(sys.argv[1] + "/summary.json"))["systems"]
+assert list(systems) == ["st", "ddp"], list(systems)
+for label, s in systems.items():
+    assert "no-such-dataset" in s.get("error", ""), (label, s)
+print("ok: --jobs records each failed run:", systems["st"]["error"][:100])
+PY
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
 [ ! -e "$WORK/jobs-real" ] || fail "a refused --jobs must not create the results folder"
 

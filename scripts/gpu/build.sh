@@ -603,11 +603,26 @@ EOF
 # every test that cleans a temporary folder crashed). Preloading the
 # compiler's own libstdc++ makes its definitions win.
 torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$cache" | head -1)
-libtorch=$(cd "$torch_dir/../../.." 2>/dev/null && pwd)/lib/libtorch.so
-if [ -f "$libtorch" ] && command -v nm >/dev/null \
-   && nm -D --defined-only "$libtorch" 2>/dev/null | grep -q ' _ZNSt10filesystem'; then
-  cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$cache" | head -1)
-  libstdcxx=$("${cxx:-c++}" -print-file-name=libstdc++.so.6)
+torch_lib=""
+[ -n "$torch_dir" ] && [ -d "$torch_dir/../../../lib" ] && torch_lib=$(cd "$torch_dir/../../../lib" && pwd)
+exporter=""
+if [ -n "$torch_lib" ]; then
+  if command -v nm >/dev/null; then
+    for lib in "$torch_lib"/libtorch*.so "$torch_lib"/libc10*.so; do
+      [ -f "$lib" ] || continue
+      # Into a variable first: `nm | grep -q` can fail under pipefail when
+      # grep stops reading early.
+      symbols=$(nm -D --defined-only "$lib" 2>/dev/null || true)
+      if grep -q ' _ZNSt10filesystem' <<< "$symbols"; then exporter=$lib; break; fi
+    done
+  else
+    warn "nm not found: cannot check whether LibTorch exports std::filesystem (if the tests crash in fs::remove_all, preload the compiler's libstdc++.so.6)"
+  fi
+fi
+if [ -n "$exporter" ]; then
+  libtorch=$exporter
+  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$cache" | head -1)
+  libstdcxx=$("${compiler:-c++}" -print-file-name=libstdc++.so.6)
   [ -f "$libstdcxx" ] || die "$libtorch exports std::filesystem, and the compiler's libstdc++.so.6 to preload was not found"
   cat >> "$env_sh" <<EOF
 # $libtorch exports its own std::filesystem (see scripts/gpu/build.sh):
