@@ -118,18 +118,25 @@ wait_gone() {  # seconds, pid...
   done
 }
 
+# Sends SIGTERM (twice with `twice`) to a --jobs runner and checks it ends
+# within `seconds` with 143 and its children end too.
+terminate_runner() {  # pid, log, seconds, label[, twice]
+  kill -TERM "$1"
+  [ "${5:-}" = twice ] && kill -TERM "$1"
+  local rc=0
+  timeout "$3" tail --pid="$1" -f /dev/null || fail "$4: the runner still runs $3 s after SIGTERM"
+  wait "$1" || rc=$?
+  [ "$rc" -eq 143 ] || { cat "$2"; fail "$4: exit status $rc, expected 143"; }
+  wait_gone 30 $(child_pids "$2")
+}
+
 echo "== run --jobs 2, SIGTERM while the children run"
 jobs_log=run-jobs.log
 "$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs --quiet > run-jobs.log 2>&1 &
 pid=$!
 wait_for_line run-jobs.log "ddp seed 1: finished" 120 "$pid"
 wait_for_line run-jobs/stellatrain/iterations.csv "^[0-9]" 60 "$pid"
-kill -TERM "$pid"
-rc=0
-timeout 60 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 60 s after SIGTERM"
-wait "$pid" || rc=$?
-[ "$rc" -eq 143 ] || { cat run-jobs.log; fail "--jobs: exit status $rc, expected 143"; }
-wait_gone 5 $(child_pids run-jobs.log)
+terminate_runner "$pid" run-jobs.log 60 "--jobs"
 check_run_interrupted run-jobs 15
 
 echo "== run --jobs 2, SIGTERM as the children start: they stop, they are not killed"
@@ -137,12 +144,7 @@ jobs_log=run-jobs-early.log
 "$STELLATRAIN" run two.yaml --jobs 2 --out run-jobs-early --quiet > run-jobs-early.log 2>&1 &
 pid=$!
 wait_for_line run-jobs-early.log "stellatrain seed 1: started" 60 "$pid"
-kill -TERM "$pid"
-rc=0
-timeout 60 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 60 s after an early SIGTERM"
-wait "$pid" || rc=$?
-[ "$rc" -eq 143 ] || { cat run-jobs-early.log; fail "--jobs early: exit status $rc, expected 143"; }
-wait_gone 5 $(child_pids run-jobs-early.log)
+terminate_runner "$pid" run-jobs-early.log 60 "--jobs early"
 python3 - <<'PY' || { cat run-jobs-early.log; fail "--jobs early: a child was killed instead of stopped"; }
 import json
 systems = json.load(open("run-jobs-early/summary.json"))["systems"]
@@ -160,14 +162,9 @@ jobs_log=run-jobs-twice.log
 pid=$!
 wait_for_line run-jobs-twice.log "stellatrain seed 1: started" 60 "$pid"
 wait_for_line run-jobs-twice/stellatrain/iterations.csv "^[0-9]" 60 "$pid"
-kill -TERM "$pid"
-kill -TERM "$pid"
-rc=0
-timeout 10 tail --pid="$pid" -f /dev/null || fail "run --jobs still running 10 s after two SIGTERMs"
-wait "$pid" || rc=$?
-[ "$rc" -eq 143 ] || { cat run-jobs-twice.log; fail "--jobs twice: exit status $rc, expected 143"; }
-# The runner is gone: its children read end-of-file on their lifeline and stop.
-wait_gone 30 $(child_pids run-jobs-twice.log)
+# The runner exits at once; its children read end-of-file on their
+# lifeline and stop by themselves.
+terminate_runner "$pid" run-jobs-twice.log 10 "--jobs twice" twice
 python3 - <<'PY' || fail "--jobs twice: the orphaned run does not record its stop"
 import json
 s = json.load(open("run-jobs-twice/stellatrain/manifest.json"))["summary"]
