@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/train/trainer.h"
 #include "tests/train_test_util.h"
@@ -166,10 +167,16 @@ TEST(Controller, RunsOnTheRealBackend) {
   std::ifstream iterations(c.out_dir + "/iterations.csv");
   std::set<std::string> densities;
   std::getline(iterations, line);
-  while (std::getline(iterations, line)) {
-    const auto last = line.rfind(',');
-    densities.insert(line.substr(line.rfind(',', last - 1) + 1, last - line.rfind(',', last - 1) - 1));
-  }
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::istringstream in(text);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  const auto header = split(line);
+  const auto column = std::find(header.begin(), header.end(), "density") - header.begin();
+  ASSERT_LT(column, static_cast<std::ptrdiff_t>(header.size())) << "iterations.csv has no density column";
+  while (std::getline(iterations, line)) densities.insert(split(line).at(static_cast<std::size_t>(column)));
   EXPECT_GE(densities.size(), 2u);
 }
 
