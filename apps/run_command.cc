@@ -4,17 +4,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include "apps/interrupt.h"
 #include "apps/run_jobs.h"
@@ -178,6 +172,16 @@ std::string run_folder(const std::string& label, uint64_t seed, const std::vecto
   return seeds.size() == 1 ? label : fmt::format("{}/seed-{}", label, seed);
 }
 
+// One run's configuration: the system's, with this seed and the options'
+// overrides.
+train::TrainConfig run_config(const ScenarioSystem& system, uint64_t seed, const RunOptions& options) {
+  auto config = system.config;
+  config.seed = seed;
+  config.quiet = options.quiet;
+  if (options.iterations > 0) config.iterations = options.iterations;
+  return config;
+}
+
 // The runs one after another in this process (the default).
 void run_in_turn(const Scenario& scenario, const RunOptions& options, const std::string& backend,
                  const std::vector<uint64_t>& seeds, const fs::path& out, SummaryBuilder& summary) {
@@ -187,10 +191,7 @@ void run_in_turn(const Scenario& scenario, const RunOptions& options, const std:
   for (const auto& system : scenario.systems) {
     std::vector<RunOutcome> outcomes;
     for (const auto seed : seeds) {
-      auto config = system.config;
-      config.seed = seed;
-      config.quiet = options.quiet;
-      if (options.iterations > 0) config.iterations = options.iterations;
+      const auto config = run_config(system, seed, options);
       const std::string relative = run_folder(system.label, seed, seeds);
       spdlog::info("[{}/{}] {}: {} seed {} on the {} backend -> {}", ++done, total, scenario.name, system.label, seed,
                    backend, (out / relative).string());
@@ -257,22 +258,6 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
 }
 
-// When stdin is a pipe (a --jobs parent's lifeline), a thread waits for its
-// end-of-file and then asks the run to stop (SIGHUP: the parent hung up).
-void watch_parent_lifeline() {
-  struct stat info {};
-  if (::fstat(STDIN_FILENO, &info) != 0 || !S_ISFIFO(info.st_mode)) return;
-  std::thread([] {
-    char byte = 0;
-    while (true) {
-      const ssize_t n = ::read(STDIN_FILENO, &byte, 1);
-      if (n > 0 || (n < 0 && errno == EINTR)) continue;
-      runtime::request_stop(SIGHUP);
-      return;
-    }
-  }).detach();
-}
-
 // A child of --jobs: one run into the folder its parent prepared, and the
 // outcome file the parent reads (no summary.json: the parent writes it).
 nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions& options, const std::string& backend,
@@ -284,19 +269,8 @@ nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions
   if (options.only_seed < 0) throw std::invalid_argument("--only-system needs --only-seed");
   const auto seed = static_cast<uint64_t>(options.only_seed);
   InterruptHandlers interrupts;
-  // The parent started this process with SIGINT/SIGTERM blocked and a pipe
-  // as stdin (apps/run_jobs.cc): signals go to the handlers from here on,
-  // and end-of-file on the pipe (the parent is gone) stops the run too.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-  watch_parent_lifeline();
-  auto config = system->config;
-  config.seed = seed;
-  config.quiet = options.quiet;
-  if (options.iterations > 0) config.iterations = options.iterations;
+  start_as_job_child();  // only now may SIGINT/SIGTERM arrive (apps/run_jobs.h)
+  const auto config = run_config(*system, seed, options);
   const RunJob job{system->label, seed, run_folder(system->label, seed, seeds)};
   auto outcome = run_one(scenario, options, backend, system->label, config, out, job.relative);
   // As when run in turn: a stopped run is marked so, whatever else it

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,6 +178,25 @@ fs::path job_log_path(const fs::path& out, const RunJob& job) { return out / "lo
 
 fs::path job_outcome_path(const fs::path& out, const RunJob& job) {
   return out / "logs" / (job_name(job) + ".outcome.json");
+}
+
+void start_as_job_child() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  struct stat info {};
+  if (::fstat(STDIN_FILENO, &info) != 0 || !S_ISFIFO(info.st_mode)) return;
+  std::thread([] {
+    char byte = 0;
+    while (true) {
+      const ssize_t n = ::read(STDIN_FILENO, &byte, 1);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      runtime::request_stop(SIGHUP);
+      return;
+    }
+  }).detach();
 }
 
 void write_job_outcome(const fs::path& path, const RunOutcome& outcome) {

@@ -50,6 +50,13 @@ std::filesystem::path job_outcome_path(const std::filesystem::path& out, const R
 // stays set for it to report.
 std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOptions& options);
 
+// The child's side, called once its interrupt handlers are installed:
+// unblocks SIGINT/SIGTERM (the parent starts children with them blocked, so
+// an early one waits for the handlers), and when stdin is the parent's
+// lifeline pipe, starts a thread that asks the run to stop (as SIGHUP: the
+// parent hung up) once the pipe reads end-of-file.
+void start_as_job_child();
+
 // The child's side: the numbers the parent cannot read from the run's
 // files (the mean iteration time the trainer returns, the error, if any).
 void write_job_outcome(const std::filesystem::path& path, const RunOutcome& outcome);
