@@ -54,7 +54,7 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
 //   only the parent, which then passes the signal on once (a second one
 //   would make a child exit at once instead of finishing its step).
 // - SIGINT and SIGTERM start blocked: one that comes before the child has
-//   installed its handlers waits for them (run_single_job unblocks them)
+//   installed its handlers waits for them (start_as_job_child unblocks them)
 //   instead of killing it without a trace.
 // - Its stdin is the read end of `lifeline`, whose write end only the
 //   parent holds: when the parent is gone (a second signal, SIGKILL, an
