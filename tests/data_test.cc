@@ -14,6 +14,7 @@
 #include "core/data/cifar10.h"
 #include "core/data/dataset.h"
 #include "core/data/fashion_mnist.h"
+#include "core/data/random.h"
 #include "core/data/sampler.h"
 #include "core/data/synthetic.h"
 
@@ -325,6 +326,48 @@ TEST(Synthetic, SeedAndSplitChangeTheSamples) {
   const Batch base = train->get_range(0, 8);
   EXPECT_FALSE(base.images.equal(test->get_range(0, 8).images));
   EXPECT_FALSE(base.images.equal(other->get_range(0, 8).images));
+}
+
+// Prototypes are one stream, class after class, each made when its class is
+// first asked for. Without noise a sample is its class's prototype, and with
+// one pixel per image class c's prototype is the stream's draw c, with two
+// pixels draws 2c and 2c+1: the lazily made prototypes must agree across
+// layouts and whatever order classes are asked in.
+TEST(Synthetic, LazyPrototypesContinueOneStreamClassAfterClass) {
+  SyntheticOptions options;
+  options.noise = 0;
+  options.classes = 8;
+  options.height = options.width = 1;
+  const auto one_pixel = make_synthetic_dataset(options, Split::kTrain);
+  options.width = 2;
+  const auto two_pixels = make_synthetic_dataset(options, Split::kTrain);
+  // Each class's prototype, asking for samples from the last index down.
+  auto prototypes = [](const Dataset& d, int64_t pixels) {
+    std::vector<std::vector<float>> out(8);
+    for (std::size_t i = 400; i-- > 0;) {
+      const Batch b = d.get_batch(std::vector<std::size_t>{i});
+      auto& p = out[static_cast<std::size_t>(b.labels[0].item<int64_t>())];
+      if (p.empty()) p.assign(b.images.data_ptr<float>(), b.images.data_ptr<float>() + pixels);
+    }
+    return out;
+  };
+  const auto one = prototypes(*one_pixel, 1), two = prototypes(*two_pixels, 2);
+  for (std::size_t c = 0; c < 8; ++c) ASSERT_FALSE(one[c].empty() || two[c].empty()) << "no sample of class " << c;
+  for (std::size_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(two[c][0], one[2 * c][0]) << "class " << c;
+    EXPECT_EQ(two[c][1], one[2 * c + 1][0]) << "class " << c;
+  }
+  EXPECT_NE(one[0][0], one[1][0]);
+}
+
+TEST(SplitMix64, DiscardSkipsDrawsAndANormalTakesTwo) {
+  SplitMix64 a(42), b(42);
+  a.discard(5);
+  for (int i = 0; i < 5; ++i) b.next();
+  EXPECT_EQ(a.next(), b.next());
+  a.normal();
+  b.discard(SplitMix64::kDrawsPerNormal);
+  EXPECT_EQ(a.next(), b.next());
 }
 
 TEST(Synthetic, HonoursShapeClassesAndSize) {

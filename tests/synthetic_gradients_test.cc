@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "core/data/synthetic.h"
 #include "core/model/model.h"
 #include "core/train/synthetic_gradients.h"
+#include "core/util/sort_nonnegative.h"
 
 namespace st::train {
 namespace {
@@ -78,6 +82,39 @@ TEST(SyntheticGradients, DrawsFollowTheRecordedMagnitudes) {
   synthetic->fill(0, 5, 1.0f, one.data());
   synthetic->fill(0, 5, 3.0f, three.data());
   for (std::size_t i = 0; i < one.size(); ++i) ASSERT_FLOAT_EQ(three[i], 3 * one[i]);
+}
+
+// The radix sort that records the magnitudes gives std::sort's order, on
+// both of its paths (short: std::sort; long: two radix passes), with the
+// values whose bits are special: zeros, subnormals, infinity, ties.
+TEST(SortNonnegative, SameOrderAsStdSort) {
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{200003}}) {
+    std::vector<float> values(n);
+    uint64_t state = 7;
+    for (auto& v : values) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      const auto bits = static_cast<uint32_t>(state >> 33);  // sign clear
+      std::memcpy(&v, &bits, sizeof(v));
+      if (std::isnan(v)) v = 0.0f;
+    }
+    if (n > 10) {
+      values[1] = 0.0f;
+      values[2] = std::numeric_limits<float>::denorm_min();
+      values[3] = std::numeric_limits<float>::infinity();
+      values[4] = values[5] = 1.5f;
+    }
+    auto expected = values;
+    std::sort(expected.begin(), expected.end());
+    sort_nonnegative(values);
+    ASSERT_EQ(values, expected) << n << " values";
+  }
+}
+
+TEST(SortNonnegative, RefusesNegativeValuesAndNaN) {
+  std::vector<float> negative{1.0f, -2.0f}, nan{std::nanf("")}, negative_zero{-0.0f};
+  EXPECT_THROW(sort_nonnegative(negative), std::invalid_argument);
+  EXPECT_THROW(sort_nonnegative(nan), std::invalid_argument);
+  EXPECT_THROW(sort_nonnegative(negative_zero), std::invalid_argument);
 }
 
 }  // namespace

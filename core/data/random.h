@@ -34,6 +34,10 @@ class SplitMix64 {
     return z ^ (z >> 31);
   }
 
+  // Advances the stream as `draws` calls of next() would: each step adds
+  // the same constant, so a stream can be entered at any position.
+  void discard(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
+
   // Uniform in [0, bound) without modulo bias (rejection of the short tail).
   uint64_t below(uint64_t bound) {
     const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
@@ -45,7 +49,9 @@ class SplitMix64 {
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
-  // Standard normal by Box-Muller (one value per call; simplicity over speed).
+  // Standard normal by Box-Muller (one value per call, always kDrawsPerNormal
+  // draws; simplicity over speed).
+  static constexpr uint64_t kDrawsPerNormal = 2;
   double normal() {
     const double u1 = 1.0 - uniform();  // (0, 1]: log() stays finite
     const double u2 = uniform();

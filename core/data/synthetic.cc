@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "core/data/dataset.h"
@@ -23,9 +26,9 @@ class SyntheticDataset final : public Dataset {
       : options_(options),
         split_(split),
         size_(split == Split::kTrain ? options.train_size : options.test_size),
-        sample_stream_(mix64(options.seed, split == Split::kTrain ? kTrainStream : kTestStream)) {
-    make_prototypes();
-  }
+        sample_stream_(mix64(options.seed, split == Split::kTrain ? kTrainStream : kTestStream)),
+        prototypes_(new float[static_cast<std::size_t>(options.classes * pixels())]),
+        prototype_made_(static_cast<std::size_t>(options.classes)) {}
 
   std::string name() const override {
     return fmt::format("synthetic-seed{}/{}", options_.seed, split_name(split_));
@@ -53,7 +56,7 @@ class SyntheticDataset final : public Dataset {
       SplitMix64 rng = sample_rng(indices[b]);
       const int64_t cls = draw_label(rng);
       out_labels[b] = cls;
-      const float* prototype = &prototypes_[cls * pixels()];
+      const float* prototype = prototype_of(cls);
       for (int64_t p = 0; p < pixels(); ++p) {
         *out++ = prototype[p] + options_.noise * static_cast<float>(rng.normal());
       }
@@ -68,17 +71,27 @@ class SyntheticDataset final : public Dataset {
     return static_cast<int64_t>(rng.below(static_cast<uint64_t>(options_.classes)));
   }
 
-  void make_prototypes() {
-    SplitMix64 rng(mix64(options_.seed, kPrototypeStream));
-    prototypes_.resize(static_cast<std::size_t>(options_.classes * pixels()));
-    for (float& value : prototypes_) value = options_.separation * static_cast<float>(rng.normal());
+  // Class prototypes are one stream, class after class, each made the first
+  // time a sample of its class is asked for (entering the stream at its
+  // class's position): an ImageNet-shaped set of 100 classes is 15M normal
+  // draws, seconds that a run reading a few samples need not pay.
+  const float* prototype_of(int64_t cls) const {
+    float* prototype = &prototypes_[static_cast<std::size_t>(cls * pixels())];
+    std::call_once(prototype_made_[static_cast<std::size_t>(cls)], [&] {
+      SplitMix64 rng(mix64(options_.seed, kPrototypeStream));
+      rng.discard(static_cast<uint64_t>(cls * pixels()) * SplitMix64::kDrawsPerNormal);
+      for (int64_t p = 0; p < pixels(); ++p) prototype[p] = options_.separation * static_cast<float>(rng.normal());
+    });
+    return prototype;
   }
 
   SyntheticOptions options_;
   Split split_;
   std::size_t size_;
   uint64_t sample_stream_;
-  std::vector<float> prototypes_;  // [classes][pixels]
+  // [classes][pixels], each class written once by prototype_of.
+  std::unique_ptr<float[]> prototypes_;
+  mutable std::deque<std::once_flag> prototype_made_;
 };
 
 void validate(const SyntheticOptions& options) {
