@@ -16,6 +16,7 @@
 #include "apps/scenario.h"
 #include "core/runtime/stop_request.h"
 #include "core/train/trainer.h"
+#include "net/network_plan.h"
 #include "apps/train_command.h"
 #ifdef ST_HAVE_SIM
 #include "sim/sim_backend.h"
@@ -244,6 +245,7 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   job_options.iterations = options.iterations;
   job_options.seeds = options.seeds;
   job_options.timeline = options.timeline;
+  job_options.mtu = options.mtu;
   job_options.target_accuracy = scenario.target_accuracy;
   spdlog::info("{}: {} runs, {} at a time (child processes)", scenario.name, jobs.size(), options.jobs);
   const auto outcomes = run_jobs(jobs, job_options);
@@ -288,14 +290,51 @@ nlohmann::ordered_json run_single_job(const Scenario& scenario, const RunOptions
 
 namespace {
 
+// --mtu: the scenario with links.mtu replaced ("auto" or bytes), checked as
+// the file's own key would be. The real backend has no network to apply it to.
+Scenario with_mtu(const Scenario& scenario, const std::string& mtu, const std::string& backend) {
+  if (backend == "real")
+    throw std::invalid_argument("--mtu: the real backend applies no network (no links, no MTU); use sim or emu");
+  Scenario changed = scenario;
+  if (mtu == "auto") {
+    changed.network.mtu = 0;
+  } else {
+    std::size_t used = 0;
+    int bytes = 0;
+    try {
+      bytes = std::stoi(mtu, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != mtu.size())
+      throw std::invalid_argument(fmt::format("--mtu {}: give 'auto' or a number of bytes, e.g. 9000", mtu));
+    changed.network.mtu = bytes;
+  }
+  try {
+    (void)net::plan_network(changed.network);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("--mtu {}: {}", mtu, e.what()));
+  }
+  return changed;
+}
+
+nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, const std::string& backend);
+
 // `from_file`: the scenario is its file as loaded, which --jobs's child
-// processes load again; one changed in memory (sweep's) runs in turn.
+// processes load again (and apply --mtu to again); one changed in memory
+// (sweep's) runs in turn.
 nlohmann::ordered_json run_loaded(const Scenario& scenario, const RunOptions& options, bool from_file) {
   if (options.jobs > 1 && !from_file)
     throw std::invalid_argument("--jobs: the runs' processes load the scenario from its file; a scenario changed in "
                                 "memory runs one run at a time");
   const std::string backend = options.backend.empty() ? scenario.backend : options.backend;
   check_backend(scenario, backend);
+  if (options.mtu.empty()) return run_prepared(scenario, options, backend);
+  return run_prepared(with_mtu(scenario, options.mtu, backend), options, backend);
+}
+
+// The runs of a checked scenario on `backend`.
+nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, const std::string& backend) {
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
   const auto seeds = choose_seeds(scenario.seeds, options.seeds);
 #ifdef ST_HAVE_EMU
@@ -355,6 +394,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--timeline", options->timeline,
                 "Each run also writes timeline.json: every compute task and send (Chrome trace; docs/engine.md)");
+  cmd->add_option("--mtu", options->mtu,
+                  "sim and emu: the network's MTU in bytes (e.g. 9000) or auto, in place of the scenario's links.mtu; "
+                  "ns-3 then carries fewer, larger packets: faster, at some fidelity (docs/sim.md)");
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->add_option("--jobs", options->jobs,
                   "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "

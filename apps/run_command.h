@@ -23,6 +23,9 @@ struct RunOptions {
   std::string emu_delay = "auto";  // emu: auto, netem or nfqueue
   bool timeline = false;  // each run writes timeline.json (core/runtime/timeline.h)
   int jobs = 1;           // sim: run this many systems/seeds at once, as child processes (apps/run_jobs.h)
+  // "" = the scenario's links.mtu; else "auto" or bytes in place of it
+  // (sim and emu; a speed knob for ns-3, docs/sim.md).
+  std::string mtu;
   // A child of --jobs: do only this system's run with this seed, into the
   // prepared output folder, and write its outcome file instead of summary.json.
   std::string only_system;

@@ -46,6 +46,10 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
     args.push_back(std::to_string(options.seeds));
   }
   if (options.timeline) args.push_back("--timeline");
+  if (!options.mtu.empty()) {
+    args.push_back("--mtu");
+    args.push_back(options.mtu);
+  }
   return args;
 }
 

@@ -34,6 +34,7 @@ struct JobsOptions {
   int iterations = 0;         // forwarded: >0 overrides the budget
   int seeds = 0;              // forwarded: >0 is the number of seeds (RunOptions::seeds)
   bool timeline = false;      // forwarded
+  std::string mtu;            // forwarded: --mtu when not empty
   double target_accuracy = 0;
 };
 

@@ -211,6 +211,10 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& back
     top_["note"] = "emu backend: one process per node in Linux network namespaces over real kernel TCP; the WAN "
                    "replays the scenario's traces with HTB; compute is real and on the wall clock (each run's "
                    "manifest records the host's CPU count and load)";
+  // The MTU asked for (the file's links.mtu or run --mtu); each run's
+  // manifest has the one used.
+  if (backend != "real" && has_wan_)
+    top_["mtu"] = scenario.network.mtu == 0 ? nlohmann::ordered_json("auto") : nlohmann::ordered_json(scenario.network.mtu);
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
   if (!egress_per_gb_.empty()) top_["egress_per_gb"] = egress_per_gb_;
   for (const auto& s : scenario.systems)

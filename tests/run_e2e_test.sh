@@ -223,6 +223,37 @@ PY
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
 [ ! -e "$WORK/jobs-real" ] || fail "a refused --jobs must not create the results folder"
 
+echo "== --mtu: the network's MTU in place of the scenario's, also in --jobs's children"
+MTU=$WORK/mtu
+"$STELLATRAIN" run tiny.yaml --mtu 9000 --jobs 2 --out "$MTU" --quiet > mtu.txt 2>&1 || { cat mtu.txt; fail "run --mtu 9000 --jobs 2"; }
+python3 - "$MTU" "$ONE_SEED" <<'PY'
+import json, sys
+def network(manifest):  # the manifest's object holding the MTU
+    stack = [manifest]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, dict):
+            if "mtu" in d and "segment_bytes" in d:
+                return d
+            stack.extend(d.values())
+    sys.exit("FAIL: no mtu in the manifest")
+mtu, plain = sys.argv[1], sys.argv[2]
+for run in ["st", "ddp"]:
+    n = network(json.load(open(f"{mtu}/{run}/manifest.json")))
+    assert n["mtu"] == 9000 and n["mtu_automatic"] is False and n["segment_bytes"] == 9000 - 52, (run, n)
+    p = network(json.load(open(f"{plain}/{run}/manifest.json")))
+    assert p["mtu_automatic"] is True and p["mtu"] != 9000, (run, p)
+assert json.load(open(f"{mtu}/summary.json"))["mtu"] == 9000
+assert json.load(open(f"{plain}/summary.json"))["mtu"] == "auto"
+print("ok: --mtu 9000 reached both runs' networks (children of --jobs); the summary names it")
+PY
+expect_error "--mtu 100: topology: mtu = 100: must be 0 (automatic) or in [576, 65535]" "$STELLATRAIN" run tiny.yaml --mtu 100 --out "$WORK/mtu-small"
+expect_error "--mtu 9k: give 'auto' or a number of bytes" "$STELLATRAIN" run tiny.yaml --mtu 9k --out "$WORK/mtu-word"
+expect_error "--mtu: the real backend applies no network" "$STELLATRAIN" run tiny.yaml --backend real --mtu 9000 --out "$WORK/mtu-real"
+for refused in mtu-small mtu-word mtu-real; do
+  [ ! -e "$WORK/$refused" ] || fail "a refused --mtu must not create the results folder ($refused)"
+done
+
 echo "== figures (stellatrain plot) of the sim runs"
 for dir in "$ONE_SEED" "$TWO_SEEDS"; do
   "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }
