@@ -299,16 +299,12 @@ Scenario with_mtu(const Scenario& scenario, const std::string& mtu, const std::s
   if (mtu == "auto") {
     changed.network.mtu = 0;
   } else {
-    std::size_t used = 0;
-    int bytes = 0;
-    try {
-      bytes = std::stoi(mtu, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != mtu.size())
+    // Digits only, as the YAML key takes them; 0 would mean auto, which has its name.
+    const bool digits = !mtu.empty() && mtu.size() <= 6 &&
+                        std::all_of(mtu.begin(), mtu.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(mtu) == 0)
       throw std::invalid_argument(fmt::format("--mtu {}: give 'auto' or a number of bytes, e.g. 9000", mtu));
-    changed.network.mtu = bytes;
+    changed.network.mtu = std::stoi(mtu);
   }
   try {
     (void)net::plan_network(changed.network);

@@ -87,8 +87,7 @@ TEST(VersionedParameters, ReadersSeeTheInstalledViewAndChecksumsFollowTheBytes) 
   EXPECT_EQ(read, (std::vector<float>{11, 12, 13}));
   EXPECT_EQ(a.snapshot(), (std::vector<std::vector<float>>{{1, 2, 3}})) << "snapshot reads at the layer's version (0)";
   EXPECT_EQ(a.checksum(), VersionedParameters(executor, {{1, 2, 3}}).checksum());
-  // The checksum reads eight bytes at a time, then the tail: a change in a
-  // layer's last (odd) float and one in a second layer both show.
+  // A change in a layer's last float and one in a second layer both show.
   EXPECT_NE(a.checksum(), VersionedParameters(executor, {{1, 2, 4}}).checksum());
   EXPECT_NE(VersionedParameters(executor, {{1, 2, 3}, {5}}).checksum(),
             VersionedParameters(executor, {{1, 2, 3}, {6}}).checksum());

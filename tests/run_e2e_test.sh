@@ -249,8 +249,10 @@ print("ok: --mtu 9000 reached both runs' networks (children of --jobs); the summ
 PY
 expect_error "--mtu 100: topology: mtu = 100: must be 0 (automatic) or in [576, 65535]" "$STELLATRAIN" run tiny.yaml --mtu 100 --out "$WORK/mtu-small"
 expect_error "--mtu 9k: give 'auto' or a number of bytes" "$STELLATRAIN" run tiny.yaml --mtu 9k --out "$WORK/mtu-word"
+expect_error "--mtu 0: give 'auto' or a number of bytes" "$STELLATRAIN" run tiny.yaml --mtu 0 --out "$WORK/mtu-zero"
+expect_error "--mtu +9000: give 'auto' or a number of bytes" "$STELLATRAIN" run tiny.yaml --mtu +9000 --out "$WORK/mtu-plus"
 expect_error "--mtu: the real backend applies no network" "$STELLATRAIN" run tiny.yaml --backend real --mtu 9000 --out "$WORK/mtu-real"
-for refused in mtu-small mtu-word mtu-real; do
+for refused in mtu-small mtu-word mtu-zero mtu-plus mtu-real; do
   [ ! -e "$WORK/$refused" ] || fail "a refused --mtu must not create the results folder ($refused)"
 done
 

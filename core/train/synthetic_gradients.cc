@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -34,10 +35,10 @@ uint64_t splitmix(uint64_t& state) {
 // |g| at `samples` evenly spaced ranks of the sorted magnitudes (all of
 // them for a smaller layer): an empirical distribution that keeps exact
 // zeros (dead units) and the heavy tail a sparsifier selects from, which an
-// interpolated handful of quantiles would smear.
-std::vector<float> abs_samples(const at::Tensor& grad, int samples) {
-  auto values = grad.detach().abs().flatten().contiguous();
-  std::vector<float> sorted(values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
+// interpolated handful of quantiles would smear. `magnitudes` is |g| as
+// LibTorch computed it; plain memory, so this runs on any thread.
+std::vector<float> abs_samples(const float* magnitudes, std::size_t count, int samples) {
+  std::vector<float> sorted(magnitudes, magnitudes + count);
   sort_nonnegative(sorted);
   if (sorted.size() <= static_cast<std::size_t>(samples)) return sorted;
   std::vector<float> out;
@@ -68,7 +69,8 @@ uint64_t splitmix_skip(uint64_t state, uint64_t values) { return state + values 
 
 // Runs task(i) for i in [0, count) on up to hardware_concurrency threads
 // (tasks are independent; results do not depend on the thread). The first
-// exception is rethrown after every thread has joined.
+// exception is rethrown after every thread has joined; if a thread cannot
+// be started, the ones running (at least this one) do all the tasks.
 void parallel_over(std::size_t count, const std::function<void(std::size_t)>& task) {
   const std::size_t threads =
       std::min<std::size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
@@ -86,7 +88,13 @@ void parallel_over(std::size_t count, const std::function<void(std::size_t)>& ta
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
@@ -128,14 +136,21 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
     first_state.push_back(state);
     state = splitmix_skip(state, static_cast<uint64_t>(numels_.back()) * kPoolBuffers);
   }
-  pool_.resize(parameters.size());
-  parallel_over(parameters.size(), [&](std::size_t layer) {
-    const auto& p = parameters[layer];
+  // LibTorch on this thread (its ops may start thread teams of their own),
+  // plain memory on the pool's threads.
+  std::vector<at::Tensor> magnitudes;
+  for (const auto& p : parameters) {
     const auto grad = p.tensor.grad().defined() ? p.tensor.grad() : torch::zeros_like(p.tensor);
     if (torch::isnan(grad).any().item<bool>())
       throw std::runtime_error(fmt::format("timing mode: the gradient of {} recorded from model {} has NaN values",
                                            p.name, model_name));
-    const auto q = abs_samples(grad, kSamples);
+    magnitudes.push_back(grad.detach().abs().flatten().contiguous());
+  }
+  std::vector<const float*> data;
+  for (const auto& t : magnitudes) data.push_back(t.data_ptr<float>());
+  pool_.resize(parameters.size());
+  parallel_over(parameters.size(), [&](std::size_t layer) {
+    const auto q = abs_samples(data[layer], numels_[layer], kSamples);
     for (int b = 0; b < kPoolBuffers; ++b) {
       pool_[layer].emplace_back(numels_[layer]);
       draw_buffer(q, splitmix_skip(first_state[layer], static_cast<uint64_t>(numels_[layer]) * b), pool_[layer].back());

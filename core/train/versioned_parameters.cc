@@ -62,23 +62,12 @@ void VersionedParameters::when_all_at_least(int v, runtime::Task ready) {
   executor_.post(std::move(ready));
 }
 
-// FNV-1a over the parameters' bytes taken eight at a time (then the tail
-// byte by byte): byte-at-a-time FNV was seconds at the end of a run with a
-// 60M-parameter model per node; equal parameters still hash equal.
 uint64_t VersionedParameters::checksum() {
   uint64_t hash = 1469598103934665603ull;
   for (auto& layer : layers_) {
     std::lock_guard<std::mutex> lock(layer.mutex);
     const auto* bytes = reinterpret_cast<const unsigned char*>(layer.values.data());
-    const std::size_t size = layer.values.size() * sizeof(float);
-    std::size_t i = 0;
-    for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
-      uint64_t word;
-      std::memcpy(&word, bytes + i, sizeof(word));
-      hash ^= word;
-      hash *= 1099511628211ull;
-    }
-    for (; i < size; ++i) {
+    for (std::size_t i = 0; i < layer.values.size() * sizeof(float); ++i) {
       hash ^= bytes[i];
       hash *= 1099511628211ull;
     }
