@@ -16,21 +16,12 @@
 #include <tuple>
 
 #include "core/data/dataset.h"
+#include "core/data/random.h"
 #include "core/model/model.h"
 #include "core/util/sort_nonnegative.h"
 
 namespace st::train {
 namespace {
-
-// SplitMix64: a fast, well-mixed 64-bit generator. Drawing one value per
-// gradient element of a 60M-parameter model, std::mt19937_64 plus its
-// distributions costs several times more for no benefit here.
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // |g| at `samples` evenly spaced ranks of the sorted magnitudes (all of
 // them for a smaller layer): an empirical distribution that keeps exact
@@ -48,24 +39,22 @@ std::vector<float> abs_samples(const float* magnitudes, std::size_t count, int s
 }
 
 // Each value: a magnitude drawn uniformly from the samples, a fair-coin
-// sign. `state` is the splitmix state before this buffer's first value.
+// sign; `stream` is positioned at this buffer's first value. SplitMix64
+// (core/data/random.h): drawing one value per gradient element of a
+// 60M-parameter model, std::mt19937_64 plus its distributions costs several
+// times more for no benefit here.
 // A power-of-two sample count (every layer larger than kSamples) picks by
 // mask, the same index as the modulo at a fraction of its cost.
-void draw_buffer(const std::vector<float>& magnitudes, uint64_t state, std::vector<float>& out) {
+void draw_buffer(const std::vector<float>& magnitudes, data::SplitMix64 stream, std::vector<float>& out) {
   const uint64_t count = magnitudes.size();
   const bool power_of_two = (count & (count - 1)) == 0;
   for (auto& v : out) {
-    const uint64_t bits = splitmix(state);
+    const uint64_t bits = stream.next();
     const uint64_t pick = power_of_two ? ((bits >> 1) & (count - 1)) : ((bits >> 1) % count);
     const float magnitude = magnitudes[pick];
     v = (bits & 1) ? magnitude : -magnitude;
   }
 }
-
-// splitmix advances its state by the same constant per value, so the state
-// after `values` draws is known without drawing them: layers can be drawn
-// in any order, on any thread, and give the values of one sequential pass.
-uint64_t splitmix_skip(uint64_t state, uint64_t values) { return state + values * 0x9e3779b97f4a7c15ULL; }
 
 // Runs task(i) for i in [0, count) on up to hardware_concurrency threads
 // (tasks are independent; results do not depend on the thread). The first
@@ -124,17 +113,18 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
   m.zero_grad();
   torch::nn::functional::cross_entropy(m.forward(batch.images), batch.labels).backward();
   // Layer by layer in registration order, each layer's buffers continuing
-  // one splitmix stream (splitmix_skip finds each layer's start), drawn in
-  // parallel: the setup of a 60M-parameter model was seconds of one thread.
+  // one stream (SplitMix64::discard finds each layer's start without
+  // drawing), drawn in parallel: the setup of a 60M-parameter model was
+  // seconds of one thread.
   const auto parameters = m.named_parameters();
-  std::vector<uint64_t> first_state;
-  uint64_t state = seed * 0x2545f4914f6cdd1dULL + 1;
+  std::vector<data::SplitMix64> layer_stream;
+  data::SplitMix64 stream(seed * 0x2545f4914f6cdd1dULL + 1);
   for (const auto& p : parameters) {
     names_.push_back(p.name);
     numels_.push_back(static_cast<std::size_t>(p.tensor.numel()));
     shapes_.push_back(p.tensor.sizes().vec());
-    first_state.push_back(state);
-    state = splitmix_skip(state, static_cast<uint64_t>(numels_.back()) * kPoolBuffers);
+    layer_stream.push_back(stream);
+    stream.discard(static_cast<uint64_t>(numels_.back()) * kPoolBuffers);
   }
   // LibTorch on this thread (its ops may start thread teams of their own),
   // plain memory on the pool's threads.
@@ -151,16 +141,17 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
   pool_.resize(parameters.size());
   parallel_over(parameters.size(), [&](std::size_t layer) {
     const auto q = abs_samples(data[layer], numels_[layer], kSamples);
+    data::SplitMix64 buffer_stream = layer_stream[layer];
     for (int b = 0; b < kPoolBuffers; ++b) {
       pool_[layer].emplace_back(numels_[layer]);
-      draw_buffer(q, splitmix_skip(first_state[layer], static_cast<uint64_t>(numels_[layer]) * b), pool_[layer].back());
+      draw_buffer(q, buffer_stream, pool_[layer].back());
+      buffer_stream.discard(numels_[layer]);
     }
   });
 }
 
 void SyntheticGradients::fill(std::size_t layer, uint64_t draw, float scale, float* out) const {
-  uint64_t state = draw;
-  const uint64_t bits = splitmix(state);
+  const uint64_t bits = data::SplitMix64(draw).next();
   const auto& buffer = pool_[layer][bits % kPoolBuffers];
   const std::size_t n = buffer.size();
   const std::size_t offset = n ? static_cast<std::size_t>((bits >> 8) % n) : 0;
