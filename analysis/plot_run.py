@@ -194,12 +194,20 @@ def new_figure(title, summary, size=(9, 5)):
 
 
 def figure_tta(summary, runs, colour):
-    """Accuracy against time with the target line and each system's TTA point."""
+    """Accuracy against time with the target line, each system's median TTA
+    (a star) and, with several seeds, every seed's TTA and their span."""
     fig, ax = new_figure(FIGURES["tta"], summary)
     target = summary["target_accuracy"]
     for i, (label, system_runs) in enumerate(runs.items()):
         plot_seeds(ax, system_runs, "time_s", colour[label], label)
         tta_s = summary["systems"][label]["tta_s"]
+        seeds = [s.get("tta_s") for s in summary["systems"][label].get("per_seed") or [] if isinstance(s, dict)]
+        reached = [t for t in seeds if isinstance(t, (int, float))]
+        if len(reached) > 1:  # the spread over seeds: every seed's TTA, the median starred
+            ax.plot([min(reached), max(reached)], [target, target], color=colour[label], linewidth=5, alpha=0.35,
+                    solid_capstyle="butt", zorder=4)
+            ax.plot(reached, [target] * len(reached), linestyle="none", marker="|", markersize=12,
+                    color=colour[label], zorder=4)
         if tta_s is not None:
             ax.plot([tta_s], [target], marker="*", markersize=13, color=colour[label],
                     markeredgecolor="black", zorder=5)
@@ -378,17 +386,25 @@ def report_head(summary):
                 f"no TTA. Times are {clock}.", "", tta.markdown_table(header, rows), ""]
     return [f"# {summary['scenario']} ({summary['backend']} backend)", "",
             f"Target accuracy {summary['target_accuracy']:g}; times are {clock}. "
-            "TTA is the first evaluation at or above the target (the mean over seeds, none if any seed missed it); "
-            f"speedup is {tta.reference_label(summary) or 'ddp'}'s TTA over the system's.", "",
+            "TTA is the first evaluation at or above the target, the median over seeds (none when half or more "
+            f"of the seeds never reached it); speedup is the median over seeds of "
+            f"{tta.reference_label(summary) or 'ddp'}'s TTA over the system's in the same seed (same data order, "
+            "initialisation and stretch of the traces), with its 95% interval from a bootstrap over seeds in "
+            "brackets.", "",
             tta.markdown_table(tta.table_header(summary), tta.table_rows(summary)), ""]
 
 
 def report_text(summary, figures, results_dir, notes):
     """report.md: title, summary table, per-seed table, figures by relative link."""
     lines = report_head(summary)
+    header, rows = ([], []) if tta.is_timing(summary) else tta.targets_rows(summary)
+    if rows:
+        lines += ["## At each target", "", "How much the comparison depends on the target: median TTA and the median "
+                  "paired speedup (95% interval) at every report target.", "", tta.markdown_table(header, rows), ""]
     seeds = [] if tta.is_timing(summary) else tta.per_seed_rows(summary)
     if seeds:
-        lines += ["## Per seed", "", tta.markdown_table(["system", "seed", "TTA (s)", "best accuracy"], seeds), ""]
+        lines += ["## Per seed", "",
+                  tta.markdown_table(["system", "seed", "TTA (s)", "best accuracy", "trace offset (s)"], seeds), ""]
     lines += ["## Figures", ""]
     for name, paths in figures.items():
         embed = next((p for p in paths if p.endswith(".png")), paths[0])

@@ -389,14 +389,45 @@ def format_optional(value, fmt, scale=1.0):
     return "-" if value is None else format(value * scale, fmt)
 
 
+def format_interval(ci):
+    """A 95% interval [lo, hi] as ' (lo-hi)', or '' when there is none."""
+    if not isinstance(ci, list) or len(ci) != 2:
+        return ""
+    return f" ({format_speedup(ci[0])}-{format_speedup(ci[1])})"
+
+
 def speedup_cell(label, entry, reference):
-    """The reference is 1.0x when it has a TTA; '>= N x' when only a lower
-    bound is known (the reference never reached the target)."""
+    """The median paired speedup with its 95% interval over seeds; the
+    reference is 1.0x when it has a TTA; '>= N x' when only a lower bound is
+    known (the reference never reached the target)."""
     if label == reference and entry["tta_s"] is not None:
         return "1.0x"
     if entry["speedup_vs_ddp"] is None and entry.get("speedup_vs_ddp_at_least") is not None:
         return ">= " + format_speedup(entry["speedup_vs_ddp_at_least"])
-    return format_speedup(entry["speedup_vs_ddp"])
+    return format_speedup(entry["speedup_vs_ddp"]) + format_interval(entry.get("speedup_ci95"))
+
+
+def targets_rows(summary):
+    """Rows (system, then per report target: median TTA and speedup with its
+    interval) when summary.json reports several targets; [] otherwise."""
+    targets = [f"{t:g}" for t in summary.get("report_targets") or []]
+    if len(targets) < 2:
+        return [], []
+    header = ["system"] + [f"{t}: TTA (s), speedup" for t in targets]
+    rows = []
+    reference = reference_label(summary)
+    for label, entry in summary["systems"].items():
+        if failed(entry) or "targets" not in entry:
+            continue
+        row = [label]
+        for t in targets:
+            at = entry["targets"].get(t) or {}
+            tta_s = at.get("tta_s")
+            speedup = "1.0x" if label == reference and tta_s is not None else (
+                format_speedup(at.get("speedup_vs_ddp")) + format_interval(at.get("speedup_ci95")))
+            row.append(f"{format_tta(tta_s)}, {speedup}")
+        rows.append(row)
+    return header, rows
 
 
 def table_header(summary):
@@ -441,19 +472,22 @@ def markdown_table(header, rows):
 
 
 def per_seed_rows(summary):
-    """Rows (system, seed, TTA, best accuracy) for systems with per_seed lists
-    of objects; entries that are not objects are shown as they are."""
+    """Rows (system, seed, TTA, best accuracy, trace offset) for systems with
+    per_seed lists of objects; entries that are not objects are shown as they
+    are."""
     rows = []
     for label, entry in summary["systems"].items():
         for i, seed in enumerate(entry.get("per_seed") or []):
             if isinstance(seed, dict) and "error" in seed:
-                rows.append([label, str(seed.get("seed", i)), f"failed: {seed['error']}", "-"])
+                rows.append([label, str(seed.get("seed", i)), f"failed: {seed['error']}", "-", "-"])
             elif isinstance(seed, dict):
                 tta = seed.get("tta_s")
                 best = seed.get("best_accuracy")
+                offset = seed.get("trace_offset_s")
                 rows.append([label, str(seed.get("seed", i)),
                              format_tta(tta) if tta is None or isinstance(tta, (int, float)) else str(tta),
-                             f"{best:.4f}" if isinstance(best, (int, float)) else "-"])
+                             f"{best:.4f}" if isinstance(best, (int, float)) else "-",
+                             f"{offset:.3f}" if isinstance(offset, (int, float)) else "-"])
             else:
-                rows.append([label, str(i), json.dumps(seed), "-"])
+                rows.append([label, str(i), json.dumps(seed), "-", "-"])
     return rows

@@ -13,7 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/backends.h"
 #include "apps/scenario.h"
+#include "core/runtime/stop_request.h"
 #ifdef ST_HAVE_EMU
 #include <signal.h>
 #include <sys/wait.h>
@@ -69,7 +71,8 @@ int up_foreground(const UpOptions& o) {
   const Scenario scenario = load_scenario(o.scenario);
   check_backend(scenario, "emu");
   emu::cleanup_orphans();
-  emu::SignalWatch signals;
+  runtime::clear_stop_request();
+  runtime::StopOnSignals signals(runtime::StopOnSignals::SecondSignal::kWaitForCleanup);
   const std::string id = o.run_id.empty() ? emu::unused_run_id() : o.run_id;
   emu::EmuNetworkOptions options;
   options.delay = o.delay;
@@ -79,7 +82,7 @@ int up_foreground(const UpOptions& o) {
   network.replay().start_clock();
   fmt::print("{}emu: ready\n", describe_up(network));
   std::fflush(stdout);
-  while (signals.received() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (runtime::stop_requested() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   network.teardown();
   fmt::print("emu: network {} removed\n", network.plan().prefix);
   return 0;

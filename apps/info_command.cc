@@ -4,14 +4,9 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
+#include "apps/backends.h"
 #include "core/device/compute_device.h"
 #include "core/simd/simd_level.h"
-#ifdef ST_HAVE_SIM
-#include "sim/backend_info.h"
-#endif
-#ifdef ST_HAVE_EMU
-#include "emu/backend_info.h"
-#endif
 
 namespace st::apps {
 
@@ -22,16 +17,7 @@ void add_info_command(CLI::App& app) {
     fmt::print("simd: {} (cpu avx2: {})\n", simd::level_name(simd::default_level()), simd::cpu_has_avx2() ? "yes" : "no");
     fmt::print("libtorch: {} (cuda: {}, {} device(s) visible)\n", TORCH_VERSION, device::cuda_built() ? "yes" : "no",
                device::cuda_device_count());
-#ifdef ST_HAVE_SIM
-    fmt::print("sim backend: {}\n", sim::backend_info());
-#else
-    fmt::print("sim backend: not built ({})\n", ST_SIM_REASON);
-#endif
-#ifdef ST_HAVE_EMU
-    fmt::print("emu backend: {}\n", emu::backend_info());
-#else
-    fmt::print("emu backend: not built ({})\n", ST_EMU_REASON);
-#endif
+    for (const char* name : {"sim", "emu"}) fmt::print("{} backend: {}\n", name, backend_status(name));
   });
 }
 

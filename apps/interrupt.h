@@ -1,24 +1,13 @@
 #pragma once
-// SIGINT and SIGTERM for `stellatrain run` and `train` (not the emu
-// backend, whose launcher has its own, emu/launcher.h): the first asks the
-// training loop to stop at its next task boundary (core/runtime/stop_request.h),
-// so finished results stay and the interrupted run is marked incomplete;
-// a second one exits at once with 128 + signal.
+// How an interrupted command ends. Signals become a stop request for every
+// command and backend in one way (runtime::StopOnSignals,
+// core/runtime/stop_request.h); once the interrupted run's results are
+// saved, `run` and `train` throw Interrupted and exit with 128 + signal.
 #include <stdexcept>
 #include <string>
 
 namespace st::apps {
 
-class InterruptHandlers {
- public:
-  InterruptHandlers();   // clears any earlier stop request
-  ~InterruptHandlers();  // restores the previous handlers
-  InterruptHandlers(const InterruptHandlers&) = delete;
-  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
-};
-
-// Thrown by `run` and `train` once an interrupted run's results are saved;
-// the command exits with 128 + signal.
 class Interrupted : public std::runtime_error {
  public:
   explicit Interrupted(int signal)

@@ -156,7 +156,8 @@ RunOutcome collect(const RunJob& job, const JobsOptions& options, int status, do
       const auto j = nlohmann::json::parse(in);
       const std::string error = j.value("error", std::string());
       if (error.empty()) {
-        outcome = read_outcome((options.out / job.relative).string(), job.relative, job.seed, options.target_accuracy);
+        outcome = read_outcome((options.out / job.relative).string(), job.relative, job.seed, options.target_accuracy,
+                               options.report_targets);
         outcome.mean_iteration_s = j.at("mean_iteration_s").get<double>();
       } else {
         outcome.error = error;

@@ -36,6 +36,7 @@ struct JobsOptions {
   bool timeline = false;      // forwarded
   std::string mtu;            // forwarded: --mtu when not empty
   double target_accuracy = 0;
+  std::vector<double> report_targets;  // the scenario's (apps/run_summary.h)
 };
 
 // Where a job's output (stdout and stderr) and outcome file go: the

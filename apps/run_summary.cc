@@ -7,6 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "apps/seed_statistics.h"
+#include "core/train/run/backend.h"
+#include "core/train/system_registry.h"
+
 namespace st::apps {
 namespace {
 
@@ -68,11 +72,11 @@ std::map<std::string, double> egress_before(const std::string& path, double unti
   return out;
 }
 
-nlohmann::json read_manifest_summary(const std::string& path) {
+nlohmann::json read_manifest(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
   try {
-    return nlohmann::json::parse(in).value("summary", nlohmann::json::object());
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
   }
@@ -100,6 +104,13 @@ std::optional<double> mean_of(const std::vector<RunOutcome>& outcomes, Get get) 
   return sum / static_cast<double>(outcomes.size());
 }
 
+// "0.85": a target as summary.json's keys name it.
+std::string target_key(double target) { return fmt::format("{}", target); }
+
+nlohmann::ordered_json interval_json(const std::optional<std::pair<double, double>>& ci) {
+  return ci ? nlohmann::ordered_json::array({ci->first, ci->second}) : nlohmann::ordered_json(nullptr);
+}
+
 nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   nlohmann::ordered_json j = {{"seed", o.seed}, {"run", o.dir}};
   if (!o.error.empty()) {
@@ -108,6 +119,12 @@ nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   }
   j["tta_s"] = optional_number(o.tta_s);
   j["tta_iteration"] = o.tta_iteration ? nlohmann::ordered_json(*o.tta_iteration) : nullptr;
+  if (!o.tta_at.empty()) {
+    nlohmann::ordered_json at = nlohmann::ordered_json::object();
+    for (const auto& [target, tta] : o.tta_at) at[target_key(target)] = optional_number(tta);
+    j["tta_at"] = at;
+  }
+  j["trace_offset_s"] = o.trace_offset_s;
   j["best_accuracy"] = o.best_accuracy;
   j["final_accuracy"] = o.final_accuracy;
   j["iterations"] = o.iterations;
@@ -118,34 +135,12 @@ nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   return j;
 }
 
-// Systems may each have their own optimizer settings, so every system
-// reports them.
+// The system's own options (its table, core/train/system_options.h) and,
+// since systems may each have their own, the optimizer settings.
 nlohmann::ordered_json options_of(const train::TrainConfig& c) {
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
-  if (c.system == "stellatrain")
-    options = {{"density", c.density},
-               {"compressor", c.compressor},
-               {"staleness", c.staleness},
-               {"fp16", c.fp16_values},
-               {"lazy_momentum", c.lazy_momentum},
-               {"momentum_at", c.momentum_at},
-               {"compensation", c.staleness_compensation}};
-  if (c.system == "stellatrain" && c.staleness_compensation == "dc") options["dc_lambda"] = c.dc_lambda;
-  if (c.system == "topk-sync") options = {{"density", c.density}};
-  if (c.system == "local-sgd")
-    options = {{"averaging_period", c.averaging_period}, {"start_iteration", c.local_sgd_start_iteration}};
-  if (c.system == "cloudless-ma")
-    options = {{"averaging_period", c.averaging_period},
-               {"averaging_period_s", c.averaging_period_s},
-               {"overlap", c.averaging_overlap}};
-  if (c.system == "cloudless-asgd-ga")
-    options = {{"accumulation_steps", c.accumulation_steps}, {"max_staleness", c.max_staleness}};
-  if (c.system == "ddp-powersgd")
-    options = {{"rank", c.powersgd_rank},
-               {"start_iteration", c.powersgd_start_iteration},
-               {"error_feedback", c.powersgd_error_feedback},
-               {"warm_start", c.powersgd_warm_start}};
-  if (c.system == "ddp-gloo" && c.comm_hook != "none") options = {{"comm_hook", c.comm_hook}};
+  const nlohmann::json own = c.options->to_json();
+  for (const auto& [key, value] : own.items()) options[key] = value;
   options["optimizer"] = {{"lr", c.lr}, {"momentum", c.momentum}, {"weight_decay", c.weight_decay},
                           {"warmup", c.warmup_iterations}};
   return options;
@@ -166,20 +161,26 @@ RunOutcome read_timing_outcome(const nlohmann::json& summary, RunOutcome o) {
 
 }  // namespace
 
-RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target) {
+RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target,
+                        const std::vector<double>& report_targets) {
   RunOutcome o;
   o.seed = seed;
   o.dir = relative_dir;
-  const auto summary = read_manifest_summary(dir + "/manifest.json");
+  const auto manifest = read_manifest(dir + "/manifest.json");
+  const auto summary = manifest.value("summary", nlohmann::json::object());
+  o.trace_offset_s = manifest.value("trace_offset_s", 0.0);
   if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
   o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
   if (summary.contains("system_stats")) o.system_stats = summary["system_stats"];
   if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
   const auto rows = read_eval_csv(dir + "/eval.csv");
   if (rows.empty()) throw std::runtime_error(fmt::format("{}/eval.csv: no evaluations", dir));
+  for (const double t : report_targets) o.tta_at[t] = std::nullopt;
   for (const auto& row : rows) {
     o.best_accuracy = std::max(o.best_accuracy, row.accuracy);
     if (!o.tta_s && row.accuracy >= target) o.tta_s = row.time_s, o.tta_iteration = row.iteration;
+    for (auto& [t, tta] : o.tta_at)
+      if (!tta && row.accuracy >= t) tta = row.time_s;
   }
   o.final_accuracy = rows.back().accuracy;
   o.iterations = rows.back().iteration;
@@ -187,38 +188,35 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
   return o;
 }
 
-SummaryBuilder::SummaryBuilder(const Scenario& scenario, const std::string& backend, const std::vector<uint64_t>& seeds)
-    : cost_per_hour_(scenario.cost_per_hour()) {
+SummaryBuilder::SummaryBuilder(const Scenario& scenario, const train::Backend& backend,
+                               const std::vector<uint64_t>& seeds)
+    : target_(scenario.target_accuracy), report_targets_(scenario.report_targets), cost_per_hour_(scenario.cost_per_hour()) {
   for (const auto& c : scenario.clusters)
     if (c.egress_per_gb > 0) egress_per_gb_[c.name] = c.egress_per_gb;
   has_wan_ = scenario.clusters.size() > 1;  // one cluster sends nothing over a WAN
   const auto& c = scenario.systems.front().config;
   top_ = {{"scenario", scenario.name},
-          {"backend", backend},
-          {"clock", backend == "sim" ? "simulated seconds" : "wall seconds"},
+          {"backend", backend.name()},
+          {"clock", backend.simulated() ? "simulated seconds" : "wall seconds"},
           {"target_accuracy", scenario.target_accuracy},
+          {"report_targets", scenario.report_targets},
           {"seeds", seeds},
           {"model", c.model},
           {"dataset", c.dataset},
           {"nodes", c.nodes},
           {"gpus_per_node", c.gpus_per_node},
           {"batch_per_worker", c.batch_per_worker},
-          {"wan_shaping", backend != "real"}};
-  if (backend == "real")
-    top_["note"] = "real backend: every node runs in this process over the in-process transport on the wall "
-                   "clock; the scenario's links are not applied (no WAN shaping), so wan_bytes is null";
-  if (backend == "emu")
-    top_["note"] = "emu backend: one process per node in Linux network namespaces over real kernel TCP; the WAN "
-                   "replays the scenario's traces with HTB; compute is real and on the wall clock (each run's "
-                   "manifest records the host's CPU count and load)";
+          {"wan_shaping", backend.has_network()}};
+  if (!backend.summary_note().empty()) top_["note"] = backend.summary_note();
   // The MTU asked for (the file's links.mtu or run --mtu); each run's
   // manifest has the one used.
-  if (backend != "real" && has_wan_)
+  if (backend.has_network() && has_wan_)
     top_["mtu"] = scenario.network.mtu == 0 ? nlohmann::ordered_json("auto") : nlohmann::ordered_json(scenario.network.mtu);
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
   if (!egress_per_gb_.empty()) top_["egress_per_gb"] = egress_per_gb_;
+  const std::string reference = train::speedup_reference().name;
   for (const auto& s : scenario.systems)
-    if (s.config.system == "ddp" && (reference_.empty() || s.label == "ddp")) reference_ = s.label;
+    if (s.config.system == reference && (reference_.empty() || s.label == reference)) reference_ = s.label;
   top_["speedup_reference"] = reference_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(reference_);
 }
 
@@ -241,12 +239,27 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
     entry.mean_iteration_s = *mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.mean_iteration_s); });
   } else {
-    entry.tta_s = mean_of(outcomes, [](const RunOutcome& o) { return o.tta_s; });
-    entry.tta_lower_bound_s = mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.tta_s.value_or(o.duration_s)); });
+    std::vector<std::optional<double>> tta, iteration, bound;
+    for (const auto& o : outcomes) {
+      tta.push_back(o.tta_s);
+      iteration.push_back(o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt);
+      bound.push_back(o.tta_s.value_or(o.duration_s));
+      for (const auto& [target, at] : o.tta_at) entry.tta_per_seed[target].push_back(at);
+    }
+    entry.tta_per_seed[target_] = tta;
+    entry.tta_s = median_reached(tta);
+    entry.tta_lower_bound_s = median_reached(bound);
     v["tta_s"] = optional_number(entry.tta_s);
-    v["tta_iteration"] = optional_number(mean_of(outcomes, [](const RunOutcome& o) {
-      return o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt;
-    }));
+    v["tta_iteration"] = optional_number(median_reached(iteration));
+    v["seeds_reaching_target"] = std::count_if(tta.begin(), tta.end(), [](const auto& t) { return t.has_value(); });
+    nlohmann::ordered_json targets = nlohmann::ordered_json::object();
+    for (const double t : report_targets_) {
+      const auto& per_seed = entry.tta_per_seed[t];
+      targets[target_key(t)] = {{"tta_s", optional_number(median_reached(per_seed))},
+                                {"seeds_reaching", std::count_if(per_seed.begin(), per_seed.end(),
+                                                                 [](const auto& x) { return x.has_value(); })}};
+    }
+    if (!report_targets_.empty()) v["targets"] = targets;
     v["best_accuracy"] = mean([](const RunOutcome& o) { return o.best_accuracy; });
     v["final_accuracy"] = mean([](const RunOutcome& o) { return o.final_accuracy; });
     v["iterations"] = mean([](const RunOutcome& o) { return o.iterations; });
@@ -293,6 +306,31 @@ void SummaryBuilder::add_cost(nlohmann::ordered_json& v, const std::optional<dou
   v["cost_breakdown"] = {{"compute", compute}, {"egress", egress}};
 }
 
+// The median of the per-seed (paired) speedups over the reference and its
+// 95% interval, at the target and at each report target.
+nlohmann::ordered_json SummaryBuilder::speedups(const SystemEntry& s, const SystemEntry& reference) const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  const auto at_target = paired_speedup(reference.tta_per_seed.at(target_), s.tta_per_seed.at(target_));
+  out["speedup_vs_ddp"] = optional_number(at_target.median);
+  out["speedup_ci95"] = interval_json(at_target.ci95);
+  out["speedup_pairs"] = at_target.pairs;
+  // ddp never reached the target: its run length bounds its TTA from below.
+  if (!reference.tta_s && reference.tta_lower_bound_s && s.tta_s)
+    out["speedup_vs_ddp_at_least"] = *ratio(reference.tta_lower_bound_s, s.tta_s);
+  if (!report_targets_.empty()) {
+    auto targets = s.value.at("targets");
+    for (const double t : report_targets_) {
+      const auto paired = paired_speedup(reference.tta_per_seed.at(t), s.tta_per_seed.at(t));
+      auto& entry = targets[target_key(t)];
+      entry["speedup_vs_ddp"] = optional_number(paired.median);
+      entry["speedup_ci95"] = interval_json(paired.ci95);
+      entry["speedup_pairs"] = paired.pairs;
+    }
+    out["targets"] = targets;
+  }
+  return out;
+}
+
 nlohmann::ordered_json SummaryBuilder::json() const {
   nlohmann::ordered_json summary = top_;
   const SystemEntry* reference = nullptr;
@@ -306,11 +344,11 @@ nlohmann::ordered_json SummaryBuilder::json() const {
       if (reference && reference->mean_iteration_s > 0 && s.mean_iteration_s > 0)
         value["iteration_speedup_vs_ddp"] = reference->mean_iteration_s / s.mean_iteration_s;
     } else if (!value.contains("error")) {
-      const auto speedup = reference ? ratio(reference->tta_s, s.tta_s) : std::nullopt;
-      value["speedup_vs_ddp"] = speedup ? nlohmann::ordered_json(*speedup) : nullptr;
-      // ddp never reached the target: its run length bounds its TTA from below.
-      if (reference && !reference->tta_s && reference->tta_lower_bound_s && s.tta_s)
-        value["speedup_vs_ddp_at_least"] = *ratio(reference->tta_lower_bound_s, s.tta_s);
+      // No ddp in the run, or ddp failed: the speedup is null, not absent.
+      if (reference && !reference->value.contains("error"))
+        value.update(speedups(s, *reference));
+      else
+        value["speedup_vs_ddp"] = nullptr;
     }
     systems[s.label] = value;
   }

@@ -1,8 +1,10 @@
 #pragma once
 // What `stellatrain run` writes to summary.json: per run, the numbers read
-// back from the run's folder (eval.csv, manifest.json); per system, their
-// mean over seeds and the time-to-accuracy speedup over ddp. The shape is
-// the contract with analysis/plot_run.py (docs/scenarios.md).
+// back from the run's folder (eval.csv, manifest.json); per system, the
+// median time to accuracy over seeds at the target and at every report
+// target, and the median paired speedup over ddp with its 95% interval
+// (apps/seed_statistics.h). The shape is the contract with
+// analysis/plot_run.py (docs/scenarios.md).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -13,6 +15,10 @@
 
 #include "apps/scenario.h"
 
+namespace st::train {
+class Backend;
+}
+
 namespace st::apps {
 
 struct RunOutcome {
@@ -20,6 +26,9 @@ struct RunOutcome {
   std::string dir;               // relative to the output folder
   std::optional<double> tta_s;   // first evaluation at or above the target (none: never)
   std::optional<int> tta_iteration;
+  // The same at each of the scenario's report targets (the target among them).
+  std::map<double, std::optional<double>> tta_at;
+  double trace_offset_s = 0;     // where the run's traces started (its seed's)
   double best_accuracy = 0;
   double final_accuracy = 0;
   int iterations = 0;            // the last evaluation's (the run's completed iterations)
@@ -40,13 +49,15 @@ struct RunOutcome {
   nlohmann::json system_stats;
 };
 
-// Reads DIR/eval.csv (TTA from its rows, in iteration order) and
-// DIR/manifest.json. Throws std::runtime_error naming the file and line.
-RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target);
+// Reads DIR/eval.csv (TTA from its rows, in iteration order, at `target`
+// and at each of `report_targets`) and DIR/manifest.json. Throws
+// std::runtime_error naming the file and line.
+RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target,
+                        const std::vector<double>& report_targets = {});
 
 class SummaryBuilder {
  public:
-  SummaryBuilder(const Scenario& scenario, const std::string& backend, const std::vector<uint64_t>& seeds);
+  SummaryBuilder(const Scenario& scenario, const train::Backend& backend, const std::vector<uint64_t>& seeds);
   void add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes);
   // The summary so far, speedups included.
   nlohmann::ordered_json json() const;
@@ -56,12 +67,18 @@ class SummaryBuilder {
   struct SystemEntry {
     std::string label;
     nlohmann::ordered_json value;
-    std::optional<double> tta_s;
-    std::optional<double> tta_lower_bound_s;  // tta, or the run's length when never reached (per seed, averaged)
+    std::optional<double> tta_s;              // the median over seeds
+    std::optional<double> tta_lower_bound_s;  // the median of TTA or, when never reached, the run's length
     double mean_iteration_s = 0;              // timing runs
+    // Per report target, each seed's TTA in seed order (the pairs of the
+    // paired speedups).
+    std::map<double, std::vector<std::optional<double>>> tta_per_seed;
   };
+  nlohmann::ordered_json speedups(const SystemEntry& system, const SystemEntry& reference) const;
   nlohmann::ordered_json top_;
-  std::string reference_;  // the ddp system's label ("" when the scenario has none)
+  double target_ = 0;
+  std::vector<double> report_targets_;  // ascending, the target among them
+  std::string reference_;  // the speedup reference's label (ddp; "" when the scenario has none)
   double cost_per_hour_ = 0;
   std::map<std::string, double> egress_per_gb_;  // by cluster name
   bool has_wan_ = false;

@@ -5,23 +5,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
+#include "core/data/random.h"
 #include "core/device/compute_device.h"
 #include "core/model/model.h"
 #include "core/util/yaml_fields.h"
+#include "apps/backends.h"
+#include "core/train/system_registry.h"
 #include "net/links_yaml.h"
 #include "net/network_plan.h"
-#ifdef ST_HAVE_SIM
-#include "sim/compute_model.h"
-#include "sim/sim_backend.h"
-#include "sim/sim_config.h"
-#include "sim/topology.h"
-#endif
-#ifdef ST_HAVE_EMU
-#include "emu/emu_plan.h"
-#endif
 
 namespace st::apps {
 namespace {
@@ -181,18 +176,26 @@ void parse_batch(const YamlField& f, train::TrainConfig& c, int workers) {
   c.batch_per_worker = static_cast<std::size_t>(total / workers);
 }
 
+// At least one of the two; with time_s alone the run goes on until its
+// clock reaches it.
 void parse_budget(const YamlField& f, train::TrainConfig& c) {
   f.allow_only({"iterations", "time_s"});
-  // Required: the engine sizes its per-iteration records up front, so a
-  // time budget alone cannot bound a run.
-  c.iterations = static_cast<int>(f.at("iterations").integer_in(1, 10'000'000));
+  if (!f.has("iterations") && !f.has("time_s")) f.fail("give iterations, time_s or both");
   c.time_budget_s = f.number_or("time_s", 0, 0, 1e9);
+  if (!f.has("iterations") && c.time_budget_s == 0) f.at("time_s").fail("is 0: with no iterations the run needs a time");
+  c.iterations = f.has("iterations") ? static_cast<int>(f.at("iterations").integer_in(1, 10'000'000))
+                                     : train::kUnboundedIterations;
 }
 
+// `eval: {on, interval, samples, interval_after_targets}`: on the test or
+// the validation set; interval_after_targets evaluates every that many
+// iterations once the highest report target is reached.
 void parse_eval(const YamlField& f, train::TrainConfig& c) {
-  f.allow_only({"interval", "samples"});
+  f.allow_only({"on", "interval", "samples", "interval_after_targets"});
+  if (f.has("on")) c.evaluate_on = f.at("on").text_in({"test", "validation"});
   c.eval_interval = static_cast<int>(f.integer_or("interval", c.eval_interval, 0, 10'000'000));
   c.eval_samples = static_cast<std::size_t>(f.integer_or("samples", static_cast<long long>(c.eval_samples), 0, 1 << 30));
+  c.eval_interval_after = static_cast<int>(f.integer_or("interval_after_targets", 0, 1, 10'000'000));
 }
 
 std::vector<uint64_t> parse_seeds(const YamlField& f) {
@@ -212,103 +215,50 @@ bool is_folder_name(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; });
 }
 
-// `- NAME` or `- {name: NAME, label: ..., density: ..., ...}`; options a
-// system does not use are errors rather than silently ignored.
-// `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, initial_mbps}` (docs/control.md); a map means on.
-void parse_controller(const YamlField& f, train::TrainConfig& c) {
-  if (f.is_scalar()) {
-    c.controller = f.text_in({"on", "off"}) == "on";
-    return;
+// The keys every system entry may have; the rest are the system's own
+// options (its table, core/train/system_options.h).
+const std::vector<std::string>& common_system_keys() {
+  static const std::vector<std::string> keys = {"name", "label", "optimizer"};
+  return keys;
+}
+
+// A key that is none of this system's: another system's option ("only
+// applies to ...") or no system's (the keys it may have).
+void reject_foreign_keys(const YamlField& f, const train::TrainConfig& c) {
+  const auto& common = common_system_keys();
+  for (const auto& key : f.keys()) {
+    if (std::find(common.begin(), common.end(), key) != common.end() || c.options->field(key)) continue;
+    const auto owners = train::systems_with_key(key);
+    if (!owners.empty())
+      f.at(key).fail(fmt::format("only applies to {} (not {})", train::join_names(owners), c.system));
+    std::vector<std::string> allowed = common;
+    for (const auto& field : c.options->fields())
+      if (!field.key.empty()) allowed.push_back(field.key);
+    f.at(key).fail(fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
   }
-  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps"});
-  c.controller = true;
-  auto& o = c.control;
-  o.interval_s = f.number_or("interval_s", o.interval_s, 1e-3, 1e6);
-  o.min_density = f.number_or("min_density", o.min_density, 1e-6, 1);
-  o.max_density = f.number_or("max_density", o.max_density, 1e-6, 1);
-  if (o.max_density < o.min_density) f.at("max_density").fail(fmt::format("is below min_density {}", o.min_density));
-  o.safety = f.number_or("safety", o.safety, 0.01, 1);
-  o.adapt_batch = f.boolean_or("batch", o.adapt_batch);
-  o.estimator.growth = f.number_or("growth", o.estimator.growth, 1, 10);
-  o.estimator.initial_mbps = f.number_or("initial_mbps", o.estimator.initial_mbps, 0.01, 1e6);
 }
 
-// local-sgd, cloudless-ma and cloudless-asgd-ga (docs/systems.md).
-template <typename OnlyFor>
-void parse_averaging_options(const YamlField& f, train::TrainConfig& c, const OnlyFor& only_for) {
-  const bool averaging = c.system == "local-sgd" || c.system == "cloudless-ma";
-  only_for("averaging_period", averaging, "local-sgd and cloudless-ma");
-  only_for("averaging_period_s", c.system == "cloudless-ma", "cloudless-ma");
-  only_for("overlap", c.system == "cloudless-ma", "cloudless-ma");
-  only_for("start_iteration", c.system == "local-sgd", "local-sgd");
-  only_for("accumulation_steps", c.system == "cloudless-asgd-ga", "cloudless-asgd-ga");
-  only_for("max_staleness", c.system == "cloudless-asgd-ga", "cloudless-asgd-ga");
-  c.averaging_period = static_cast<int>(f.integer_or("averaging_period", c.averaging_period, 1, 10'000'000));
-  c.averaging_period_s = f.number_or("averaging_period_s", c.averaging_period_s, 0, 1e9);
-  c.averaging_overlap = f.boolean_or("overlap", c.averaging_overlap);
-  c.local_sgd_start_iteration = static_cast<int>(f.integer_or("start_iteration", c.local_sgd_start_iteration, 0, 10'000'000));
-  c.accumulation_steps = static_cast<int>(f.integer_or("accumulation_steps", c.accumulation_steps, 1, 10'000'000));
-  c.max_staleness = static_cast<int>(f.integer_or("max_staleness", c.max_staleness, 0, 10'000'000));
-}
-
+// `- NAME` or `- {name: NAME, label: ..., optimizer: {...}, OPTION: ...}`:
+// the options are the system's own, read through its table; options a
+// system does not use are errors rather than silently ignored.
 ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) {
   ScenarioSystem s{"", base};
   auto& c = s.config;
   const auto name_field = f.is_scalar() ? f : f.at("name");
-  c.system = name_field.text_in(train::system_names());
+  c.use_system(name_field.text_in(train::system_names()));
+  c.options->use_command_defaults();
   s.label = c.system;
-  // StellaTrain is the paper's system with its controller; `controller: off`
-  // is the fixed-density ablation.
-  c.controller = c.system == "stellatrain";
   if (f.is_scalar()) return s;
-  f.allow_only({"name", "label", "density", "compressor", "staleness", "fp16", "optimizer", "lazy_momentum",
-                "compensation", "dc_lambda", "controller", "momentum_at", "momentum_masking", "averaging_period",
-                "averaging_period_s", "overlap", "start_iteration", "accumulation_steps", "max_staleness",
-                "powersgd_rank", "powersgd_start_iteration", "powersgd_error_feedback", "powersgd_warm_start",
-                "comm_hook"});
+  f.require_map();
+  reject_foreign_keys(f, c);
   if (f.has("label")) {
     s.label = f.at("label").text();
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
   }
-  const bool sparse = c.system == "stellatrain" || c.system == "topk-sync";
-  auto only_for = [&](const char* key, bool applies, const char* which) {
-    if (f.has(key) && !applies) f.at(key).fail(fmt::format("only applies to {} (not {})", which, c.system));
-  };
-  only_for("density", sparse, "stellatrain and topk-sync");
-  only_for("compressor", c.system == "stellatrain", "stellatrain");
-  only_for("staleness", c.system == "stellatrain", "stellatrain");
-  only_for("fp16", c.system == "stellatrain", "stellatrain");
-  only_for("lazy_momentum", c.system == "stellatrain", "stellatrain");
-  only_for("compensation", c.system == "stellatrain", "stellatrain");
-  only_for("dc_lambda", c.system == "stellatrain", "stellatrain");
-  only_for("controller", c.system == "stellatrain", "stellatrain");
-  only_for("momentum_at", c.system == "stellatrain", "stellatrain");
-  only_for("momentum_masking", c.system == "stellatrain", "stellatrain");
-  parse_averaging_options(f, c, only_for);
-  if (f.has("momentum_at")) c.momentum_at = f.at("momentum_at").text_in({"master", "node"});
-  c.momentum_masking = f.boolean_or("momentum_masking", c.momentum_masking);
-  if (f.has("controller")) parse_controller(f.at("controller"), c);
   if (f.has("optimizer")) parse_optimizer(f.at("optimizer"), c);
-  if (f.has("lazy_momentum")) c.lazy_momentum = f.at("lazy_momentum").text_in({"decay", "exact"});
-  if (f.has("compensation")) c.staleness_compensation = f.at("compensation").text_in({"none", "predict", "lookahead", "dc"});
-  c.dc_lambda = f.number_or("dc_lambda", c.dc_lambda, 0, 1e6);
-  if (f.has("dc_lambda") && c.staleness_compensation != "dc") f.at("dc_lambda").fail("only applies with compensation: dc");
-  c.density = f.number_or("density", c.density, 1e-6, 1);
-  if (f.has("compressor")) c.compressor = f.at("compressor").text_in({"thresholdv16", "thresholdv", "topk", "randomk"});
-  c.staleness = static_cast<int>(f.integer_or("staleness", c.staleness, 0, 1));
-  c.fp16_values = f.boolean_or("fp16", c.fp16_values);
-  // ddp-powersgd
-  const bool powersgd = c.system == "ddp-powersgd";
-  for (const char* key : {"powersgd_rank", "powersgd_start_iteration", "powersgd_error_feedback", "powersgd_warm_start"})
-    only_for(key, powersgd, "ddp-powersgd");
-  c.powersgd_rank = static_cast<int>(f.integer_or("powersgd_rank", c.powersgd_rank, 1, 1024));
-  c.powersgd_start_iteration =
-      static_cast<int>(f.integer_or("powersgd_start_iteration", c.powersgd_start_iteration, 0, 1000000000));
-  c.powersgd_error_feedback = f.boolean_or("powersgd_error_feedback", c.powersgd_error_feedback);
-  c.powersgd_warm_start = f.boolean_or("powersgd_warm_start", c.powersgd_warm_start);
-  only_for("comm_hook", c.system == "ddp-gloo", "ddp-gloo");
-  if (f.has("comm_hook")) c.comm_hook = f.at("comm_hook").text_in({"none", "fp16"});
+  for (const auto& field : c.options->fields())
+    if (!field.key.empty() && f.has(field.key)) field.read(*c.options, f.at(field.key));
+  c.options->check_entry(f);
   return s;
 }
 
@@ -318,6 +268,7 @@ std::vector<ScenarioSystem> parse_systems(const YamlField& f, const train::Train
   std::vector<ScenarioSystem> systems;
   for (std::size_t i = 0; i < f.size(); ++i) {
     auto system = parse_system(f.at(i), base);
+    system.config.label = system.label;
     for (const auto& other : systems)
       if (other.label == system.label)
         f.at(i).fail(fmt::format("label '{}' is used twice (give one of them `label: OTHER`)", system.label));
@@ -337,6 +288,22 @@ double parse_target(const YamlField& f) {
   return f.number_in(1e-6, 1);
 }
 
+// `report_targets: [0.80, 0.83, 0.85, 0.87]`: fractions in (0, 1], each
+// once; the target is one of them whether listed or not.
+std::vector<double> parse_report_targets(const YamlField& top, double target) {
+  std::vector<double> targets{target};
+  if (!top.has("report_targets")) return targets;
+  const auto list = top.at("report_targets");
+  if (!list.is_sequence()) list.fail("expected a list of fractions, e.g. [0.80, 0.85]");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const double t = parse_target(list.at(i));
+    if (std::find(targets.begin() + 1, targets.end(), t) != targets.end()) list.at(i).fail("is listed twice");
+    if (t != target) targets.push_back(t);
+  }
+  std::sort(targets.begin(), targets.end());
+  return targets;
+}
+
 // The network: clusters (from the scenario's own list) and `links`, read
 // once for every backend (net/links_yaml.h).
 net::TopologyConfig parse_network(const YamlField& top, const std::vector<ScenarioCluster>& clusters,
@@ -345,9 +312,9 @@ net::TopologyConfig parse_network(const YamlField& top, const std::vector<Scenar
   for (const auto& c : clusters) network.clusters.push_back({c.name, c.nodes});
   // One cluster has no WAN, so links may be left out; with more, links.wan is required.
   const auto links = clusters.size() > 1 || top.has("links") ? top.at("links") : empty_section(top, "links");
-  links.allow_only({"lan", "wan", "mtu", "seed"});
+  links.allow_only({"lan", "wan", "mtu", "seed", "trace_offset"});
   if (clusters.size() == 1 && links.has("wan")) links.at("wan").fail("a WAN needs at least two clusters");
-  net::parse_links(links, network, base_dir);
+  net::parse_links(links, network, base_dir, /*offset_auto_allowed=*/true);
   try {
     (void)net::plan_network(network);
   } catch (const std::exception& e) {
@@ -356,78 +323,23 @@ net::TopologyConfig parse_network(const YamlField& top, const std::vector<Scenar
   return network;
 }
 
-#ifdef ST_HAVE_SIM
-// The profile file's own `device:` must match the cluster's device name.
-void check_profile_device(const YamlField& cluster_field, const ScenarioCluster& cluster, const std::string& profile) {
-  if (cluster.device.empty() || profile.empty()) return;
-  const auto root = YamlField::load_file(profile);
-  if (root.has("device") && root.at("device").text() != cluster.device)
-    cluster_field.at("device").fail(fmt::format("the compute profile {} describes device '{}'", profile,
-                                                root.at("device").text()));
-}
-
-std::shared_ptr<const sim::SimComputeSettings> parse_sim_compute(const YamlField& top,
-                                                                 const std::vector<ScenarioCluster>& clusters,
-                                                                 const train::TrainConfig& training,
-                                                                 const std::string& base_dir) {
-  auto config = std::make_shared<sim::SimComputeSettings>();
-  const auto cluster_field = top.at("clusters");
-  const auto& cluster_profile = clusters.front().profile;
-  // Clusters with profiles or rates of their own: every node is priced by
-  // its cluster's (nodes are numbered cluster by cluster, as in the network).
-  const bool own_profiles = std::any_of(clusters.begin(), clusters.end(), [&](const ScenarioCluster& c) {
-    return c.profile != cluster_profile;
-  });
-  const bool own_rates = std::any_of(clusters.begin(), clusters.end(), [](const ScenarioCluster& c) { return c.tflops > 0; });
-  const auto compute = top.has("compute") ? top.at("compute") : empty_section(top, "compute");
-  if (top.has("compute")) {
-    sim::parse_compute(compute, config->compute, config->executor, base_dir, cluster_profile);
-  } else if (!cluster_profile.empty()) {
-    config->compute.kind = "profile";
-    config->compute.profile_path = cluster_profile;
-  }
-  if (own_profiles || own_rates) {
-    for (std::size_t i = 0; i < clusters.size(); ++i) {
-      const auto& c = clusters[i];
-      if (own_profiles && c.profile.empty())
-        cluster_field.at(i).fail("another cluster names its own profile: give every cluster one");
-      if (own_profiles && config->compute.kind != "profile")
-        cluster_field.at(i).at("profile").fail(
-            fmt::format("only the profile compute model uses a profile (compute.model is {})", config->compute.kind));
-      if (own_rates && config->compute.kind != "analytic")
-        cluster_field.at(i).fail(fmt::format("tflops needs compute.model: analytic (it is {})", config->compute.kind));
-      check_profile_device(cluster_field.at(i), c, c.profile);
-      for (int n = 0; n < c.nodes; ++n) {
-        if (own_profiles) config->compute.node_profiles.push_back(c.profile);
-        if (own_rates) config->compute.node_tflops.push_back(c.tflops);
-      }
-    }
-    if (own_profiles) config->compute.profile_path = cluster_profile;
-  }
-  if (!own_profiles && !cluster_profile.empty() && config->compute.kind != "profile")
-    cluster_field.at(0).at("profile").fail(fmt::format("only the profile compute model uses a profile (compute.model is {})",
-                                                       config->compute.kind));
-  if (!own_profiles && !cluster_profile.empty() && config->compute.profile_path != cluster_profile)
-    compute.at("profile").fail(fmt::format("differs from the clusters' profile {}", cluster_profile));
-  if (!own_profiles) check_profile_device(cluster_field.at(0), clusters.front(), config->compute.profile_path);
-  // Load the model now, so a profile without this model's entry fails here
-  // rather than after other systems have run.
-  const auto priced = sim::priced_for(config->compute, training);
-  try {
-    (void)sim::make_compute_model(priced);
-  } catch (const std::exception& e) {
-    compute.fail(e.what());
-  }
-  return config;
-}
-#endif
-
 }  // namespace
 
 int Scenario::total_nodes() const {
   int nodes = 0;
   for (const auto& c : clusters) nodes += c.nodes;
   return nodes;
+}
+
+double Scenario::trace_offset_for(uint64_t seed) const {
+  if (trace_offset_s) return *trace_offset_s;
+  double longest = 0;
+  for (const auto& [key, direction] : network.wan)
+    if (!direction.trace.empty()) longest = std::max(longest, direction.trace.duration_s());
+  if (longest <= 0) return 0;
+  // Its own stream, apart from the data order and initialisation of the seed.
+  data::SplitMix64 draw(data::mix64(seed, 0x7472616365ull /* "trace" */));
+  return std::floor(draw.uniform() * longest * 1000) / 1000;
 }
 
 double Scenario::cost_per_hour() const {
@@ -444,7 +356,7 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
   const std::string path = top.file();
   reject_duplicate_keys(top);
   top.allow_only({"name", "description", "backend", "clusters", "links", "compute", "compute_device", "model", "dataset",
-                  "optimizer", "batch", "systems", "target_accuracy", "budget", "eval", "seeds"});
+                  "optimizer", "batch", "systems", "target_accuracy", "report_targets", "budget", "eval", "seeds"});
   Scenario s;
   s.source = path;
   s.name = top.text_or("name", fs::path(path).stem().string());
@@ -471,57 +383,19 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
     top.at("eval").fail("compute.math is timing: such runs are never evaluated");
   s.target_accuracy = base.math == "timing" ? 0.0 : parse_target(top.at("target_accuracy"));
   base.target_accuracy = s.target_accuracy;
+  if (base.math == "timing" && top.has("report_targets"))
+    top.at("report_targets").fail("compute.math is timing: such runs measure no accuracy, so they have no targets");
+  if (base.math == "full") s.report_targets = parse_report_targets(top, s.target_accuracy);
+  if (!s.report_targets.empty()) base.eval_dense_until = s.report_targets.back();
   if (top.has("seeds")) s.seeds = parse_seeds(top.at("seeds"));
   s.systems = parse_systems(top.at("systems"), base);
   s.network = parse_network(top, s.clusters, base_dir);
-#ifdef ST_HAVE_SIM
-  s.sim_compute = parse_sim_compute(top, s.clusters, base, base_dir);
-#endif
+  // `trace_offset` is auto unless it gives seconds (parse_links read them).
+  const bool fixed_offset = top.has("links") && top.at("links").has("trace_offset") &&
+                            top.at("links").at("trace_offset").node().Scalar() != "auto";
+  if (fixed_offset) s.trace_offset_s = s.network.trace_offset_s;
+  s.sim_compute = read_sim_compute(top, s, base, base_dir);
   return s;
-}
-
-void check_backend(const Scenario& scenario, const std::string& backend) {
-  if (backend != "sim" && backend != "real" && backend != "emu")
-    throw std::invalid_argument(fmt::format("backend: '{}' is not one of: sim, real, emu", backend));
-  if (backend == "sim") {
-#ifdef ST_HAVE_SIM
-    try {
-      (void)sim::plan_sim_network(scenario.network);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(fmt::format("{}: links: the sim backend cannot build this network: {}",
-                                              scenario.source, e.what()));
-    }
-#else
-    throw std::invalid_argument("backend sim: this build has no ns-3 (install libns3-dev ns3 libgsl-dev and rebuild)");
-#endif
-  }
-  if (backend == "emu") {
-#ifdef ST_HAVE_EMU
-    try {
-      (void)emu::plan_emulation(scenario.network);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(fmt::format("{}: links: the emu backend cannot build this network: {}",
-                                              scenario.source, e.what()));
-    }
-#else
-    throw std::invalid_argument(
-        "backend emu: this build has no emulation backend (install libnl-route-3-dev libnetfilter-queue-dev and "
-        "rebuild)");
-#endif
-    // Each node process would stop on its own clock, and a rank still
-    // exchanging with one that stopped fails: budget by iterations instead.
-    if (!scenario.systems.empty() && scenario.systems.front().config.time_budget_s > 0)
-      throw std::invalid_argument(fmt::format(
-          "{}: budget.time_s: not supported on the emu backend (its node processes would stop on their own clocks, "
-          "one rank leaving while another still exchanges); give budget.iterations only, or use --iterations",
-          scenario.source));
-  }
-  for (std::size_t i = 0; i < scenario.systems.size(); ++i)
-    if (backend == "sim" && scenario.systems[i].config.system == "ddp-gloo")
-      throw std::invalid_argument(fmt::format(
-          "{}: systems[{}]: ddp-gloo runs only on real networks (the real and emu backends), not on the sim backend "
-          "(use ddp: the same ring algorithm on the engine's transport)",
-          scenario.source, i));
 }
 
 }  // namespace st::apps

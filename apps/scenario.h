@@ -6,6 +6,7 @@
 // errors naming the file, the key path and the line (util::YamlError).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,13 +48,25 @@ struct Scenario {
   std::vector<ScenarioSystem> systems;
   std::vector<uint64_t> seeds = {1};
   double target_accuracy = 0;  // a fraction in (0, 1]
+  // Every target summary.json reports TTA and speedups at (`report_targets`),
+  // ascending, target_accuracy among them.
+  std::vector<double> report_targets;
   // The network (clusters and `links`): one description for every backend.
+  // Its trace_offset_s is per run: trace_offset_for(seed).
   net::TopologyConfig network;
+  // `links.trace_offset`: seconds every seed starts the replay at, or none
+  // (`auto`, the default) for an offset drawn from each seed.
+  std::optional<double> trace_offset_s;
   // The sim backend's compute-time model and executor options (`compute`).
   // Null in builds without ns-3 (the section is then not checked).
   std::shared_ptr<const sim::SimComputeSettings> sim_compute;
 
   int total_nodes() const;
+  // Where a seed's runs start replaying the traces: the same for every
+  // system of the seed (paired runs see the same network). `auto`: a draw
+  // from the seed, uniform over the longest trace's loop, to the
+  // millisecond; 0 when every link is constant.
+  double trace_offset_for(uint64_t seed) const;
   double cost_per_hour() const;  // all clusters' nodes together
 };
 
@@ -62,11 +75,5 @@ Scenario load_scenario(const std::string& path);
 // The same from YAML already read (`top.file()` names it in errors);
 // relative paths in it resolve against `base_dir`. The fuzz targets use it.
 Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir);
-
-// Checks that `backend` can run `scenario` (std::invalid_argument naming the
-// key otherwise): a known backend that this build has, a network it can
-// build (sim: one delay per WAN link; emu: what docs/emu.md lists), and
-// systems that run on it (ddp-gloo only on real networks: real and emu).
-void check_backend(const Scenario& scenario, const std::string& backend);
 
 }  // namespace st::apps

@@ -10,10 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/train/trainer.h"
-#ifdef ST_HAVE_SIM
-#include "sim/sim_backend.h"
-#endif
+#include "apps/backends.h"
+#include "core/train/run/backend.h"
 
 namespace st::apps {
 namespace {
@@ -25,17 +23,16 @@ struct SimBenchOptions {
   bool json = false;
 };
 
-#ifdef ST_HAVE_SIM
 nlohmann::json bench_one(const SimBenchOptions& o, const std::string& system) {
   auto c = o.train;
-  c.system = system;
-  const auto sim_config = sim::load_sim_config(o.sim_config);
-  c.nodes = 0;
-  for (const auto& cluster : sim_config.topology.clusters) c.nodes += cluster.nodes;
-  auto backend = sim::make_sim_backend(sim_config, c);
+  c.use_system(system);  // the engine's defaults (stellatrain at a fixed density)
+  const auto inputs = backend_inputs_from_sim_config(o.sim_config);
+  c.nodes = inputs.network.total_nodes();
+  c.trace_offset_s = inputs.network.trace_offset_s;
+  const auto backend = make_backend("sim", inputs);
   spdlog::info("bench sim: {} on {}, {} iterations", system, c.model, c.iterations);
-  const auto result = train::run_training(c, backend.get());
-  auto entry = backend->host_cost();
+  const auto result = backend->train(c);
+  auto entry = result.host_cost;
   const double compute = entry["compute_wall_s"], simulator = entry["simulator_wall_s"];
   entry["name"] = system;
   entry["model"] = c.model;
@@ -44,10 +41,8 @@ nlohmann::json bench_one(const SimBenchOptions& o, const std::string& system) {
   entry["final_accuracy"] = result.evaluations.empty() ? 0.0 : result.evaluations.back().accuracy;
   return entry;
 }
-#endif
 
 void run(const SimBenchOptions& o) {
-#ifdef ST_HAVE_SIM
   nlohmann::json all = nlohmann::json::array();
   for (const auto& system : o.systems) all.push_back(bench_one(o, system));
   if (o.json) {
@@ -61,10 +56,6 @@ void run(const SimBenchOptions& o) {
                e["simulated_s"].get<double>(), e["wall_s"].get<double>(), e["compute_wall_s"].get<double>(),
                e["simulator_wall_s"].get<double>(), e["engine_tasks_wall_s"].get<double>(),
                e["simulated_s_per_wall_s"].get<double>(), e["simulator_vs_compute"].get<double>());
-#else
-  (void)o;
-  throw std::invalid_argument("bench sim: this build has no ns-3 (install libns3-dev ns3 libgsl-dev and rebuild)");
-#endif
 }
 
 }  // namespace

@@ -12,8 +12,19 @@
 #include "apps/sweep_command.h"
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
+#include "core/model/math_kernels.h"
+
+#include <cstdio>
 
 int main(int argc, char** argv) {
+  // Before LibTorch, oneDNN or OpenBLAS run anything (may restart the
+  // program): the same results on every machine (core/model/math_kernels.h).
+  try {
+    st::model::pin_math_kernels(argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stellatrain: %s\n", e.what());
+    return 2;
+  }
   // Logs and progress go to stderr so that --json output on stdout stays clean.
   spdlog::set_default_logger(spdlog::stderr_color_mt("stellatrain"));
   spdlog::set_pattern("[%H:%M:%S] %v");

@@ -1,15 +1,20 @@
 // `stellatrain sweep SCENARIO --lr 0.02,0.05,0.1 [--momentum ...] [--warmup ...]
 // [--density 0.01,0.05,...]`: runs every chosen system of a scenario at every
-// combination of the listed settings, then names each system's best setting
-// by time-to-accuracy (mean over seeds; runs that never reach the target
-// rank after those that do, by best accuracy). TTA benchmarks compare systems
-// at each one's best learning rate; this is how the shipped scenarios'
-// per-system optimizer settings were found (docs/convergence.md).
+// combination of the listed settings, evaluating on the validation set (a
+// tenth of the training set that no run trains on: tuning never sees the
+// test set), then names each system's best setting by time-to-accuracy
+// (median over seeds; runs that never reach the target rank after those
+// that do, by best accuracy). A best learning rate or density at the edge of
+// what was tried extends the grid past it (x2 or /2) and runs again, up to
+// three times. TTA benchmarks compare systems at each one's best learning
+// rate; this is how the shipped scenarios' per-system optimizer settings
+// are found (docs/convergence.md).
 //
-// --density adds, for stellatrain and topk-sync, fixed-density runs
-// (controller off) beside the system as the scenario has it (for stellatrain:
-// the controller), and reports how the scenario's own setting compares with
-// the best fixed density (docs/control.md).
+// --density adds, for the systems with a density (stellatrain, topk-sync:
+// SystemOptions::fix_density), fixed-density runs beside the system as the
+// scenario has it (for stellatrain: the controller), and reports how the
+// scenario's own setting compares with the best fixed density
+// (docs/control.md).
 #include "apps/sweep_command.h"
 
 #include <CLI/CLI.hpp>
@@ -24,6 +29,7 @@
 
 #include "apps/run_command.h"
 #include "apps/scenario.h"
+#include "apps/sweep_grid.h"
 
 namespace st::apps {
 namespace {
@@ -32,59 +38,10 @@ namespace fs = std::filesystem;
 
 struct SweepOptions {
   RunOptions run;
-  std::vector<double> lrs, momenta, densities;
-  std::vector<int> warmups;
+  SweepGrid grid;
   std::vector<std::string> systems;  // labels; empty: all
+  int eval_interval = 0;             // > 0: evaluate every this many iterations throughout, in place of the scenario's
 };
-
-struct Setting {
-  double lr = 0, momentum = 0;
-  int warmup = 0;
-  double density = 0;  // 0: as the scenario has it (for stellatrain, the controller's choice)
-};
-
-// Labels name folders: letters, digits, '-', '_' and '.'; only the swept
-// dimensions appear.
-std::string setting_label(const std::string& system, const Setting& s, const SweepOptions& o) {
-  std::string label = system;
-  if (!o.lrs.empty()) label += fmt::format(".lr-{}", s.lr);
-  if (!o.momenta.empty()) label += fmt::format(".m-{}", s.momentum);
-  if (!o.warmups.empty()) label += fmt::format(".w-{}", s.warmup);
-  if (!o.densities.empty()) label += s.density > 0 ? fmt::format(".d-{}", s.density) : std::string(".as-is");
-  return label;
-}
-
-bool sparse(const train::TrainConfig& c) { return c.system == "stellatrain" || c.system == "topk-sync"; }
-
-std::vector<Setting> grid(const SweepOptions& o, const train::TrainConfig& base) {
-  const auto lrs = o.lrs.empty() ? std::vector<double>{base.lr} : o.lrs;
-  const auto momenta = o.momenta.empty() ? std::vector<double>{base.momentum} : o.momenta;
-  const auto warmups = o.warmups.empty() ? std::vector<int>{base.warmup_iterations} : o.warmups;
-  std::vector<double> densities{0};
-  if (sparse(base)) densities.insert(densities.end(), o.densities.begin(), o.densities.end());
-  std::vector<Setting> out;
-  for (double lr : lrs)
-    for (double m : momenta)
-      for (int w : warmups)
-        for (double d : densities) out.push_back({lr, m, w, d});
-  return out;
-}
-
-struct Point {
-  Setting setting;
-  std::string label;
-};
-
-// Better: reaches the target sooner; among runs that never reach it, higher
-// best accuracy.
-bool better(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
-  if (a.contains("error")) return false;
-  if (b.contains("error")) return true;
-  const bool a_reached = !a["tta_s"].is_null(), b_reached = !b["tta_s"].is_null();
-  if (a_reached != b_reached) return a_reached;
-  if (a_reached) return a["tta_s"].get<double>() < b["tta_s"].get<double>();
-  return a["best_accuracy"].get<double>() > b["best_accuracy"].get<double>();
-}
 
 // The scenario's own setting (density "as-is", e.g. the controller) against
 // the best fixed density at the same optimizer settings: their TTA ratio.
@@ -92,26 +49,46 @@ void report_against_fixed(const std::string& label, const std::vector<Point>& li
                           const nlohmann::ordered_json& summary, nlohmann::ordered_json& out) {
   std::optional<std::size_t> own, best_fixed;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto& s = summary["systems"][list[i].label];
+    const auto& s = summary.at("systems").at(list[i].label);
     if (list[i].setting.density == 0) {
       own = i;
-    } else if (!best_fixed || better(s, summary["systems"][list[*best_fixed].label])) {
+    } else if (!best_fixed || better(s, summary.at("systems").at(list[*best_fixed].label))) {
       best_fixed = i;
     }
   }
   if (!own || !best_fixed) return;
-  const auto& a = summary["systems"][list[*own].label];
-  const auto& b = summary["systems"][list[*best_fixed].label];
+  const auto& a = summary.at("systems").at(list[*own].label);
+  const auto& b = summary.at("systems").at(list[*best_fixed].label);
   nlohmann::ordered_json compare = {{"best_fixed_density", list[*best_fixed].setting.density},
                                     {"best_fixed_tta_s", b.value("tta_s", nlohmann::ordered_json())},
                                     {"as_is_tta_s", a.value("tta_s", nlohmann::ordered_json())}};
-  if (a.contains("tta_s") && b.contains("tta_s") && !a["tta_s"].is_null() && !b["tta_s"].is_null()) {
-    const double ratio = a["tta_s"].get<double>() / b["tta_s"].get<double>();
+  if (a.contains("tta_s") && b.contains("tta_s") && !a.at("tta_s").is_null() && !b.at("tta_s").is_null()) {
+    const double ratio = a.at("tta_s").get<double>() / b.at("tta_s").get<double>();
     compare["as_is_over_best_fixed"] = ratio;
     fmt::print("{:<14} as the scenario has it: TTA {:.2f}x the best fixed density ({})\n", label, ratio,
                list[*best_fixed].setting.density);
   }
   out["against_fixed"] = compare;
+}
+
+// The system at one setting, evaluated on the validation set.
+ScenarioSystem at_setting(const ScenarioSystem& system, const Setting& setting, const SweepOptions& options) {
+  ScenarioSystem copy = system;
+  copy.config.lr = setting.lr;
+  copy.config.momentum = setting.momentum;
+  copy.config.warmup_iterations = setting.warmup;
+  if (setting.density > 0) copy.config.options->fix_density(setting.density);
+  copy.label = setting_label(system.label, setting, options.grid);
+  copy.config.label = copy.label;
+  copy.config.evaluate_on = "validation";  // tuning never sees the test set
+  // A coarser grain for tuning (every point at the same one): cheaper, and
+  // a ranking needs less resolution than a reported TTA.
+  if (options.eval_interval > 0) {
+    copy.config.eval_interval = options.eval_interval;
+    copy.config.eval_interval_after = 0;
+  }
+  train::validate(copy.config);
+  return copy;
 }
 
 nlohmann::ordered_json sweep(const SweepOptions& options) {
@@ -121,34 +98,50 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
                                    [&](const ScenarioSystem& s) { return s.label == label; });
     if (!known) throw std::invalid_argument(fmt::format("--systems: {} has no system labelled '{}'", scenario.source, label));
   }
-  std::vector<ScenarioSystem> expanded;
+  const std::vector<ScenarioSystem> originals_list = scenario.systems;
   std::map<std::string, std::vector<Point>> points;  // by original label
-  for (const auto& system : scenario.systems) {
+  std::map<std::string, const ScenarioSystem*> original_of;
+  std::vector<ScenarioSystem> round;
+  for (const auto& system : originals_list) {
     const bool chosen = options.systems.empty() ||
                         std::find(options.systems.begin(), options.systems.end(), system.label) != options.systems.end();
     if (!chosen) continue;
-    for (const auto& setting : grid(options, system.config)) {
-      ScenarioSystem copy = system;
-      copy.config.lr = setting.lr;
-      copy.config.momentum = setting.momentum;
-      copy.config.warmup_iterations = setting.warmup;
-      if (setting.density > 0) {
-        copy.config.density = setting.density;
-        copy.config.controller = false;
-      }
-      copy.label = setting_label(system.label, setting, options);
-      train::validate(copy.config);
-      points[system.label].push_back({setting, copy.label});
-      expanded.push_back(std::move(copy));
+    original_of[system.label] = &system;
+    for (const auto& setting : grid(options.grid, system.config)) {
+      round.push_back(at_setting(system, setting, options));
+      points[system.label].push_back({setting, round.back().label});
     }
   }
   const std::size_t originals = points.size();
-  scenario.systems = std::move(expanded);
-  spdlog::info("sweep: {} system(s) x {} setting(s) = {} runs per seed", originals,
-               scenario.systems.size() / std::max<std::size_t>(1, originals), scenario.systems.size());
-  const auto summary = run_scenario(scenario, options.run);
-
-  nlohmann::ordered_json result = {{"scenario", scenario.source}, {"target_accuracy", scenario.target_accuracy}};
+  nlohmann::ordered_json summary;  // every round's runs
+  constexpr int kMaxExtensions = 3;
+  for (int extension = 0; !round.empty(); ++extension) {
+    scenario.systems = round;
+    spdlog::info("sweep{}: {} run(s) per seed, evaluated on the validation set",
+                 extension == 0 ? "" : fmt::format(" (grid extended past its edge, round {})", extension),
+                 scenario.systems.size());
+    const auto ran = run_scenario(scenario, options.run);
+    if (summary.is_null()) summary = ran;
+    for (const auto& [label, entry] : ran["systems"].items()) summary["systems"][label] = entry;
+    round.clear();
+    if (extension == kMaxExtensions) break;
+    for (auto& [label, list] : points) {
+      const Point* best = nullptr;
+      for (const auto& p : list)
+        if (!best || better(summary["systems"][p.label], summary["systems"][best->label])) best = &p;
+      for (const auto& setting : beyond_the_edge(list, *best)) {
+        round.push_back(at_setting(*original_of.at(label), setting, options));
+        list.push_back({setting, round.back().label});
+      }
+    }
+  }
+  spdlog::info("sweep: {} system(s), {} run(s) per seed in all", originals, summary["systems"].size());
+  nlohmann::ordered_json result = {{"scenario", scenario.source},
+                                   {"target_accuracy", scenario.target_accuracy},
+                                   {"evaluated_on", "validation (a tenth of the training set, held out of training)"},
+                                   {"eval_interval", options.eval_interval > 0
+                                                         ? nlohmann::ordered_json(options.eval_interval)
+                                                         : nlohmann::ordered_json("the scenario's")}};
   nlohmann::ordered_json systems = nlohmann::ordered_json::object();
   fmt::print("\n{:<14} {:>8} {:>9} {:>7} {:>8} {:>10} {:>11} {:>9}\n", "system", "lr", "momentum", "warmup",
              "density", "TTA s", "iterations", "best %");
@@ -156,7 +149,7 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
     nlohmann::ordered_json entries = nlohmann::ordered_json::array();
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const auto& s = summary["systems"][list[i].label];
+      const auto& s = summary.at("systems").at(list[i].label);
       if (!best || better(s, summary["systems"][list[*best].label])) best = i;
       nlohmann::ordered_json entry = {{"lr", list[i].setting.lr},
                                       {"momentum", list[i].setting.momentum},
@@ -184,15 +177,16 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
                       {"points", entries}};
     fmt::print("{:<14} best: lr {} momentum {} warmup {}{}\n", label, chosen.setting.lr, chosen.setting.momentum,
                chosen.setting.warmup,
-               options.densities.empty() ? std::string()
+               options.grid.densities.empty() ? std::string()
                                          : " density " + (chosen.setting.density > 0 ? fmt::format("{}", chosen.setting.density)
                                                                                     : std::string("as-is")));
-    if (!options.densities.empty()) report_against_fixed(label, list, summary, systems[label]);
+    if (!options.grid.densities.empty()) report_against_fixed(label, list, summary, systems[label]);
   }
   result["systems"] = systems;
   const fs::path out = options.run.out_dir.empty() ? fs::path("results") / (scenario.name + "-sweep")
                                                    : fs::path(options.run.out_dir);
   std::ofstream(out / "sweep.json") << result.dump(2) << "\n";
+  std::ofstream(out / "summary.json") << summary.dump(2) << "\n";  // every round's runs, for `stellatrain plot`
   fmt::print("\nsweep: {}\n", (out / "sweep.json").string());
   return result;
 }
@@ -204,21 +198,24 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sweep", "Run a scenario's systems over a grid of optimizer settings and name each system's best by TTA");
   cmd->add_option("scenario", options->run.scenario, "Scenario YAML (docs/scenarios.md)")->required();
-  cmd->add_option("--lr", options->lrs, "Learning rates to try (comma-separated)")->delimiter(',');
-  cmd->add_option("--momentum", options->momenta, "Momenta to try")->delimiter(',');
-  cmd->add_option("--warmup", options->warmups, "Warmup lengths (iterations) to try")->delimiter(',');
-  cmd->add_option("--density", options->densities,
+  cmd->add_option("--lr", options->grid.lrs, "Learning rates to try (comma-separated)")->delimiter(',');
+  cmd->add_option("--momentum", options->grid.momenta, "Momenta to try")->delimiter(',');
+  cmd->add_option("--warmup", options->grid.warmups, "Warmup lengths (iterations) to try")->delimiter(',');
+  cmd->add_option("--density", options->grid.densities,
                   "Fixed densities to try beside the scenario's own setting (stellatrain, topk-sync)")
       ->delimiter(',');
   cmd->add_option("--systems", options->systems, "Only these system labels (default: all)")->delimiter(',');
   cmd->add_option("--backend", options->run.backend, "sim or real (default: the scenario's)");
   cmd->add_option("--out", options->run.out_dir, "Results folder (default: results/<scenario name>-sweep)");
   cmd->add_option("--seeds", options->run.seeds, "Run this many seeds (default: the scenario's)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--eval-interval", options->eval_interval,
+                  "Evaluate every point every this many iterations (default: the scenario's eval settings)")
+      ->check(CLI::Range(1, 10000000));
   cmd->add_flag("--quiet", options->run.quiet, "Only the runner's lines");
   cmd->callback([options] {
-    if (options->lrs.empty() && options->momenta.empty() && options->warmups.empty() && options->densities.empty())
+    if (options->grid.lrs.empty() && options->grid.momenta.empty() && options->grid.warmups.empty() && options->grid.densities.empty())
       throw std::invalid_argument("sweep: give at least one of --lr, --momentum, --warmup, --density");
-    for (double d : options->densities)
+    for (double d : options->grid.densities)
       if (!(d > 0 && d <= 1)) throw std::invalid_argument(fmt::format("--density: {} is outside (0, 1]", d));
     if (options->run.out_dir.empty())
       options->run.out_dir = (fs::path("results") / (load_scenario(options->run.scenario).name + "-sweep")).string();

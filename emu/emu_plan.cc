@@ -163,7 +163,7 @@ EmulationPlan plan_emulation(const net::TopologyConfig& given, const std::string
     d.out_address = ipv4(wan_subnet(index) + 1);
     d.in_address = ipv4(wan_subnet(index) + 2);
     d.queue_number = static_cast<uint16_t>(index);
-    d.schedule = net::RateSchedule(direction.trace, direction.constant_mbps);
+    d.schedule = net::RateSchedule(direction.trace, direction.constant_mbps, config.trace_offset_s);
     d.max_mbps = direction_plan.max_mbps;
     d.buffer_bytes = direction_plan.buffer_bytes;
     d.delay_ms = direction.delay_ms;

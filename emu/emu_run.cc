@@ -133,8 +133,8 @@ EmuTrainingResult run_emulated_training(const EmuTrainingRequest& request) {
   if (dir.empty()) throw EmuError("an emulated run needs a results folder (out_dir)");
   fs::create_directories(dir);
   const nlohmann::json host_start = host_description();
-  // Handlers first: a Ctrl-C from here on is handled, never fatal.
-  SignalWatch signals;
+  // A Ctrl-C from here on is handled, never fatal: the emu backend holds
+  // StopOnSignals while it runs (emu/emu_backend.h).
   EmulationPlan plan = plan_emulation(request.network, unused_run_id());
   EmuNetworkOptions options;
   options.delay = request.delay;
@@ -144,7 +144,7 @@ EmuTrainingResult run_emulated_training(const EmuTrainingRequest& request) {
   const EmulationPlan& built = network.plan();
   spdlog::info("emu: network {} up in {:.2f} s ({} router(s), {} node(s), delay by {})", built.prefix,
                network.setup_s(), built.routers.size(), built.nodes.size(), to_string(network.delay_method()));
-  signals.check();
+  throw_if_stop_requested();
 
   const double peer_timeout_s = peer_timeout_for(request.network, request.config.peer_timeout_s);
   std::vector<NodeProcess> nodes;
@@ -172,7 +172,7 @@ EmuTrainingResult run_emulated_training(const EmuTrainingRequest& request) {
   launch_options.progress_interval_s = request.show_rank0 ? 10 : 30;
   launch_options.stall_timeout_s = request.stall_timeout_s;
   launch_options.label = request.label;
-  const LaunchReport launch = run_nodes(network, nodes, launch_options, signals);
+  const LaunchReport launch = run_nodes(network, nodes, launch_options);
   network.replay().stop();  // a replay error fails the run here, named
   EmuTrainingResult result;
   result.wall_s = launch.wall_s;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/runtime/stop_request.h"
 #include "emu/process.h"
 
 namespace st::emu {
@@ -21,16 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-volatile sig_atomic_t g_signal = 0;
-
-void record_signal(int signal) {
-  if (g_signal == 0) g_signal = signal;
-}
-
-constexpr int kWatched[] = {SIGINT, SIGTERM, SIGHUP};
-struct sigaction g_previous[3];
-int g_watchers = 0;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -133,29 +124,11 @@ EmuInterrupted::EmuInterrupted(int signal)
                            signal, strsignal(signal))),
       signal_(signal) {}
 
-SignalWatch::SignalWatch() {
-  if (g_watchers++ > 0) return;
-  g_signal = 0;
-  struct sigaction action {};
-  action.sa_handler = record_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  for (int i = 0; i < 3; ++i) sigaction(kWatched[i], &action, &g_previous[i]);
+void throw_if_stop_requested() {
+  if (const int signal = runtime::stop_requested()) throw EmuInterrupted(signal);
 }
 
-SignalWatch::~SignalWatch() {
-  if (--g_watchers > 0) return;
-  for (int i = 0; i < 3; ++i) sigaction(kWatched[i], &g_previous[i], nullptr);
-}
-
-int SignalWatch::received() const { return g_signal; }
-
-void SignalWatch::check() const {
-  if (g_signal != 0) throw EmuInterrupted(g_signal);
-}
-
-LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& nodes, const LaunchOptions& options,
-                       const SignalWatch& signals) {
+LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& nodes, const LaunchOptions& options) {
   fs::create_directories(options.logs_dir);
   const auto log_of = [&](int rank) { return (fs::path(options.logs_dir) / fmt::format("rank{}.log", rank)).string(); };
   NodeGroup group;
@@ -177,7 +150,7 @@ LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& node
   auto last_activity = Clock::now();
   uint64_t activity_size = 0;
   while (!group.empty()) {
-    if (const int signal = signals.received()) {
+    if (const int signal = runtime::stop_requested()) {
       group.stop(std::chrono::seconds(2));
       throw EmuInterrupted(signal);
     }

@@ -5,9 +5,9 @@
 // lines also shown as they come); progress lines; the replay clock started
 // when rank 0 is about to connect; and every way a run can end handled:
 // all ranks done, a rank failing or killed (the others are stopped at once,
-// not left to time out), no progress for too long, or SIGINT/SIGTERM/SIGHUP
-// to the launcher (the nodes are stopped and the caller tears the network
-// down). Node processes die with the launcher even after a SIGKILL
+// not left to time out), no progress for too long, or a stop request
+// (SIGINT/SIGTERM/SIGHUP to the launcher, core/runtime/stop_request.h: the
+// nodes are stopped and the caller tears the network down). Node processes die with the launcher even after a SIGKILL
 // (PR_SET_PDEATHSIG).
 #include <sys/types.h>
 
@@ -19,8 +19,8 @@
 
 namespace st::emu {
 
-// SIGINT, SIGTERM or SIGHUP arrived: the run was stopped and its network
-// removed. signal() is the one that came.
+// A stop was requested (SIGINT, SIGTERM or SIGHUP): the run was stopped and
+// its network removed. signal() is the one that came.
 class EmuInterrupted : public EmuError {
  public:
   explicit EmuInterrupted(int signal);
@@ -30,19 +30,9 @@ class EmuInterrupted : public EmuError {
   int signal_;
 };
 
-// Records SIGINT, SIGTERM and SIGHUP while it lives (handlers that only set
-// a flag, whichever thread takes the signal) instead of letting them end the
-// process before it has cleaned up; restores the previous handlers after.
-class SignalWatch {
- public:
-  SignalWatch();
-  ~SignalWatch();
-  SignalWatch(const SignalWatch&) = delete;
-  SignalWatch& operator=(const SignalWatch&) = delete;
-  int received() const;  // 0, or the first signal that came
-  // Throws EmuInterrupted when a signal came.
-  void check() const;
-};
+// Throws EmuInterrupted when a stop was requested (a signal:
+// core/runtime/stop_request.h).
+void throw_if_stop_requested();
 
 struct NodeProcess {
   int rank = 0;
@@ -66,8 +56,8 @@ struct LaunchReport {
 
 // Runs the nodes to the end. Throws EmuError naming the rank that failed
 // (its exit status and the last line of its log) or the stall, and
-// EmuInterrupted; in every case no node process is left running.
-LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& nodes, const LaunchOptions& options,
-                       const SignalWatch& signals);
+// EmuInterrupted once a stop is requested (runtime::stop_requested); in
+// every case no node process is left running.
+LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& nodes, const LaunchOptions& options);
 
 }  // namespace st::emu

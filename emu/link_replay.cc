@@ -70,6 +70,79 @@ void LinkReplay::sample(double now_s) {
   last_sample_s_ = now_s;
 }
 
+uint64_t LinkReplay::ThreadClock::call_at(double at_s, std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t handle = next_handle_++;
+  calls_.emplace(std::make_pair(at_s, handle), std::move(fn));
+  return handle;
+}
+
+void LinkReplay::ThreadClock::cancel(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = calls_.begin(); it != calls_.end(); ++it)
+    if (it->first.second == handle) {
+      calls_.erase(it);
+      return;
+    }
+}
+
+double LinkReplay::ThreadClock::next_due_s() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return calls_.empty() ? std::numeric_limits<double>::infinity() : calls_.begin()->first.first;
+}
+
+void LinkReplay::ThreadClock::run_due(double now_s) {
+  for (;;) {
+    std::function<void()> call;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (calls_.empty() || calls_.begin()->first.first > now_s) return;
+      call = std::move(calls_.begin()->second);
+      calls_.erase(calls_.begin());
+    }
+    call();  // may ask for the next call
+  }
+}
+
+void LinkReplay::apply(LinkShaper& shaper, const traces::TraceStep& step, double due_s, bool first) {
+  shaper.apply(step);
+  if (first) return;  // the step in force at the start, not a change
+  ++steps_applied_;
+  const double late = now_s() - due_s;
+  if (late > worst_lateness_s_) worst_lateness_s_ = late;
+}
+
+void LinkReplay::start_walkers() {
+  for (LinkShaper* shaper : shapers_) {
+    walkers_.push_back(std::make_unique<net::ScheduleWalker>(
+        shaper->direction().schedule, clock_,
+        [this, shaper](const traces::TraceStep& step, double due_s, bool first) { apply(*shaper, step, due_s, first); }));
+    walkers_.back()->start();
+  }
+}
+
+// Waits for the next sample or step, whichever is due first, until stopped.
+void LinkReplay::walk(double next_sample_s) {
+  for (;;) {
+    const double next = std::min(next_sample_s, clock_.next_due_s());
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto deadline = std::chrono::steady_clock::time_point(
+          std::chrono::nanoseconds(origin_ns_ + static_cast<int64_t>(std::min(next, 1e9) * 1e9)));
+      wake_.wait_until(lock, deadline, [this] { return stopping_.load(); });
+      if (stopping_) return;
+    }
+    const double now = now_s();
+    // Sample before applying a step that starts now: the bytes counted up
+    // to this moment left under the step that is ending.
+    if (now >= next_sample_s) {
+      sample(now);
+      next_sample_s = (std::floor(now / sample_interval_s_) + 1) * sample_interval_s_;
+    }
+    clock_.run_due(now);
+  }
+}
+
 void LinkReplay::run() {
   prctl(PR_SET_TIMERSLACK, 1UL);
   {
@@ -86,40 +159,8 @@ void LinkReplay::run() {
       last_counters_ = baseline;
       last_sample_s_ = 0;
     }
-    std::vector<net::RateSchedule::Segment> segments;
-    for (LinkShaper* shaper : shapers_) {
-      segments.push_back(shaper->direction().schedule.segment_at(0));
-      shaper->apply(shaper->direction().schedule.step(segments.back()));
-    }
-    double next_sample = sample_interval_s_;
-    for (;;) {
-      double next = next_sample;
-      for (const auto& segment : segments) next = std::min(next, segment.end_s);
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        const auto deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
-            origin_ns_ + static_cast<int64_t>(std::min(next, 1e9) * 1e9)));
-        wake_.wait_until(lock, deadline, [this] { return stopping_.load(); });
-        if (stopping_) break;
-      }
-      const double now = now_s();
-      // Sample before applying a step that starts now: the bytes counted up
-      // to this moment left under the step that is ending.
-      if (now >= next_sample) {
-        sample(now);
-        next_sample = (std::floor(now / sample_interval_s_) + 1) * sample_interval_s_;
-      }
-      for (std::size_t i = 0; i < shapers_.size(); ++i) {
-        const auto& schedule = shapers_[i]->direction().schedule;
-        if (segments[i].end_s > now) continue;
-        const double boundary = segments[i].end_s;
-        while (segments[i].end_s <= now) segments[i] = schedule.next(segments[i]);
-        shapers_[i]->apply(schedule.step(segments[i]));
-        ++steps_applied_;
-        const double late = now_s() - boundary;
-        if (late > worst_lateness_s_) worst_lateness_s_ = late;
-      }
-    }
+    start_walkers();
+    walk(sample_interval_s_);
     const double end = now_s();
     sample(end);
     std::lock_guard<std::mutex> lock(mutex_);

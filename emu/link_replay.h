@@ -1,8 +1,11 @@
 #pragma once
-// The trace replayer: one thread that walks every WAN direction's rate
-// schedule in real time, applies each step to its LinkShaper at the step's
-// boundary (an HTB class change over netlink, about 10 us), and samples the
-// shapers' byte counters every `sample_interval_s` into a LinkRecorder, so
+// The trace replayer: one thread on the monotonic clock (the replay's
+// net::ReplayClock) on which every WAN direction's rate schedule is walked
+// by the walker the sim backend uses too (net/schedule_walker.h), each step
+// applied to its LinkShaper at its boundary (an HTB class change over
+// netlink, about 10 us), and the shapers' byte counters sampled every
+// `sample_interval_s` into a LinkRecorder (a sample due with a step goes
+// first: the bytes up to that moment left under the step that ends), so
 // that link.csv has the same rows as on the sim backend.
 //
 // Before start_clock() every link holds the step in force at trace time 0
@@ -15,8 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include <map>
+#include <memory>
+
 #include "emu/link_shaper.h"
 #include "net/link_recorder.h"
+#include "net/schedule_walker.h"
 
 namespace st::emu {
 
@@ -54,7 +61,31 @@ class LinkReplay {
   double worst_step_lateness_s() const { return worst_lateness_s_; }
 
  private:
+  // The replay's clock: calls due on the replay thread (ReplayClock), which
+  // runs them in (time, order of asking) order.
+  class ThreadClock final : public net::ReplayClock {
+   public:
+    explicit ThreadClock(const LinkReplay& replay) : replay_(replay) {}
+    double now_s() const override { return replay_.now_s(); }
+    uint64_t call_at(double at_s, std::function<void()> fn) override;
+    void cancel(uint64_t handle) override;
+    // The earliest call's time (+infinity when none).
+    double next_due_s() const;
+    // Runs every call due at or before `now_s` (new calls it asks for that
+    // are due by then too).
+    void run_due(double now_s);
+
+   private:
+    const LinkReplay& replay_;
+    mutable std::mutex mutex_;
+    std::map<std::pair<double, uint64_t>, std::function<void()>> calls_;  // by (due, handle)
+    uint64_t next_handle_ = 0;
+  };
+
   void run();
+  void walk(double next_sample_s);
+  void start_walkers();
+  void apply(LinkShaper& shaper, const traces::TraceStep& step, double due_s, bool first);
   void sample(double now_s);
 
   std::vector<LinkShaper*> shapers_;
@@ -71,6 +102,8 @@ class LinkReplay {
   std::atomic<uint64_t> steps_applied_{0};
   std::atomic<double> worst_lateness_s_{0};
   std::string error_;
+  ThreadClock clock_{*this};
+  std::vector<std::unique_ptr<net::ScheduleWalker>> walkers_;  // after the clock: they cancel on it
   std::thread thread_;
 };
 

@@ -90,7 +90,7 @@ WanDirection parse_wan_direction(const YamlField& f, const std::string& base_dir
   return d;
 }
 
-void parse_links(const YamlField& links, TopologyConfig& t, const std::string& base_dir) {
+void parse_links(const YamlField& links, TopologyConfig& t, const std::string& base_dir, bool offset_auto_allowed) {
   if (links.has("lan")) {
     const auto lan = links.at("lan");
     lan.allow_only({"mbps", "delay_ms", "tcp"});
@@ -129,6 +129,14 @@ void parse_links(const YamlField& links, TopologyConfig& t, const std::string& b
     t.mtu = mtu.is_scalar() && mtu.node().Scalar() == "auto" ? 0 : static_cast<int>(mtu.integer_in(576, 65535));
   }
   t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
+  if (links.has("trace_offset")) {
+    const auto offset = links.at("trace_offset");
+    if (offset.is_scalar() && offset.node().Scalar() == "auto") {
+      if (!offset_auto_allowed) offset.fail("auto draws the offset from a run's seed: give seconds here");
+    } else {
+      t.trace_offset_s = offset.number_in(0, 1e9);
+    }
+  }
 }
 
 TopologyConfig parse_topology(const YamlField& top, const std::string& base_dir) {

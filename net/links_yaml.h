@@ -14,10 +14,13 @@ namespace st::net {
 // mapping (the sim config's layout). Relative trace paths are resolved
 // against `base_dir` (the directory of the file they appear in).
 TopologyConfig parse_topology(const util::YamlField& top, const std::string& base_dir);
-// lan, wan, mtu and seed read from `links` (for clusters already in
-// `topology`). It does not check `links` for unknown keys; its caller knows
-// which keys sit beside them.
-void parse_links(const util::YamlField& links, TopologyConfig& topology, const std::string& base_dir);
+// lan, wan, mtu, seed and trace_offset (seconds) read from `links` (for
+// clusters already in `topology`). It does not check `links` for unknown
+// keys; its caller knows which keys sit beside them, and whether
+// `trace_offset: auto` (drawn from each run's seed) may stand there
+// (scenarios: it is read by the caller then; a sim config has no seed).
+void parse_links(const util::YamlField& links, TopologyConfig& topology, const std::string& base_dir,
+                 bool offset_auto_allowed = false);
 WanDirection parse_wan_direction(const util::YamlField& field, const std::string& base_dir);
 
 // `path` relative to `base_dir` unless it is absolute (or either is empty).

@@ -7,8 +7,11 @@
 
 namespace st::net {
 
-RateSchedule::RateSchedule(traces::Trace trace, double constant_mbps)
-    : trace_(std::move(trace)), constant_mbps_(constant_mbps) {}
+RateSchedule::RateSchedule(traces::Trace trace, double constant_mbps, double offset_s)
+    : trace_(std::move(trace)), constant_mbps_(constant_mbps), offset_s_(offset_s) {
+  if (!(offset_s >= 0) || !std::isfinite(offset_s))
+    throw std::invalid_argument("RateSchedule: the trace offset must be a finite number of seconds >= 0");
+}
 
 double RateSchedule::loop_start_s(uint64_t loop) const { return static_cast<double>(loop) * trace_.duration_s(); }
 
@@ -18,22 +21,38 @@ double RateSchedule::step_start_s(uint64_t loop, std::size_t index) const {
   return loop_start_s(loop) + (index == 0 ? 0.0 : trace_.steps()[index].time_s);
 }
 
+// With offset 0 (the default) network and trace time are one, bit for bit.
+RateSchedule::Segment RateSchedule::to_network_time(Segment segment) const {
+  if (offset_s_ == 0) return segment;
+  segment.start_s -= offset_s_;
+  segment.end_s -= offset_s_;
+  return segment;
+}
+
 RateSchedule::Segment RateSchedule::segment_at(double t_s) const {
   if (constant()) return Segment{0, 0, 0.0, std::numeric_limits<double>::infinity()};
-  const double t = std::max(0.0, t_s);
+  return to_network_time(segment_in_trace_time(std::max(0.0, t_s) + offset_s_));
+}
+
+// Only a segment's loop and index matter to what follows it.
+RateSchedule::Segment RateSchedule::next(const Segment& segment) const {
+  if (constant()) return segment;
+  return to_network_time(next_in_trace_time(segment));
+}
+
+RateSchedule::Segment RateSchedule::segment_in_trace_time(double t) const {
   auto loop = static_cast<uint64_t>(std::floor(t / trace_.duration_s()));
   // floor() of a time a hair below a loop boundary can land one loop late.
   while (loop > 0 && loop_start_s(loop) > t) --loop;
   const std::size_t index = trace_.step_index_at(t - loop_start_s(loop));
   Segment segment{loop, index, step_start_s(loop, index), 0.0};
-  segment.end_s = next(segment).start_s;
+  segment.end_s = next_in_trace_time(segment).start_s;
   // Guard against a boundary that rounding put on the wrong side of t.
-  while (segment.end_s <= t) segment = next(segment);
+  while (segment.end_s <= t) segment = next_in_trace_time(segment);
   return segment;
 }
 
-RateSchedule::Segment RateSchedule::next(const Segment& segment) const {
-  if (constant()) return segment;
+RateSchedule::Segment RateSchedule::next_in_trace_time(const Segment& segment) const {
   Segment following{segment.loop, segment.index + 1, 0.0, 0.0};
   if (following.index == trace_.steps().size()) following = Segment{segment.loop + 1, 0, 0.0, 0.0};
   following.start_s = step_start_s(following.loop, following.index);

@@ -5,7 +5,10 @@
 // link recorder (which reports the configured rate per second).
 //
 // Time is "network time": seconds since the backend's network started
-// replaying (sim: since SimNetwork was built), which is also trace time 0.
+// replaying (sim: since SimNetwork was built). Network time t replays trace
+// time t + offset (the run's trace offset, TopologyConfig::trace_offset_s):
+// a seed may start the replay anywhere in the trace, and every system of
+// that seed sees the same stretch.
 #include <cstddef>
 #include <cstdint>
 
@@ -26,8 +29,10 @@ class RateSchedule {
   };
 
   RateSchedule() = default;
-  // An empty trace means the constant rate `constant_mbps`.
-  RateSchedule(traces::Trace trace, double constant_mbps);
+  // An empty trace means the constant rate `constant_mbps`. Segments are in
+  // network time, so the one in force at network time 0 may have started
+  // before it (a negative start_s).
+  RateSchedule(traces::Trace trace, double constant_mbps, double offset_s = 0);
 
   bool constant() const { return trace_.empty(); }
   const traces::Trace& trace() const { return trace_; }
@@ -44,9 +49,13 @@ class RateSchedule {
  private:
   double loop_start_s(uint64_t loop) const;
   double step_start_s(uint64_t loop, std::size_t index) const;
+  Segment segment_in_trace_time(double trace_s) const;
+  Segment next_in_trace_time(const Segment& segment) const;
+  Segment to_network_time(Segment segment) const;
 
   traces::Trace trace_;
   double constant_mbps_ = 0;
+  double offset_s_ = 0;
 };
 
 }  // namespace st::net

@@ -50,6 +50,10 @@ struct TopologyConfig {
   // ns-3's TCP costs CPU time per packet and per packet in flight.
   int target_packets_in_flight = 1000;
   uint64_t seed = 1;  // random streams of per-step loss draws
+  // Where the replay starts: network time 0 replays trace time
+  // trace_offset_s of every direction's trace (each loops on its own). A
+  // run sets it from its seed (apps/scenario.h), the same for every system.
+  double trace_offset_s = 0;
 
   int total_nodes() const {
     int total = 0;

@@ -6,9 +6,13 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 OUT=${OUT:-results/fluct-115mbps}
+# SEEDS=1 for a first look (3 runs); by default the scenario's five paired seeds.
+seeds=()
+[ -n "${SEEDS:-}" ] && seeds=(--seeds "$SEEDS")
 echo
-echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3), about 7 minutes"
-./build/apps/stellatrain run scenarios/fluct-115mbps.yaml --out "$OUT"
+echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3): 3 systems x ${SEEDS:-5} seeds,"
+echo "each evaluated on the whole test set every 2 iterations (estimated: about an hour on 2 cores for 5 seeds)"
+./build/apps/stellatrain run scenarios/fluct-115mbps.yaml --jobs "$(nproc)" "${seeds[@]}" --out "$OUT"
 ./build/apps/stellatrain plot "$OUT"
 echo
 echo "summary: $OUT/summary.json"

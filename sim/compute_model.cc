@@ -2,14 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include <algorithm>
-
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model/flops.h"
+#include "core/runtime/cpu_cores.h"
 #include "core/util/yaml_fields.h"
 
 namespace st::sim {
@@ -21,13 +23,9 @@ using runtime::Nanos;
 Nanos from_ms(double ms) { return Nanos(static_cast<int64_t>(std::llround(ms * 1e6))); }
 Nanos from_ns(double ns) { return Nanos(static_cast<int64_t>(std::llround(ns))); }
 
-[[noreturn]] void unknown_kind(const ComputeCost& task, const char* model) {
-  throw std::invalid_argument(fmt::format("{} compute-time model: unknown task kind '{}'", model, task.kind));
-}
-
 // Evaluation is a measurement of the run, not part of it: it costs no
 // virtual time under any model (on real runs it shares the CPU).
-bool is_free(const ComputeCost& task) { return task.kind == "evaluate"; }
+bool is_free(const ComputeCost& task) { return task.kind == runtime::TaskKind::kEvaluate; }
 
 class MeasuredModel final : public ComputeTimeModel {
  public:
@@ -43,32 +41,78 @@ class MeasuredModel final : public ComputeTimeModel {
   double progress_share(const ComputeCost&, int, double measured_share) const override { return measured_share; }
   bool deterministic() const override { return false; }
   nlohmann::json describe() const override { return {{"kind", "measured"}, {"scale", scale_}}; }
+  // The machine measured is this one.
+  int cpu_cores(int) const override { return runtime::available_cpu_cores(); }
 
  private:
   double scale_;
 };
 
+// A compressor's cost per scanned element as a function of the density it
+// keeps: it scans every element and writes the kept ones, so the cost grows
+// with the density. Measured points, linear between them and flat beyond
+// the ends; a single point is a cost that ignores the density.
+struct CompressCurve {
+  std::vector<std::pair<double, double>> points;  // (density, ns per element), densities increasing
+
+  double at(double density) const {
+    if (points.empty()) return 0;
+    if (density <= points.front().first) return points.front().second;
+    if (density >= points.back().first) return points.back().second;
+    const auto upper = std::lower_bound(points.begin(), points.end(), density,
+                                        [](const auto& p, double d) { return p.first < d; });
+    const auto lower = upper - 1;
+    const double share = (density - lower->first) / (upper->first - lower->first);
+    return lower->second + share * (upper->second - lower->second);
+  }
+  nlohmann::json describe() const {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [d, ns] : points) out[fmt::format("{}", d)] = ns;
+    return out;
+  }
+};
+
 // Per-kind rates shared by the profile and analytic models.
 struct KernelRates {
   double forward_ms_per_sample = 0, backward_ms_per_sample = 0;
-  double gather_ns_per_element = 0, compress_ns_per_element = 0, optimize_ns_per_index = 0;
+  double gather_ns_per_element = 0, optimize_ns_per_index = 0;
+  CompressCurve compress;
+  double copy_ns_per_element = 0;  // out of the master, plainly
+  double view_ns_per_element = 0;  // out of the master through its view
+  double load_ns_per_element = 0;  // into one replica (host copy + host-to-device on a GPU)
   double optimize_dense_ns_per_element = 0, compress_gpu_ns_per_element = 0;
   // ddp-powersgd's matrix products and error feedback (work: bytes moved
   // through device memory; memory-bound, see ddp_hook_systems.cc): at the
   // dense step's bandwidth, which moves 16 bytes per element.
   double powersgd_ns_per_byte() const { return optimize_dense_ns_per_element / 16; }
 
-  Nanos cost(const ComputeCost& task, const char* model) const {
-    if (is_free(task)) return Nanos::zero();
-    if (task.kind == "forward") return from_ms(forward_ms_per_sample * task.work);
-    if (task.kind == "backward") return from_ms(backward_ms_per_sample * task.work);
-    if (task.kind == "gather") return from_ns(gather_ns_per_element * task.work);
-    if (task.kind == "compress") return from_ns(compress_ns_per_element * task.work);
-    if (task.kind == "optimize") return from_ns(optimize_ns_per_index * task.work);
-    if (task.kind == "optimize_dense") return from_ns(optimize_dense_ns_per_element * task.work);
-    if (task.kind == "compress_gpu") return from_ns(compress_gpu_ns_per_element * task.work);
-    if (task.kind == "powersgd") return from_ns(powersgd_ns_per_byte() * task.work);
-    unknown_kind(task, model);
+  // The price table, keyed by the task kind (each rate in the unit its
+  // kind's `work` counts, runtime::TaskKind).
+  Nanos cost(const ComputeCost& task) const {
+    switch (task.kind) {
+      case runtime::TaskKind::kForward: return from_ms(forward_ms_per_sample * task.work);
+      case runtime::TaskKind::kBackward: return from_ms(backward_ms_per_sample * task.work);
+      case runtime::TaskKind::kGather: return from_ns(gather_ns_per_element * task.work);
+      case runtime::TaskKind::kCopy: return from_ns(copy_ns_per_element * task.work);
+      case runtime::TaskKind::kView: return from_ns(view_ns_per_element * task.work);
+      case runtime::TaskKind::kLoad: return from_ns(load_ns_per_element * task.work);
+      case runtime::TaskKind::kCompress: return from_ns(compress.at(task.density) * task.work);
+      case runtime::TaskKind::kCompressGpu: return from_ns(compress_gpu_ns_per_element * task.work);
+      case runtime::TaskKind::kOptimize: return from_ns(optimize_ns_per_index * task.work);
+      case runtime::TaskKind::kOptimizeDense: return from_ns(optimize_dense_ns_per_element * task.work);
+      case runtime::TaskKind::kPowerSgd: return from_ns(powersgd_ns_per_byte() * task.work);
+      case runtime::TaskKind::kEvaluate: return Nanos::zero();
+    }
+    throw std::logic_error("compute-time model: a task kind without a price");
+  }
+
+  nlohmann::json describe_cpu() const {
+    return {{"gather_ns_per_element", gather_ns_per_element},
+            {"copy_ns_per_element", copy_ns_per_element},
+            {"view_ns_per_element", view_ns_per_element},
+            {"load_ns_per_element", load_ns_per_element},
+            {"compress_ns_per_element_at_density", compress.describe()},
+            {"optimize_ns_per_index", optimize_ns_per_index}};
   }
 };
 
@@ -93,22 +137,29 @@ std::vector<double> backward_shares_from_flops(const ComputeModelConfig& c) {
 
 class RateModel final : public ComputeTimeModel {
  public:
-  RateModel(const char* name, KernelRates rates, std::vector<double> backward_shares, nlohmann::json description)
-      : name_(name), rates_(rates), backward_shares_(std::move(backward_shares)), description_(std::move(description)) {}
-  Nanos cost(const ComputeCost& task, Nanos) const override { return rates_.cost(task, name_); }
+  RateModel(KernelRates rates, std::vector<double> backward_shares, nlohmann::json description, int cpu_cores = 0)
+      : rates_(std::move(rates)),
+        backward_shares_(std::move(backward_shares)),
+        description_(std::move(description)),
+        cpu_cores_(cpu_cores) {
+    description_["cpu"] = rates_.describe_cpu();
+    if (cpu_cores_ > 0) description_["cpu_cores"] = cpu_cores_;
+  }
+  Nanos cost(const ComputeCost& task, Nanos) const override { return rates_.cost(task); }
   // Only backward reports marks; any other mark counts as the task's end.
   double progress_share(const ComputeCost& task, int mark, double) const override {
-    if (task.kind != "backward" || mark < 0 || static_cast<std::size_t>(mark) >= backward_shares_.size()) return 1.0;
+    if (task.kind != runtime::TaskKind::kBackward || mark < 0 || static_cast<std::size_t>(mark) >= backward_shares_.size()) return 1.0;
     return backward_shares_[static_cast<std::size_t>(mark)];
   }
   bool deterministic() const override { return true; }
   nlohmann::json describe() const override { return description_; }
+  int cpu_cores(int) const override { return cpu_cores_; }
 
  private:
-  const char* name_;
   KernelRates rates_;
   std::vector<double> backward_shares_;  // per parameter
   nlohmann::json description_;
+  int cpu_cores_;
 };
 
 // A profile's measured per-parameter readiness (`layers:`, written by
@@ -135,6 +186,70 @@ std::vector<double> backward_shares_from_profile(const util::YamlField& layers, 
 
 // --- profile -------------------------------------------------------------
 
+constexpr double kMaxRate = 1e12;
+
+// `compress_ns_per_element_at_density: {0.01: ns, 0.05: ns, ...}` (what
+// `stellatrain bench profile` writes), or one `compress_ns_per_element`
+// (profiles measured at 5% density only).
+CompressCurve read_compress_curve(const util::YamlField& cpu) {
+  const bool curve = cpu.has("compress_ns_per_element_at_density");
+  if (curve == cpu.has("compress_ns_per_element"))
+    cpu.fail("give exactly one of compress_ns_per_element_at_density and compress_ns_per_element");
+  CompressCurve out;
+  if (!curve) {
+    out.points.emplace_back(0.05, cpu.at("compress_ns_per_element").number_in(0, kMaxRate));
+    return out;
+  }
+  const auto table = cpu.at("compress_ns_per_element_at_density");
+  table.require_map();
+  for (const auto& key : table.keys()) {
+    double density = 0;
+    try {
+      std::size_t used = 0;
+      density = std::stod(key, &used);
+      if (used != key.size()) throw std::invalid_argument(key);
+    } catch (const std::exception&) {
+      table.fail(fmt::format("'{}' is not a density (a number in (0, 1])", key));
+    }
+    if (!(density > 0 && density <= 1)) table.fail(fmt::format("density {} is outside (0, 1]", key));
+    out.points.emplace_back(density, table.at(key).number_in(0, kMaxRate));
+  }
+  if (out.points.empty()) table.fail("no densities");
+  std::sort(out.points.begin(), out.points.end());
+  for (std::size_t i = 1; i < out.points.size(); ++i)
+    if (out.points[i].first == out.points[i - 1].first)
+      table.fail(fmt::format("density {} is given twice", out.points[i].first));
+  return out;
+}
+
+// The CPU kernels. Profiles from before copy and view were measured price
+// them from the gather's streaming rate by the bytes each moves (gather 12
+// per element: read a gradient, read and write the sum; copy 8; the view
+// 16: parameter, momentum and last step read, the result written), and say
+// so in the manifest (`derived`).
+void read_cpu_rates(const util::YamlField& cpu, KernelRates& rates, nlohmann::json& derived) {
+  cpu.allow_only({"gather_ns_per_element", "copy_ns_per_element", "view_ns_per_element", "compress_ns_per_element",
+                  "compress_ns_per_element_at_density", "optimize_ns_per_index"});
+  rates.gather_ns_per_element = cpu.at("gather_ns_per_element").number_in(0, kMaxRate);
+  rates.compress = read_compress_curve(cpu);
+  rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMaxRate);
+  if (cpu.has("copy_ns_per_element")) {
+    rates.copy_ns_per_element = cpu.at("copy_ns_per_element").number_in(0, kMaxRate);
+  } else {
+    rates.copy_ns_per_element = rates.gather_ns_per_element * 8 / 12;
+    derived["copy_ns_per_element"] = "gather_ns_per_element x 8/12 (bytes moved)";
+  }
+  if (cpu.has("view_ns_per_element")) {
+    rates.view_ns_per_element = cpu.at("view_ns_per_element").number_in(0, kMaxRate);
+  } else {
+    rates.view_ns_per_element = rates.gather_ns_per_element * 16 / 12;
+    derived["view_ns_per_element"] = "gather_ns_per_element x 16/12 (bytes moved)";
+  }
+  // A replica's load is a host copy (into the replica on the CPU, or into
+  // its page-locked staging buffer on a GPU); the transfer comes on top.
+  rates.load_ns_per_element = rates.copy_ns_per_element;
+}
+
 std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c) {
   if (c.profile_path.empty()) throw std::invalid_argument("compute.profile: the profile model needs a profile file");
   // A profile is measured, never written by hand (a GPU scenario's stays
@@ -145,9 +260,8 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
         "--models {} [--compute-device cuda] --device NAME --out {}` (docs/sim.md; GPUs: scripts/gpu/check.sh)",
         c.profile_path, c.model, c.profile_path));
   const auto root = util::YamlField::load_file(c.profile_path);
-  root.allow_only({"device", "measured_with", "compute_device", "cpu", "accelerator", "transfer", "models"});
-  const auto cpu = root.at("cpu");
-  cpu.allow_only({"gather_ns_per_element", "compress_ns_per_element", "optimize_ns_per_index"});
+  root.allow_only({"device", "measured_with", "kernels_measured_with", "compute_device", "cpu_cores", "cpu",
+                   "accelerator", "transfer", "models"});
   const auto accelerator = root.at("accelerator");
   accelerator.allow_only({"optimize_dense_ns_per_element", "compress_gpu_ns_per_element"});
   const auto models = root.at("models");
@@ -157,30 +271,31 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
                             c.model, c.model));
   const auto entry = models.at(c.model);
   entry.allow_only({"batch", "forward_ms", "backward_ms", "layers"});
-  constexpr double kMax = 1e12;
-  const double batch = entry.at("batch").number_in(1, kMax);
+  const double batch = entry.at("batch").number_in(1, kMaxRate);
   KernelRates rates;
   // Linear in the batch size: the profile's times scale to the run's batch.
-  rates.forward_ms_per_sample = entry.at("forward_ms").number_in(0, kMax) / batch;
-  rates.backward_ms_per_sample = entry.at("backward_ms").number_in(0, kMax) / batch;
-  rates.gather_ns_per_element = cpu.at("gather_ns_per_element").number_in(0, kMax);
-  rates.compress_ns_per_element = cpu.at("compress_ns_per_element").number_in(0, kMax);
-  rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMax);
-  rates.optimize_dense_ns_per_element = accelerator.at("optimize_dense_ns_per_element").number_in(0, kMax);
-  rates.compress_gpu_ns_per_element = accelerator.at("compress_gpu_ns_per_element").number_in(0, kMax);
-  // A GPU profile's device-to-host rate: a layer's gather first brings each
-  // worker's gradient (4 bytes per element) into host memory.
-  double d2h_gbps = 0;
+  rates.forward_ms_per_sample = entry.at("forward_ms").number_in(0, kMaxRate) / batch;
+  rates.backward_ms_per_sample = entry.at("backward_ms").number_in(0, kMaxRate) / batch;
+  rates.optimize_dense_ns_per_element = accelerator.at("optimize_dense_ns_per_element").number_in(0, kMaxRate);
+  rates.compress_gpu_ns_per_element = accelerator.at("compress_gpu_ns_per_element").number_in(0, kMaxRate);
+  nlohmann::json derived = nlohmann::json::object();
+  read_cpu_rates(root.at("cpu"), rates, derived);
+  // A GPU profile's transfer rates: a layer's gather first brings each
+  // worker's gradient (4 bytes per element) into host memory, and a load
+  // copies every parameter into the replica's device memory.
+  double d2h_gbps = 0, h2d_gbps = 0;
   if (root.has("transfer")) {
     const auto transfer = root.at("transfer");
     transfer.allow_only({"d2h_gbps", "h2d_gbps"});
-    d2h_gbps = transfer.at("d2h_gbps").number_in(1e-3, kMax);
-    transfer.at("h2d_gbps").number_in(1e-3, kMax);
+    d2h_gbps = transfer.at("d2h_gbps").number_in(1e-3, kMaxRate);
+    h2d_gbps = transfer.at("h2d_gbps").number_in(1e-3, kMaxRate);
     rates.gather_ns_per_element += 4.0 / d2h_gbps;  // GB/s = bytes per ns
+    rates.load_ns_per_element += 4.0 / h2d_gbps;
   }
+  const int cpu_cores = root.has("cpu_cores") ? static_cast<int>(root.at("cpu_cores").integer_in(1, 4096)) : 0;
   const bool measured_layers = entry.has("layers");
   auto shares = measured_layers
-                    ? backward_shares_from_profile(entry.at("layers"), c, entry.at("backward_ms").number_in(0, kMax))
+                    ? backward_shares_from_profile(entry.at("layers"), c, entry.at("backward_ms").number_in(0, kMaxRate))
                     : backward_shares_from_flops(c);
   nlohmann::json description = {{"kind", "profile"},
                                 {"per_layer_backward", measured_layers ? "profile" : "flops"},
@@ -189,9 +304,11 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
                                 {"model", c.model},
                                 {"profile_batch", batch},
                                 {"d2h_gbps", d2h_gbps},
+                                {"h2d_gbps", h2d_gbps},
                                 {"forward_ms_per_sample", rates.forward_ms_per_sample},
                                 {"backward_ms_per_sample", rates.backward_ms_per_sample}};
-  return std::make_unique<RateModel>("profile", rates, std::move(shares), description);
+  if (!derived.empty()) description["cpu_derived"] = derived;
+  return std::make_unique<RateModel>(rates, std::move(shares), description, cpu_cores);
 }
 
 // --- analytic --------------------------------------------------------------
@@ -199,7 +316,8 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
 std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& c) {
   for (auto [name, value] : {std::pair<const char*, double>{"device_tflops", c.device_tflops},
                              {"device_gbps", c.device_gbps},
-                             {"cpu_gbps", c.cpu_gbps}})
+                             {"cpu_gbps", c.cpu_gbps},
+                             {"h2d_gbps", c.h2d_gbps}})
     if (!(value > 0) || !std::isfinite(value))
       throw std::invalid_argument(fmt::format("compute.{}: must be a positive number, got {}", name, value));
   const double flops = model::forward_flops_per_sample(c.model, {c.channels, c.height, c.width, c.classes});
@@ -207,8 +325,15 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& 
   rates.forward_ms_per_sample = flops / (c.device_tflops * 1e12) * 1e3;
   rates.backward_ms_per_sample = 2 * rates.forward_ms_per_sample;
   // Bytes touched per element / rate (GB/s = bytes per ns).
-  rates.gather_ns_per_element = 8 / c.cpu_gbps;             // read one gradient, update the sum
-  rates.compress_ns_per_element = 4 / c.cpu_gbps;           // one streaming pass
+  rates.gather_ns_per_element = 8 / c.cpu_gbps;  // read one gradient, update the sum
+  // One streaming pass over the gradient, plus a value and an index written
+  // per kept element.
+  rates.compress.points = {{0.0, 4 / c.cpu_gbps}, {1.0, 12 / c.cpu_gbps}};
+  rates.copy_ns_per_element = 8 / c.cpu_gbps;   // read, write
+  rates.view_ns_per_element = 16 / c.cpu_gbps;  // parameter, momentum, last step read; the result written
+  // The replicas live on the modelled GPUs: a host copy into the page-locked
+  // staging buffer, then the transfer.
+  rates.load_ns_per_element = 8 / c.cpu_gbps + 4 / c.h2d_gbps;
   rates.optimize_ns_per_index = 24 / c.cpu_gbps;            // index, value, parameter, momentum (read+write)
   rates.optimize_dense_ns_per_element = 16 / c.device_gbps;  // parameter and momentum, read and write
   rates.compress_gpu_ns_per_element = 12 / c.device_gbps;    // |g|, selection pass, residual update
@@ -217,8 +342,9 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& 
                                 {"forward_flops_per_sample", flops},
                                 {"device_tflops", c.device_tflops},
                                 {"device_gbps", c.device_gbps},
-                                {"cpu_gbps", c.cpu_gbps}};
-  return std::make_unique<RateModel>("analytic", rates, backward_shares_from_flops(c), description);
+                                {"cpu_gbps", c.cpu_gbps},
+                                {"h2d_gbps", c.h2d_gbps}};
+  return std::make_unique<RateModel>(rates, backward_shares_from_flops(c), description);
 }
 
 // Heterogeneous clusters: each task is priced by its node's own model
@@ -238,6 +364,10 @@ class PerNodeModel final : public ComputeTimeModel {
   }
   bool deterministic() const override {
     return std::all_of(models_.begin(), models_.end(), [](const auto& m) { return m->deterministic(); });
+  }
+  int cpu_cores(int node) const override {
+    const std::size_t n = node >= 0 ? static_cast<std::size_t>(node) : 0;
+    return n < models_.size() ? models_[n]->cpu_cores(node) : 0;
   }
   nlohmann::json describe() const override {
     nlohmann::json nodes = nlohmann::json::array();

@@ -29,6 +29,7 @@ struct ComputeModelConfig {
   double device_tflops = 10.0;  // sustained forward/backward rate of one GPU
   double device_gbps = 500.0;   // GPU memory-bound kernels (dense step, GPU top-k)
   double cpu_gbps = 5.0;        // the node CPU's offloaded stages (gather, compress, sparse step)
+  double h2d_gbps = 12.0;       // host-to-device copies into a GPU replica (PCIe 3.0 x16, page-locked)
   // The image shape, for FLOP counts (Fashion-MNIST by default).
   int64_t channels = 1, height = 28, width = 28, classes = 10;
   // Heterogeneous clusters: node n's own profile file (profile model) or
@@ -51,6 +52,13 @@ class ComputeTimeModel {
   virtual double progress_share(const runtime::ComputeCost& task, int mark, double measured_share) const = 0;
   virtual bool deterministic() const = 0;
   virtual nlohmann::json describe() const = 0;  // for the manifest
+  // CPU cores of the machine that `node` models (a profile's `cpu_cores`):
+  // the simulated executor gives the node that many CPU slots unless the
+  // scenario says otherwise. 0: the model does not say.
+  virtual int cpu_cores(int node) const {
+    (void)node;
+    return 0;
+  }
 };
 
 // Throws std::invalid_argument (bad kind or parameter) or std::runtime_error

@@ -13,14 +13,37 @@ bool has_loss(const RateSchedule& schedule) {
 
 }  // namespace
 
+double Ns3ReplayClock::now_s() const { return ns3::Simulator::Now().GetSeconds() - origin_s_; }
+
+uint64_t Ns3ReplayClock::call_at(double at_s, std::function<void()> fn) {
+  const ns3::Time at = ns3::Seconds(origin_s_ + at_s);
+  const ns3::Time wait = std::max(at - ns3::Simulator::Now(), ns3::Time(0));
+  const uint64_t handle = next_handle_++;
+  std::weak_ptr<std::map<uint64_t, ns3::EventId>> pending = pending_;
+  (*pending_)[handle] = ns3::Simulator::Schedule(wait, [pending, handle, fn = std::move(fn)]() {
+    auto events = pending.lock();
+    if (!events) return;  // the clock is gone
+    events->erase(handle);
+    fn();
+  });
+  return handle;
+}
+
+void Ns3ReplayClock::cancel(uint64_t handle) {
+  const auto it = pending_->find(handle);
+  if (it == pending_->end()) return;
+  ns3::Simulator::Cancel(it->second);
+  pending_->erase(it);
+}
+
 DirectionReplay::DirectionReplay(RateSchedule schedule, DirectionDevices devices, std::shared_ptr<WanLinkDelay> link,
-                                 bool drives_delay, double origin_s, int64_t loss_stream)
-    : schedule_(std::move(schedule)),
-      devices_(std::move(devices)),
+                                 bool drives_delay, Ns3ReplayClock& clock, int64_t loss_stream)
+    : devices_(std::move(devices)),
       link_(std::move(link)),
       drives_delay_(drives_delay),
-      origin_s_(origin_s) {
-  if (has_loss(schedule_)) {
+      walker_(std::move(schedule), clock,
+              [this](const traces::TraceStep& step, double, bool) { apply(step); }) {
+  if (has_loss(walker_.schedule())) {
     loss_ = ns3::CreateObject<ns3::RateErrorModel>();
     loss_->SetUnit(ns3::RateErrorModel::ERROR_UNIT_PACKET);
     loss_->SetRate(0);
@@ -31,20 +54,7 @@ DirectionReplay::DirectionReplay(RateSchedule schedule, DirectionDevices devices
   }
 }
 
-void DirectionReplay::start() {
-  const double now_s = ns3::Simulator::Now().GetSeconds() - origin_s_;
-  const RateSchedule::Segment segment = schedule_.segment_at(now_s);
-  apply(segment);
-  schedule_after(segment);
-}
-
-void DirectionReplay::stop() {
-  stopped_ = true;
-  ns3::Simulator::Cancel(next_);
-}
-
-void DirectionReplay::apply(const RateSchedule::Segment& segment) {
-  const traces::TraceStep step = schedule_.step(segment);
+void DirectionReplay::apply(const traces::TraceStep& step) {
   if (step.mbps > 0) {
     devices_.sender->SetDataRate(ns3::DataRate(static_cast<uint64_t>(std::llround(step.mbps * 1e6))));
     devices_.queue->SetOpen(true);
@@ -59,20 +69,6 @@ void DirectionReplay::apply(const RateSchedule::Segment& segment) {
       link_->delay_s = delay_s;
     }
   }
-}
-
-void DirectionReplay::schedule_after(const RateSchedule::Segment& segment) {
-  if (schedule_.constant() || stopped_) return;
-  const RateSchedule::Segment following = schedule_.next(segment);
-  const ns3::Time at = ns3::Seconds(origin_s_ + following.start_s);
-  const ns3::Time wait = std::max(at - ns3::Simulator::Now(), ns3::Time(0));
-  std::weak_ptr<DirectionReplay> weak = weak_from_this();
-  next_ = ns3::Simulator::Schedule(wait, [weak, following]() {
-    if (auto self = weak.lock()) {
-      self->apply(following);
-      self->schedule_after(following);
-    }
-  });
 }
 
 }  // namespace st::sim

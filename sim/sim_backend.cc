@@ -1,10 +1,14 @@
 #include "sim/sim_backend.h"
 
+#include <fmt/format.h>
 #include <ns3/core-module.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+
+#include "sim/sim_network.h"
+#include "sim/sim_plan.h"
 
 #ifndef ST_NS3_VERSION
 #error "ST_NS3_VERSION must be defined by the build"
@@ -69,32 +73,47 @@ class SimulatorLease {
   }
 };
 
-class SimBackend final : public train::Backend {
+void check_timing_is_priced(const ComputeModelConfig& compute, const train::TrainConfig& train) {
+  if (train.math == "timing" && compute.kind == "measured")
+    throw std::invalid_argument(
+        "math: timing skips the forward and backward math, so the measured compute model would charge nothing "
+        "for them: use compute.model profile or analytic");
+}
+
+class SimNodeHost final : public train::NodeHost {
  public:
-  SimBackend(const SimRunConfig& config, const train::TrainConfig& train) : config_(config) {
-    const ComputeModelConfig compute = priced_for(config.compute, train);
-    if (train.math == "timing" && compute.kind == "measured")
-      throw std::invalid_argument(
-          "math: timing skips the forward and backward math, so the measured compute model would charge nothing "
-          "for them: use compute.model profile or analytic");
+  SimNodeHost(const SimRunConfig& config, const train::TrainConfig& train) : config_(config) {
+    const ComputeModelConfig compute = priced_for(config.compute.compute, train);
+    check_timing_is_priced(compute, train);
     // Backends in sequence each start from a clean slate (lease_ refuses
     // two at once).
     ns3::Simulator::Destroy();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(config.topology.seed % 0xffffffffu) + 1);
     network_ = std::make_unique<SimNetwork>(config.topology);
-    executor_ = make_sim_executor(make_compute_model(compute), config.executor);
+    executor_ = make_sim_executor(make_compute_model(compute), config.compute.executor);
   }
 
-  ~SimBackend() override {
+  ~SimNodeHost() override {
     network_.reset();
     executor_.reset();
     ns3::Simulator::Destroy();
   }
 
   std::string name() const override { return "sim"; }
-  int nodes() const override { return network_->world_size(); }
+  int world_size() const override { return network_->world_size(); }
+  std::vector<int> local_ranks() const override {
+    std::vector<int> ranks;
+    for (int r = 0; r < world_size(); ++r) ranks.push_back(r);
+    return ranks;
+  }
   runtime::Executor& executor() override { return *executor_; }
   comm::Transport& transport(int node) override { return network_->transport(node); }
+  bool wall_clock() const override { return false; }
+  // The simulation ends with run_until; closing the transports is all that
+  // stops (the executor is this host's and goes with it).
+  void stop() override {
+    for (int r = 0; r < world_size(); ++r) network_->transport(r).close();
+  }
 
   nlohmann::json manifest() const override {
     const auto& t = config_.topology;
@@ -103,12 +122,15 @@ class SimBackend final : public train::Backend {
     for (const auto& c : t.clusters) clusters.push_back({{"name", c.name}, {"nodes", c.nodes}});
     nlohmann::json wan = nlohmann::json::object();
     for (const auto& [key, direction] : t.wan)
-      wan[t.clusters[key.first].name + "->" + t.clusters[key.second].name] = describe_direction(direction);
-    return {{"sim_config", config_.source},
+      wan[net::direction_name(t, key.first, key.second)] = describe_direction(direction);
+    return {{"backend", "sim"},
+            {"transport", "sim"},
+            {"sim_config", config_.source},
             {"simulator", "ns-3 " ST_NS3_VERSION},
             {"compute_time_model", executor_->compute_model().describe()},
             {"deterministic", executor_->compute_model().deterministic()},
-            {"cpu_cores_per_node", config_.executor.cpu_cores},
+            {"cpu_cores_per_node", executor_->cpu_cores(0)},
+            {"cpu_cores_from", executor_->cpu_cores_source(0)},
             {"topology",
              {{"clusters", clusters}, {"lan", {{"mbps", t.lan_mbps}, {"delay_ms", t.lan_delay_ms}}}, {"wan", wan}}},
             {"network",
@@ -155,8 +177,30 @@ class SimBackend final : public train::Backend {
 
 }  // namespace
 
-std::unique_ptr<train::Backend> make_sim_backend(const SimRunConfig& config, const train::TrainConfig& train) {
-  return std::make_unique<SimBackend>(config, train);
+std::unique_ptr<train::NodeHost> make_sim_node_host(const SimRunConfig& config, const train::TrainConfig& train) {
+  return std::make_unique<SimNodeHost>(config, train);
+}
+
+SimBackend::SimBackend(SimRunConfig config) : config_(std::move(config)) {
+  try {
+    (void)plan_sim_network(config_.topology);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(
+        fmt::format("{}: links: the sim backend cannot build this network: {}", config_.source, e.what()));
+  }
+}
+
+void SimBackend::check(const train::TrainConfig& config) const {
+  Backend::check(config);
+  check_timing_is_priced(priced_for(config_.compute.compute, config), config);
+}
+
+train::TrainResult SimBackend::train(const train::TrainConfig& config) {
+  check(config);
+  SimRunConfig run = config_;
+  run.topology.trace_offset_s = config.trace_offset_s;  // the run's own stretch of the traces
+  const auto host = make_sim_node_host(run, config);
+  return train::run_training(config, *host);
 }
 
 }  // namespace st::sim

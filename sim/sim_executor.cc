@@ -49,8 +49,9 @@ class SimExecutorImpl final : public SimExecutor {
  public:
   SimExecutorImpl(std::unique_ptr<ComputeTimeModel> model, SimExecutorOptions options)
       : model_(std::move(model)), options_(options), start_(ns3::Simulator::Now()) {
-    if (options_.cpu_cores < 1)
-      throw std::invalid_argument(fmt::format("cpu_cores: must be at least 1, got {}", options_.cpu_cores));
+    if (options_.cpu_cores < 0)
+      throw std::invalid_argument(
+          fmt::format("cpu_cores: must be at least 1, or 0 for the compute model's count, got {}", options_.cpu_cores));
     if (!(options_.stall_timeout_s > 0))
       throw std::invalid_argument(fmt::format("stall_timeout_s: must be positive, got {}", options_.stall_timeout_s));
   }
@@ -106,7 +107,16 @@ class SimExecutorImpl final : public SimExecutor {
                                            std::chrono::duration<double>(now()).count()));
   }
 
-  int workers() const override { return options_.cpu_cores; }
+  int workers() const override { return cpu_cores(0); }
+  int cpu_cores(int node) const override {
+    if (options_.cpu_cores > 0) return options_.cpu_cores;
+    const int modelled = model_->cpu_cores(node);
+    return modelled > 0 ? modelled : kDefaultCpuCores;
+  }
+  std::string cpu_cores_source(int node) const override {
+    if (options_.cpu_cores > 0) return "scenario";
+    return model_->cpu_cores(node) > 0 ? "profile" : "default";
+  }
   HostCost host_cost() const override { return host_; }
   const ComputeTimeModel& compute_model() const override { return *model_; }
 
@@ -117,7 +127,7 @@ class SimExecutorImpl final : public SimExecutor {
     if (it != resources_.end()) return it->second;
     Resource r;
     // Tasks tied to no node never contend; a node's CPU has cpu_cores slots.
-    r.slots = cost.node < 0 ? 1 << 30 : (cost.device < 0 ? options_.cpu_cores : 1);
+    r.slots = cost.node < 0 ? 1 << 30 : (cost.device < 0 ? cpu_cores(cost.node) : 1);
     return resources_.emplace(key, std::move(r)).first->second;
   }
 

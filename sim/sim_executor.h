@@ -21,14 +21,20 @@
 // simulation runs out of events first or no task runs for
 // `stall_timeout_s` of virtual time (a deadlock in the run).
 #include <memory>
+#include <string>
 
 #include "core/runtime/executor.h"
 #include "sim/compute_model.h"
 
 namespace st::sim {
 
+inline constexpr int kDefaultCpuCores = 8;
+
 struct SimExecutorOptions {
-  int cpu_cores = 8;  // parallel CPU slots per node (compress, gather, sparse step)
+  // Parallel CPU slots per node (load, gather, compress, sparse step). 0:
+  // as many as the compute-time model's machine has (a profile's
+  // `cpu_cores`), else kDefaultCpuCores.
+  int cpu_cores = 0;
   // Trace replay and link recording schedule events forever, so a deadlocked
   // run would never run out of events: it is an error when no engine task
   // runs for this long in virtual time (longer than any outage you replay).
@@ -47,6 +53,10 @@ struct HostCost {
 class SimExecutor : public runtime::Executor {
  public:
   virtual HostCost host_cost() const = 0;
+  // Node `node`'s CPU slots, and where the number came from ("scenario",
+  // "profile" or "default").
+  virtual int cpu_cores(int node) const = 0;
+  virtual std::string cpu_cores_source(int node) const = 0;
   virtual const ComputeTimeModel& compute_model() const = 0;
 };
 

@@ -19,6 +19,8 @@
 #include "core/comm/inproc_transport.h"
 #include "core/compress/kernels.h"
 
+#include "tests/inproc_cluster.h"
+
 namespace st::collective {
 namespace {
 
@@ -27,42 +29,7 @@ using comm::LinkDelay;
 using compress::SparseChunk;
 using compress::ValueEncoding;
 
-// W ranks in one process: a fabric, one mailbox and communicator per rank,
-// one shared executor.
-class Cluster {
- public:
-  explicit Cluster(int world, LinkDelay delay = {}, uint64_t seed = 1)
-      : executor_(runtime::make_thread_pool_executor(2)),
-        fabric_(std::make_unique<comm::InProcFabric>(world, delay, seed)) {
-    for (Rank r = 0; r < world; ++r) {
-      mailboxes_.push_back(std::make_unique<comm::Mailbox>(fabric_->endpoint(r)));
-      comms_.push_back(std::make_unique<Communicator>(fabric_->endpoint(r), *mailboxes_[r], *executor_));
-    }
-  }
-  // The fabric goes first, while everything its threads may call is alive;
-  // then the executor drains.
-  ~Cluster() {
-    fabric_.reset();
-    executor_.reset();
-  }
-
-  int world() const { return static_cast<int>(comms_.size()); }
-  Communicator& comm(Rank r) { return *comms_[r]; }
-  comm::InProcFabric& fabric() { return *fabric_; }
-
-  // Drives the executor until `count` callbacks have run; false on timeout.
-  bool wait(const std::atomic<int>& finished, int count, std::chrono::seconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    executor_->run_until([&] { return finished.load() >= count || std::chrono::steady_clock::now() > deadline; });
-    return finished.load() >= count;
-  }
-
- private:
-  std::unique_ptr<runtime::Executor> executor_;
-  std::unique_ptr<comm::InProcFabric> fabric_;
-  std::vector<std::unique_ptr<comm::Mailbox>> mailboxes_;
-  std::vector<std::unique_ptr<Communicator>> comms_;
-};
+using Cluster = st::fixtures::InProcCluster;
 
 // ---------------------------------------------------------------- sparse
 

@@ -440,3 +440,32 @@ TEST(BatchStream, DropsTheRemainderAndMovesToTheNextEpoch) {
 
 }  // namespace
 }  // namespace st::data
+
+namespace st::data {
+namespace {
+
+// Tuning never sees the test set: a tenth of the training set is held out
+// as the validation set, the same samples in every run, never trained on.
+TEST(Validation, ATenthOfTheTrainingSetHeldOutTheSameEveryTime) {
+  SyntheticOptions options;
+  auto parts = carve_validation(make_synthetic_dataset(options, Split::kTrain));
+  auto again = carve_validation(make_synthetic_dataset(options, Split::kTrain));
+  const std::size_t total = parts.train->size() + parts.validation->size();
+  EXPECT_EQ(parts.validation->size(), total / 10);
+  ASSERT_EQ(parts.validation->size(), again.validation->size());
+  for (std::size_t i = 0; i < parts.validation->size(); i += 97)
+    EXPECT_EQ(parts.validation->label(i), again.validation->label(i));
+  // Disjoint: a validation image is not among the training images.
+  const auto probe = parts.validation->get_range(0, 1).images;
+  bool seen = false;
+  for (std::size_t i = 0; i < parts.train->size() && !seen; i += 256) {
+    const auto batch = parts.train->get_range(i, std::min<std::size_t>(256, parts.train->size() - i)).images;
+    seen = (batch - probe).abs().flatten(1).sum(1).eq(0).any().item<bool>();
+  }
+  EXPECT_FALSE(seen);
+  EXPECT_NE(parts.validation->name().find("validation"), std::string::npos);
+  EXPECT_THROW(parts.validation->label(parts.validation->size()), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace st::data

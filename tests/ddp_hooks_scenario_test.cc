@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/backends.h"
 #include "apps/scenario.h"
+#include "core/train/systems/ddp_gloo/ddp_gloo.h"
+#include "core/train/systems/sync/sync_options.h"
 
 namespace st::apps {
 namespace {
@@ -48,18 +51,18 @@ TEST(DdpHooksScenario, KeysParseIntoTheConfig) {
       "  - {name: ddp-gloo, comm_hook: fp16}\n")));
   ASSERT_EQ(s.systems.size(), 4u);
   EXPECT_EQ(s.systems[0].config.system, "ddp-fp16");
-  const auto& p = s.systems[1].config;
-  EXPECT_EQ(p.system, "ddp-powersgd");
-  EXPECT_EQ(p.powersgd_rank, 2);
-  EXPECT_EQ(p.powersgd_start_iteration, 0);
-  EXPECT_FALSE(p.powersgd_error_feedback);
-  EXPECT_FALSE(p.powersgd_warm_start);
-  const auto& d = s.systems[2].config;
-  EXPECT_EQ(d.powersgd_rank, 4);
-  EXPECT_EQ(d.powersgd_start_iteration, 10);
-  EXPECT_TRUE(d.powersgd_error_feedback);
-  EXPECT_TRUE(d.powersgd_warm_start);
-  EXPECT_EQ(s.systems[3].config.comm_hook, "fp16");
+  EXPECT_EQ(s.systems[1].config.system, "ddp-powersgd");
+  const auto& p = s.systems[1].config.options_as<train::DdpPowerSgdOptions>();
+  EXPECT_EQ(p.rank, 2);
+  EXPECT_EQ(p.start_iteration, 0);
+  EXPECT_FALSE(p.error_feedback);
+  EXPECT_FALSE(p.warm_start);
+  const auto& d = s.systems[2].config.options_as<train::DdpPowerSgdOptions>();
+  EXPECT_EQ(d.rank, 4);
+  EXPECT_EQ(d.start_iteration, 10);
+  EXPECT_TRUE(d.error_feedback);
+  EXPECT_TRUE(d.warm_start);
+  EXPECT_EQ(s.systems[3].config.options_as<train::DdpGlooOptions>().comm_hook, "fp16");
 }
 
 TEST(DdpHooksScenario, KeysOfOtherSystemsAreErrorsNamingKeyAndLine) {

@@ -15,8 +15,10 @@
 #include "core/collective/bucketed_allreduce.h"
 #include "core/collective/ring_allreduce.h"
 #include "core/comm/inproc_transport.h"
-#include "core/train/ddp_hook_systems.h"
-#include "core/train/powersgd.h"
+#include "core/train/systems/sync/ddp_hook_systems.h"
+#include "core/train/systems/sync/powersgd.h"
+
+#include "tests/inproc_cluster.h"
 
 namespace st {
 namespace {
@@ -27,34 +29,7 @@ using collective::CollectiveStats;
 using collective::Communicator;
 using comm::Rank;
 
-// W ranks in one process over the in-process transport.
-class Cluster {
- public:
-  explicit Cluster(int world)
-      : executor_(runtime::make_thread_pool_executor(2)), fabric_(std::make_unique<comm::InProcFabric>(world)) {
-    for (Rank r = 0; r < world; ++r) {
-      mailboxes_.push_back(std::make_unique<comm::Mailbox>(fabric_->endpoint(r)));
-      comms_.push_back(std::make_unique<Communicator>(fabric_->endpoint(r), *mailboxes_[r], *executor_));
-    }
-  }
-  ~Cluster() {
-    fabric_.reset();
-    executor_.reset();
-  }
-  int world() const { return static_cast<int>(comms_.size()); }
-  Communicator& comm(Rank r) { return *comms_[r]; }
-  bool wait(const std::atomic<int>& finished, int count) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    executor_->run_until([&] { return finished.load() >= count || std::chrono::steady_clock::now() > deadline; });
-    return finished.load() >= count;
-  }
-
- private:
-  std::unique_ptr<runtime::Executor> executor_;
-  std::unique_ptr<comm::InProcFabric> fabric_;
-  std::vector<std::unique_ptr<comm::Mailbox>> mailboxes_;
-  std::vector<std::unique_ptr<Communicator>> comms_;
-};
+using Cluster = st::fixtures::InProcCluster;
 
 float to_half(float v) { return static_cast<float>(Eigen::half(v)); }
 

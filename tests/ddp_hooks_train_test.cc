@@ -14,11 +14,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
+#include "core/train/systems/ddp_gloo/ddp_gloo.h"
 #include "tests/train_test_util.h"
 
 #ifdef ST_HAVE_SIM_BACKEND
-#include "core/train/backend.h"
+#include "core/train/run/backend.h"
 #include "sim/compute_model.h"
 #include "sim/sim_backend.h"
 #endif
@@ -29,20 +30,12 @@ namespace {
 namespace fs = std::filesystem;
 
 TrainConfig cnn_config(const std::string& system, const std::string& out_dir) {
-  TrainConfig c;
-  c.system = system;
-  c.model = "cnn";
-  c.dataset = "fashion-mnist";
-  c.nodes = 2;
+  auto c = train::cnn_config(system);
   c.gpus_per_node = 1;
   c.batch_per_worker = 32;
   c.iterations = 30;
-  c.lr = 0.05;
-  c.momentum = 0.9;
-  c.eval_interval = 0;
   c.eval_samples = 200;
-  c.powersgd_start_iteration = 3;  // so that most iterations compress
-  c.quiet = true;
+  set_option(c, "powersgd_start_iteration", "3");  // so that most iterations compress
   c.out_dir = (fs::path(::testing::TempDir()) / out_dir).string();
   fs::remove_all(c.out_dir);
   return c;
@@ -124,10 +117,10 @@ void expect_learns_on_identical_nodes(const TrainResult& result, const std::vect
 
 TEST(DdpHooksTraining, Fp16TrainsTheCnnWithHalfOfDdpsBytes) {
   auto c = cnn_config("ddp", "hooks_ddp");
-  run_training(c);
+  train_real(c);
   const auto ddp_iterations = read_iterations(c.out_dir);
   c = cnn_config("ddp-fp16", "hooks_fp16");
-  const auto fp16 = run_training(c);
+  const auto fp16 = train_real(c);
   const auto fp16_iterations = read_iterations(c.out_dir);
   expect_learns_on_identical_nodes(fp16, fp16_iterations);
   EXPECT_NEAR(static_cast<double>(bytes_sent_from(fp16_iterations, 0)) / bytes_sent_from(ddp_iterations, 0), 0.5,
@@ -142,9 +135,9 @@ TEST(DdpHooksTraining, Fp16StartsWhereDdpGoesUpToHalfRounding) {
   auto c = cnn_config("ddp", "hooks_ddp_short");
   c.iterations = 3;
   c.out_dir.clear();
-  const auto ddp = run_training(c);
-  c.system = "ddp-fp16";
-  const auto fp16 = run_training(c);
+  const auto ddp = train_real(c);
+  c.use_system("ddp-fp16");
+  const auto fp16 = train_real(c);
   const double difference = max_relative_difference(fp16.final_parameters, ddp.final_parameters);
   EXPECT_GT(difference, 0) << "the hook rounds";
   EXPECT_LT(difference, 2e-4);  // 1.4e-5 here; a wrong scale would be far above
@@ -153,31 +146,32 @@ TEST(DdpHooksTraining, Fp16StartsWhereDdpGoesUpToHalfRounding) {
 TEST(DdpHooksTraining, PowerSgdTrainsTheCnnAndCompressesAfterItsStart) {
   auto c = cnn_config("ddp", "hooks_ddp_reference");
   c.iterations = 10;
-  run_training(c);
+  train_real(c);
   const auto ddp_iterations = read_iterations(c.out_dir);
   c = cnn_config("ddp-powersgd", "hooks_powersgd");
-  const auto powersgd = run_training(c);
+  const auto powersgd = train_real(c);
   const auto iterations = read_iterations(c.out_dir);
   expect_learns_on_identical_nodes(powersgd, iterations);
   // Before the start it is ddp, byte for byte on the wire.
   const auto bytes = rank0_bytes(iterations), ddp_bytes = rank0_bytes(ddp_iterations);
-  for (int t = 0; t < c.powersgd_start_iteration; ++t)
+  const int start = c.options_as<DdpPowerSgdOptions>().start_iteration;
+  for (int t = 0; t < start; ++t)
     EXPECT_EQ(bytes.at(t), ddp_bytes.at(t)) << "iteration " << t;
   // Afterwards: the CNN's conv2, fc1 and fc2 (almost all of its
   // parameters) go as rank-4 factors, 3.7% of ddp's bytes.
   const double per_iteration_ddp = static_cast<double>(bytes_sent_from(ddp_iterations, 0)) / 10;
-  const double per_iteration = static_cast<double>(bytes_sent_from(iterations, c.powersgd_start_iteration)) /
-                               (c.iterations - c.powersgd_start_iteration);
+  const double per_iteration = static_cast<double>(bytes_sent_from(iterations, start)) / (c.iterations - start);
   EXPECT_LT(per_iteration, 0.1 * per_iteration_ddp) << per_iteration << " vs ddp's " << per_iteration_ddp;
 }
 
 TEST(DdpHooksTraining, PowerSgdWithoutErrorFeedbackOrWarmStartStillRuns) {
   auto c = cnn_config("ddp-powersgd", "hooks_powersgd_plain");
   c.iterations = 8;
-  c.powersgd_error_feedback = false;
-  c.powersgd_warm_start = false;
-  c.powersgd_rank = 1;
-  const auto result = run_training(c);
+  auto& o = c.options_as<DdpPowerSgdOptions>();
+  o.error_feedback = false;
+  o.warm_start = false;
+  o.rank = 1;
+  const auto result = train_real(c);
   EXPECT_EQ(result.checksums[0], result.checksums[1]);
 }
 
@@ -190,7 +184,7 @@ TEST(DdpHooksTraining, ThreeNodesOfTwoWorkersEndBitwiseIdentical) {
     c.nodes = 3;
     c.gpus_per_node = 2;
     c.iterations = 12;
-    const auto result = run_training(c);
+    const auto result = train_real(c);
     ASSERT_EQ(result.checksums.size(), 3u);
     EXPECT_EQ(result.checksums[1], result.checksums[0]) << system;
     EXPECT_EQ(result.checksums[2], result.checksums[0]) << system;
@@ -201,9 +195,9 @@ TEST(DdpHooksTraining, ThreeNodesOfTwoWorkersEndBitwiseIdentical) {
 
 TEST(DdpHooksTraining, BadPowerSgdSettingsNameTheField) {
   auto c = cnn_config("ddp-powersgd", "hooks_bad");
-  c.powersgd_rank = 0;
+  c.options_as<DdpPowerSgdOptions>().rank = 0;
   try {
-    run_training(c);
+    train_real(c);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("powersgd_rank"), std::string::npos) << e.what();
@@ -221,19 +215,19 @@ TEST(DdpGlooCommHook, Fp16HookOnTheReducerComputesWhatDdpFp16Computes) {
   auto c = cnn_config("ddp-fp16", "hooks_gloo_ours");
   c.iterations = 8;
   c.out_dir.clear();
-  const auto ours = run_training(c);
-  c.system = "ddp-gloo";
-  c.comm_hook = "fp16";
+  const auto ours = train_real(c);
+  c.use_system("ddp-gloo");
+  c.options_as<DdpGlooOptions>().comm_hook = "fp16";
   // Ports of this process only: ctest runs other suites' ddp-gloo tests in
   // parallel processes.
   c.master_port = 40000 + static_cast<int>(::getpid() % 10000) * 2;
   c.peer_timeout_s = 30;
-  const auto gloo_fp16 = run_training(c);
+  const auto gloo_fp16 = train_real(c);
   ASSERT_EQ(gloo_fp16.checksums.size(), 2u);
   EXPECT_EQ(gloo_fp16.checksums[0], gloo_fp16.checksums[1]);
-  c.comm_hook = "none";
+  c.options_as<DdpGlooOptions>().comm_hook = "none";
   c.master_port += 1;
-  const auto gloo_fp32 = run_training(c);
+  const auto gloo_fp32 = train_real(c);
   const double hooked = max_relative_difference(gloo_fp16.final_parameters, ours.final_parameters);
   const double unhooked = max_relative_difference(gloo_fp32.final_parameters, ours.final_parameters);
   std::cout << "ddp-gloo vs ddp-fp16, max relative difference: with the fp16 hook " << hooked << ", without "
@@ -244,11 +238,11 @@ TEST(DdpGlooCommHook, Fp16HookOnTheReducerComputesWhatDdpFp16Computes) {
 
 TEST(DdpGlooCommHook, NeedsDdpGlooWithOneLocalWorker) {
   auto c = cnn_config("ddp", "hooks_gloo_bad");
-  c.comm_hook = "fp16";
-  EXPECT_THROW(run_training(c), std::invalid_argument);
-  c.system = "ddp-gloo";
+  EXPECT_FALSE(set_option(c, "comm_hook", "fp16")) << "only ddp-gloo has the option";
+  c.use_system("ddp-gloo");
+  c.options_as<DdpGlooOptions>().comm_hook = "fp16";
   c.gpus_per_node = 2;
-  EXPECT_THROW(run_training(c), std::invalid_argument);
+  EXPECT_THROW(train_real(c), std::invalid_argument);
 }
 
 #ifdef ST_HAVE_SIM_BACKEND
@@ -263,8 +257,8 @@ sim::SimRunConfig two_clusters() {
   wan.delay_ms = 20;
   c.topology.wan[{0, 1}] = wan;
   c.topology.wan[{1, 0}] = wan;
-  c.compute.kind = "profile";
-  c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
+  c.compute.compute.kind = "profile";
+  c.compute.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
   return c;
 }
 
@@ -273,7 +267,7 @@ TEST(SimHooksPricing, PowerSgdIsPricedByDeviceBytesAtTheDenseStepsRate) {
   config.kind = "analytic";
   config.device_gbps = 500;  // bytes per ns
   const auto analytic = sim::make_compute_model(config);
-  const runtime::ComputeCost task{"powersgd", -1, 1e6, 0, 0};
+  const runtime::ComputeCost task{runtime::TaskKind::kPowerSgd, -1, 1e6, 0, 0};
   EXPECT_EQ(analytic->cost(task, {}).count(), 2000);  // 1e6 bytes / 500 bytes per ns
   config.kind = "profile";
   config.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
@@ -287,15 +281,15 @@ class SimHooks : public ::testing::TestWithParam<std::string> {};
 TEST_P(SimHooks, TrainsTheCnnInsideNs3) {
   auto c = cnn_config(GetParam(), "hooks_sim_" + GetParam());
   c.iterations = 25;
-  auto backend = sim::make_sim_backend(two_clusters(), c);
-  const auto result = run_training(c, backend.get());
+  auto backend = sim::make_sim_node_host(two_clusters(), c);
+  const auto result = run_training(c, *backend);
   const auto iterations = read_iterations(c.out_dir);
   expect_learns_on_identical_nodes(result, iterations);
-  // The simulator priced every task (an unknown kind would have thrown):
+  // The simulator priced every task:
   // PowerSGD's products take virtual time once it compresses.
   for (const auto& it : iterations) {
     EXPECT_GT(it.bytes_sent, 0u);
-    if (GetParam() == "ddp-powersgd" && it.iteration >= c.powersgd_start_iteration) {
+    if (GetParam() == "ddp-powersgd" && it.iteration >= c.options_as<DdpPowerSgdOptions>().start_iteration) {
       EXPECT_GT(it.compress_ms, 0) << "iteration " << it.iteration;
     }
   }
@@ -311,8 +305,8 @@ TEST_P(SimHooks, TimingModeMatchesFullMath) {
     c.dataset = "synthetic";
     c.iterations = 10;
     c.math = math;
-    auto backend = sim::make_sim_backend(two_clusters(), c);
-    return run_training(c, backend.get()).mean_iteration_ms;
+    auto backend = sim::make_sim_node_host(two_clusters(), c);
+    return run_training(c, *backend).mean_iteration_ms;
   };
   const double full = iteration_ms("full"), timing = iteration_ms("timing");
   std::cout << GetParam() << ": full math " << full << " ms, timing " << timing << " ms per iteration\n";

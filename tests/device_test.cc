@@ -28,7 +28,7 @@
 #include "core/model/local_training.h"
 #include "core/model/model.h"
 #include "core/train/config.h"
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "tests/train_test_util.h"
 
 namespace st::device {
@@ -102,7 +102,7 @@ TEST(ComputeDevice, CudaRunOnACpuBuildIsRefusedWithTheReason) {
   auto c = train::small_config("ddp");
   c.compute_device = "cuda";
   c.iterations = 1;
-  const auto message = error_of([&] { train::run_training(c); });
+  const auto message = error_of([&] { train::train_real(c); });
   EXPECT_NE(message.find("no CUDA"), std::string::npos) << message;
 }
 
@@ -307,7 +307,7 @@ std::string fresh_dir(const std::string& name) {
 TEST(IterationsCsv, DeviceTimesAreZeroOnTheCpu) {
   auto c = train::small_config("ddp");
   c.out_dir = fresh_dir("cpu-times");
-  train::run_training(c);
+  train::train_real(c);
   const auto device_forward = iterations_column(c.out_dir, "device_forward_ms");
   const auto forward = iterations_column(c.out_dir, "forward_ms");
   ASSERT_FALSE(device_forward.empty());
@@ -323,8 +323,8 @@ TEST(CudaTraining, SameModelAsOnTheCpuUpToRounding) {
     auto cuda = cpu;
     cuda.compute_device = "cuda";
     cuda.out_dir = fresh_dir(std::string("cuda-") + system);
-    const auto on_cpu = train::run_training(cpu);
-    const auto on_gpu = train::run_training(cuda);
+    const auto on_cpu = train::train_real(cpu);
+    const auto on_gpu = train::train_real(cuda);
     if (std::string(system) == "ddp") {
       EXPECT_LT(train::max_relative_difference(on_gpu.final_parameters, on_cpu.final_parameters), 1e-3);
     }

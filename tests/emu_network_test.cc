@@ -10,6 +10,7 @@
 #include "emu/process.h"
 #include "emu/run_registry.h"
 #include "emu_test_util.h"
+#include "tests/net_test_util.h"
 #include "traces/generators.h"
 
 namespace st::emu {
@@ -19,15 +20,7 @@ using testing::median;
 using testing::one_way_delays;
 
 net::TopologyConfig two_clusters(double mbps, double delay_ms, int nodes_a = 1, int nodes_b = 1) {
-  net::TopologyConfig config;
-  config.clusters = {{"a", nodes_a}, {"b", nodes_b}};
-  net::WanDirection direction;
-  direction.constant_mbps = mbps;
-  direction.delay_ms = delay_ms;
-  direction.buffer_bdp = 2;
-  config.wan[{0, 1}] = direction;
-  config.wan[{1, 0}] = direction;
-  return config;
+  return net::testing::two_clusters(net::testing::constant_link(mbps, delay_ms, 2), nodes_a, nodes_b);
 }
 
 std::string run_in(const std::string& netns, const std::vector<std::string>& argv) {

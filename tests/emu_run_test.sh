@@ -39,6 +39,7 @@ clusters:
   - {name: a, nodes: 1, gpus_per_node: 1}
   - {name: b, nodes: 1, gpus_per_node: 1}
 links:
+  trace_offset: 0   # the outage must come where the test expects it, whatever the seed
   wan:
     default: {trace: outage.csv, delay_ms: 20, buffer_bdp: 2}
 model: mlp
@@ -124,7 +125,8 @@ echo "== the headline scenario on the emu backend, short budget"
 if ! dpkg -s dataset-fashion-mnist > /dev/null 2>&1; then
   echo "SKIP part 2: Fashion-MNIST (dataset-fashion-mnist) is not installed"
 else
-  "$STELLATRAIN" run "$SOURCE_DIR/scenarios/fluct-115mbps.yaml" --backend emu --iterations 20 --out headline --quiet \
+  # Its first seed (the file has five), as it is otherwise.
+  "$STELLATRAIN" run "$SOURCE_DIR/scenarios/fluct-115mbps.yaml" --backend emu --iterations 20 --seeds 1 --out headline --quiet \
     > headline.log 2>&1 || { cat headline.log; fail "fluct-115mbps on emu failed"; }
   python3 - headline <<'PY'
 import json, os, sys

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/train/results.h"
-#include "core/train/versioned_parameters.h"
+#include "core/train/run/results.h"
+#include "core/train/node/versioned_parameters.h"
 
 namespace st::train {
 namespace {

@@ -9,6 +9,7 @@
 #include "net/link_recorder.h"
 #include "net/network_plan.h"
 #include "net/rate_schedule.h"
+#include "tests/net_test_util.h"
 
 namespace st::net {
 namespace {
@@ -24,15 +25,9 @@ traces::Trace steps_trace(std::vector<std::pair<double, double>> rows) {
   return traces::Trace(std::move(steps), "test");
 }
 
+// Cluster a with 2 nodes, b with 1, a constant WAN both ways.
 TopologyConfig two_clusters(double mbps = 115, double delay_ms = 20) {
-  TopologyConfig config;
-  config.clusters = {{"a", 2}, {"b", 1}};
-  WanDirection direction;
-  direction.constant_mbps = mbps;
-  direction.delay_ms = delay_ms;
-  config.wan[{0, 1}] = direction;
-  config.wan[{1, 0}] = direction;
-  return config;
+  return testing::two_clusters(testing::constant_link(mbps, delay_ms), 2, 1);
 }
 
 // The message of the std::invalid_argument that plan_network throws.
@@ -166,6 +161,29 @@ TEST(RateSchedule, LateFirstRowHoldsFromZeroAndConstantNeverEnds) {
   EXPECT_TRUE(constant.constant());
   EXPECT_DOUBLE_EQ(constant.mean_mbps(7, 9), 25);
   EXPECT_TRUE(std::isinf(constant.segment_at(1e9).end_s));
+}
+
+// A trace offset replays trace time t + offset at network time t; segments
+// stay in network time (the first may have begun before 0).
+TEST(RateSchedule, AnOffsetStartsTheReplayInsideTheTrace) {
+  const auto trace = steps_trace({{0, 10}, {1, 20}, {2, 30}});  // lasts 3 s
+  const RateSchedule from_zero(trace, 0), offset(trace, 0, 1.5);
+  auto first = offset.segment_at(0);
+  EXPECT_EQ(offset.step(first).mbps, 20);
+  EXPECT_DOUBLE_EQ(first.start_s, -0.5);
+  EXPECT_DOUBLE_EQ(first.end_s, 0.5);
+  const auto second = offset.next(first);
+  EXPECT_EQ(offset.step(second).mbps, 30);
+  EXPECT_DOUBLE_EQ(second.start_s, 0.5);
+  EXPECT_EQ(offset.step(offset.next(second)).mbps, 10) << "then the trace loops";
+  EXPECT_DOUBLE_EQ(offset.mean_mbps(0, 1.5), from_zero.mean_mbps(1.5, 3.0));
+  // Offset 0 is the plain replay, to the bit.
+  const RateSchedule zero(trace, 0, 0.0);
+  for (double t : {0.0, 0.999, 1.0, 2.5, 7.25}) {
+    EXPECT_EQ(zero.segment_at(t).start_s, from_zero.segment_at(t).start_s);
+    EXPECT_EQ(zero.segment_at(t).end_s, from_zero.segment_at(t).end_s);
+  }
+  EXPECT_THROW(RateSchedule(trace, 0, -1), std::invalid_argument);
 }
 
 TEST(LinkRecorder, RowsPerSecondAndTotals) {

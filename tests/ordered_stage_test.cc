@@ -2,7 +2,7 @@
 // the order of submission and whether `next` comes before the job returns or
 // later; and a long queue of jobs that finish at once does not deepen the
 // stack (it ran by recursion once).
-#include "core/train/ordered_stage.h"
+#include "core/train/node/ordered_stage.h"
 
 #include <gtest/gtest.h>
 

@@ -9,14 +9,15 @@
 #include <sstream>
 #include <map>
 
+#include "apps/backends.h"
 #include "apps/scenario.h"
+#include "core/train/systems/local_step/local_step_options.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#include "core/train/systems/sync/sync_options.h"
 #ifdef ST_HAVE_SIM
 #include "sim/sim_config.h"
 #endif
 
-#ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must name the project's source folder"
-#endif
 
 namespace st::apps {
 namespace {
@@ -98,9 +99,19 @@ TEST_F(ScenarioFile, ShippedScenariosLoad) {
     EXPECT_EQ(s.systems[0].config.model, "cnn");
     EXPECT_EQ(s.systems[0].config.dataset, "fashion-mnist");
     EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
-    EXPECT_EQ(s.systems[1].config.eval_samples, 5000u);
-    EXPECT_TRUE(s.systems[0].config.controller);  // stellatrain runs its controller by default
-    EXPECT_FALSE(s.systems[1].config.controller);
+    if (std::string(name) == "fluct-115mbps") {
+      // The headline: the whole test set, every 2 iterations until 87%, five paired seeds.
+      EXPECT_EQ(s.systems[1].config.eval_samples, 0u);
+      EXPECT_EQ(s.systems[1].config.eval_interval, 2);
+      EXPECT_EQ(s.systems[1].config.eval_interval_after, 25);
+      EXPECT_EQ(s.report_targets, (std::vector<double>{0.80, 0.83, 0.85, 0.87}));
+      EXPECT_EQ(s.seeds.size(), 5u);
+    } else {
+      EXPECT_EQ(s.systems[1].config.eval_samples, 5000u);
+    }
+    // stellatrain runs its controller by default; ddp has none to run
+    EXPECT_TRUE(s.systems[0].config.options_as<train::StellaTrainOptions>().controller);
+    EXPECT_FALSE(s.systems[1].config.options->controlled());
     EXPECT_EQ(s.network.wan.size(), 2u);
     const auto& wan = s.network.wan.at({0, 1});
     if (wan.trace.empty()) EXPECT_GT(wan.constant_mbps, 0);
@@ -153,12 +164,26 @@ TEST_F(ScenarioFile, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(c.iterations, 10);
   EXPECT_EQ(c.time_budget_s, 0);
   EXPECT_EQ(c.eval_interval, 50);
-  EXPECT_EQ(c.eval_samples, 2000u);
+  EXPECT_EQ(c.eval_samples, 0u);  // the whole test set
   EXPECT_DOUBLE_EQ(c.lr, 0.05);
-  EXPECT_DOUBLE_EQ(c.density, 0.05);
+  EXPECT_DOUBLE_EQ(c.options_as<train::StellaTrainOptions>().density, 0.05);
   EXPECT_EQ(s.cost_per_hour(), 0);
 #ifdef ST_HAVE_SIM
   EXPECT_EQ(s.sim_compute->compute.kind, "measured");
+#endif
+}
+
+// A time budget alone bounds a run: as many iterations as fit (the
+// engine's per-iteration state lives only while an iteration is in flight).
+TEST_F(ScenarioFile, ATimeBudgetAloneIsABudget) {
+  const auto s = load_scenario(write(text({{"budget", "budget: {time_s: 60}\n"}})));
+  for (const auto& system : s.systems) {
+    EXPECT_EQ(system.config.iterations, train::kUnboundedIterations);
+    EXPECT_DOUBLE_EQ(system.config.time_budget_s, 60);
+  }
+#ifdef ST_HAVE_EMU
+  // The emulator's node processes stop on their own clocks: it refuses.
+  EXPECT_NE(backend_error(s, "emu").find("budget.time_s: not supported on the emu backend"), std::string::npos);
 #endif
 }
 
@@ -177,14 +202,15 @@ TEST_F(ScenarioFile, OptionsBatchSeedsAndCosts) {
   ASSERT_EQ(s.systems.size(), 2u);
   const auto& st = s.systems[0];
   EXPECT_EQ(st.label, "st-1pct");
-  EXPECT_DOUBLE_EQ(st.config.density, 0.01);
-  EXPECT_TRUE(st.config.fp16_values);
-  EXPECT_EQ(st.config.staleness, 0);
+  const auto& o = st.config.options_as<train::StellaTrainOptions>();
+  EXPECT_DOUBLE_EQ(o.density, 0.01);
+  EXPECT_TRUE(o.fp16_values);
+  EXPECT_EQ(o.staleness, 0);
   EXPECT_EQ(st.config.batch_per_worker, 8u);  // 48 over 3 nodes x 2 GPUs
   EXPECT_EQ(st.config.eval_interval, 5);
   EXPECT_EQ(st.config.eval_samples, 0u);
   EXPECT_DOUBLE_EQ(st.config.lr, 0.1);
-  EXPECT_DOUBLE_EQ(s.systems[1].config.density, 0.1);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.options_as<train::TopkSyncOptions>().density, 0.1);
   EXPECT_EQ(s.systems[1].label, "topk-sync");
 }
 
@@ -231,6 +257,45 @@ void expect_errors(const std::vector<Case>& cases, const std::function<std::stri
         << "expected '" << c.expected << "' in '" << message << "' for:\n" << c.content;
     EXPECT_NE(message.find("scenario_test.yaml"), std::string::npos) << message;
   }
+}
+
+// `- stellatrain` runs the variant this testbed measured best (controller,
+// lookahead, fp16); `preset: paper` the paper's rule; keys beside a preset
+// override it.
+TEST_F(ScenarioFile, StellaTrainPresets) {
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - stellatrain\n  - {name: stellatrain, label: paper, preset: paper}\n"
+      "  - {name: stellatrain, label: paper-fp16, preset: paper, fp16: true}\n"}})));
+  const auto& best = s.systems[0].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(best.controller);
+  EXPECT_EQ(best.compensation, "lookahead");
+  EXPECT_TRUE(best.fp16_values);
+  EXPECT_EQ(best.preset, "measured");
+  const auto& paper = s.systems[1].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(paper.controller);
+  EXPECT_EQ(paper.compensation, "none");
+  EXPECT_FALSE(paper.fp16_values);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().fp16_values);
+  EXPECT_EQ(s.systems[1].config.options->to_json().at("preset"), "paper");
+  expect_errors({{text({{"systems", "systems:\n  - {name: stellatrain, preset: fastest}\n  - ddp\n"}}),
+                  "systems[0].preset (line 10): 'fastest' is not one of"}},
+                error_of);
+}
+
+// Dense evaluations where the report targets are decided, sparse after.
+TEST_F(ScenarioFile, EvaluationsAtTheTargetsAndOnTheValidationSet) {
+  const auto s = load_scenario(write(text({}, "report_targets: [0.4, 0.45]\n"
+                                             "eval: {on: validation, interval: 2, interval_after_targets: 20}\n")));
+  EXPECT_EQ(s.report_targets, (std::vector<double>{0.4, 0.45, 0.5}));
+  const auto& c = s.systems[0].config;
+  EXPECT_EQ(c.evaluate_on, "validation");
+  EXPECT_EQ(c.eval_interval, 2);
+  EXPECT_EQ(c.eval_interval_after, 20);
+  EXPECT_DOUBLE_EQ(c.eval_dense_until, 0.5);
+  expect_errors({{text({}, "report_targets: [0.4, 0.4]\n"), "report_targets[1] (line 14): is listed twice"},
+                 {text({}, "report_targets: [85]\n"), "report_targets[0] (line 14): 85 is above 1"},
+                 {text({}, "eval: {on: train}\n"), "eval.on (line 14)"}},
+                error_of);
 }
 
 TEST_F(ScenarioFile, UnknownKeysAtEveryDepth) {
@@ -303,7 +368,8 @@ TEST_F(ScenarioFile, MissingRequiredKeys) {
           {text({{"target_accuracy", ""}}), "missing required key 'target_accuracy'"},
           {text({{"budget", ""}}), "missing required key 'budget'"},
           {text({{"clusters", ""}}), "missing required key 'clusters'"},
-          {text({{"budget", "budget: {time_s: 60}\n"}}), "budget (line 13): missing required key 'iterations'"},
+          {text({{"budget", "budget: {}\n"}}), "budget (line 13): give iterations, time_s or both"},
+          {text({{"budget", "budget: {time_s: 0}\n"}}), "budget.time_s (line 13): is 0: with no iterations the run needs a time"},
           {text({{"clusters", "clusters:\n  - {nodes: 1}\n  - {name: b}\n"}}), "clusters[0] (line 2): missing required key 'name'"},
           {text({{"systems", "systems:\n  - {density: 0.1}\n  - ddp\n"}}), "systems[0] (line 10): missing required key 'name'"},
           {text({{"dataset", "dataset: {dir: /tmp}\n"}}), "dataset (line 8): missing required key 'name'"},
@@ -349,11 +415,12 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
-  EXPECT_TRUE(s.systems[0].config.controller);
-  EXPECT_DOUBLE_EQ(s.systems[0].config.control.interval_s, 0.5);
-  EXPECT_DOUBLE_EQ(s.systems[0].config.control.max_density, 0.3);
-  EXPECT_FALSE(s.systems[0].config.control.adapt_batch);
-  EXPECT_FALSE(s.systems[1].config.controller);
+  const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(controlled.controller);
+  EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
+  EXPECT_DOUBLE_EQ(controlled.control.max_density, 0.3);
+  EXPECT_FALSE(controlled.control.adapt_batch);
+  EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
 }
@@ -377,12 +444,15 @@ TEST_F(ScenarioFile, LocalUpdateSystemsTakeTheirOwnOptions) {
       "systems:\n  - {name: local-sgd, averaging_period: 4, start_iteration: 10}\n"
       "  - {name: cloudless-ma, averaging_period_s: 2.5, overlap: false}\n"
       "  - {name: cloudless-asgd-ga, accumulation_steps: 3, max_staleness: 0}\n"}})));
-  EXPECT_EQ(s.systems[0].config.averaging_period, 4);
-  EXPECT_EQ(s.systems[0].config.local_sgd_start_iteration, 10);
-  EXPECT_DOUBLE_EQ(s.systems[1].config.averaging_period_s, 2.5);
-  EXPECT_FALSE(s.systems[1].config.averaging_overlap);
-  EXPECT_EQ(s.systems[2].config.accumulation_steps, 3);
-  EXPECT_EQ(s.systems[2].config.max_staleness, 0);
+  const auto& local = s.systems[0].config.options_as<train::LocalSgdOptions>();
+  EXPECT_EQ(local.averaging_period, 4);
+  EXPECT_EQ(local.start_iteration, 10);
+  const auto& ma = s.systems[1].config.options_as<train::CloudlessMaOptions>();
+  EXPECT_DOUBLE_EQ(ma.averaging_period_s, 2.5);
+  EXPECT_FALSE(ma.overlap);
+  const auto& asgd = s.systems[2].config.options_as<train::CloudlessAsgdOptions>();
+  EXPECT_EQ(asgd.accumulation_steps, 3);
+  EXPECT_EQ(asgd.max_staleness, 0);
 }
 
 // A trace that is not shipped (third-party data) says where to get it.

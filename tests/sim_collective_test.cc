@@ -13,7 +13,7 @@
 #include "core/comm/mailbox.h"
 #include "core/model/model.h"
 #include "sim/sim_executor.h"
-#include "sim/topology.h"
+#include "sim/sim_network.h"
 
 namespace st::sim {
 namespace {

@@ -17,8 +17,10 @@
 #include <map>
 #include <sstream>
 
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/sim_test_util.h"
+#include "tests/train_test_util.h"
 #include "traces/generators.h"
 
 namespace st::sim {
@@ -26,12 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using net::testing::read_file;
+using net::testing::traced_link;
+using net::testing::two_clusters;
+using testing::sim_run;
 
 // The CNN's times from scenarios/profiles/cpu-2core.yaml, given to the MLP
 // (`slowdown` times slower for a slower device).
@@ -46,31 +46,21 @@ fs::path cnn_paced_profile(const fs::path& dir, double slowdown = 1.0) {
   return path;
 }
 
-SimRunConfig two_clusters(const traces::Trace& trace, const fs::path& profile) {
-  SimRunConfig c;
-  c.source = "<test>";
-  c.topology.clusters = {{"a", 1}, {"b", 1}};
-  WanDirection wan;
-  wan.trace = trace;
-  wan.delay_ms = 20;
-  wan.buffer_bdp = 2;
-  c.topology.wan[{0, 1}] = wan;
-  c.topology.wan[{1, 0}] = wan;
-  c.compute.kind = "profile";
-  c.compute.profile_path = profile.string();
-  return c;
+// 2 clusters x 1 node replaying `trace` both ways (20 ms, a 2-BDP buffer),
+// priced by `profile`.
+SimRunConfig traced_clusters(const traces::Trace& trace, const fs::path& profile) {
+  return sim_run(two_clusters(traced_link(trace, 20, 2)), "profile", profile.string());
 }
 
 train::TrainConfig controlled_mlp(int iterations, const fs::path& out) {
   train::TrainConfig c;
-  c.system = "stellatrain";
   c.model = "mlp";
   c.dataset = "synthetic";
   c.nodes = 2;
   c.gpus_per_node = 2;
   c.iterations = iterations;
-  c.controller = true;
-  c.staleness_compensation = "lookahead";
+  train::stellatrain_options(c).controller = true;
+  train::stellatrain_options(c).compensation = "lookahead";
   c.eval_interval = 0;
   c.eval_samples = 200;
   c.quiet = true;
@@ -109,8 +99,8 @@ TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
   const auto trace = traces::square_trace(40, 200, 2, 60);
   for (int run = 0; run < 2; ++run) {
     auto c = controlled_mlp(120, root / std::to_string(run));
-    auto backend = make_sim_backend(two_clusters(trace, profile), c);
-    const auto result = train::run_training(c, backend.get());
+    auto backend = make_sim_node_host(traced_clusters(trace, profile), c);
+    const auto result = train::run_training(c, *backend);
     EXPECT_EQ(result.checksums[0], result.checksums[1]);
   }
   for (const char* file : {"manifest.json", "iterations.csv", "eval.csv", "link.csv", "control.csv"}) {
@@ -142,12 +132,12 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
   auto adaptive = controlled_mlp(iterations, root / "adaptive");
   adaptive.time_budget_s = 60;
   auto fixed = controlled_mlp(iterations, root / "fixed-1pct");
-  fixed.controller = false;
-  fixed.density = 0.01;
+  train::stellatrain_options(fixed).controller = false;
+  train::stellatrain_options(fixed).density = 0.01;
   fixed.time_budget_s = 60;
   for (auto* c : {&adaptive, &fixed}) {
-    auto backend = make_sim_backend(two_clusters(trace, profile), *c);
-    train::run_training(*c, backend.get());
+    auto backend = make_sim_node_host(traced_clusters(trace, profile), *c);
+    train::run_training(*c, *backend);
   }
   const auto control = read_csv(root / "adaptive" / "control.csv");
   const auto& time = control.at("time_s");
@@ -184,17 +174,17 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
 TEST(SimControl, BatchSplitEqualisesUnequalGpus) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_batches";
   const auto fast = cnn_paced_profile(root, 1.0), slow = cnn_paced_profile(root, 2.5);
-  auto network = two_clusters(traces::constant_trace(1000, 600), fast);
-  network.compute.node_profiles = {fast.string(), slow.string()};
+  auto network = traced_clusters(traces::constant_trace(1000, 600), fast);
+  network.compute.compute.node_profiles = {fast.string(), slow.string()};
   double iteration_ms[2] = {0, 0}, accuracy[2] = {0, 0};
   for (int balanced = 0; balanced < 2; ++balanced) {
     auto c = controlled_mlp(300, root / (balanced ? "balanced" : "equal"));
     c.dataset = "fashion-mnist";
-    c.control.adapt_batch = balanced == 1;
+    train::stellatrain_options(c).control.adapt_batch = balanced == 1;
     c.eval_interval = 0;
     c.eval_samples = 5000;
-    auto backend = make_sim_backend(network, c);
-    const auto result = train::run_training(c, backend.get());
+    auto backend = make_sim_node_host(network, c);
+    const auto result = train::run_training(c, *backend);
     accuracy[balanced] = result.evaluations.back().accuracy;
     const auto it = read_csv(fs::path(c.out_dir) / "iterations.csv");
     iteration_ms[balanced] = mean_iteration_ms(it, it.at("start_s")[it.at("start_s").size() / 2], 1e9);

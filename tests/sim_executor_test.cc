@@ -26,6 +26,20 @@ class WorkIsMilliseconds final : public ComputeTimeModel {
   nlohmann::json describe() const override { return {{"kind", "test"}}; }
 };
 
+// The same, on a machine of `cores` CPU cores.
+class WorkIsMillisecondsOnCores final : public ComputeTimeModel {
+ public:
+  explicit WorkIsMillisecondsOnCores(int cores) : cores_(cores) {}
+  Nanos cost(const ComputeCost& task, Nanos) const override { return Nanos(static_cast<int64_t>(task.work * 1e6)); }
+  double progress_share(const ComputeCost&, int, double) const override { return 1; }
+  bool deterministic() const override { return true; }
+  nlohmann::json describe() const override { return {{"kind", "test"}}; }
+  int cpu_cores(int) const override { return cores_; }
+
+ private:
+  int cores_;
+};
+
 class SimExecutorTest : public ::testing::Test {
  protected:
   void TearDown() override { ns3::Simulator::Destroy(); }
@@ -40,7 +54,7 @@ TEST_F(SimExecutorTest, ComputeChargesItsModelledCost) {
   double done_at = -1;
   bool finished = false;
   ex->post([&] {
-    ex->compute([] {}, ComputeCost{"forward", -1, 7.5, 0, 0}, [&] {
+    ex->compute([] {}, ComputeCost{runtime::TaskKind::kForward, -1, 7.5, 0, 0}, [&] {
       done_at = ms(ex->now());
       finished = true;
     });
@@ -53,9 +67,9 @@ TEST_F(SimExecutorTest, OneGpuRunsItsTasksOneAfterAnother) {
   auto ex = make();
   std::vector<double> done;
   for (int i = 0; i < 3; ++i)
-    ex->compute([] {}, ComputeCost{"forward", -1, 10, 0, 0}, [&] { done.push_back(ms(ex->now())); });
+    ex->compute([] {}, ComputeCost{runtime::TaskKind::kForward, -1, 10, 0, 0}, [&] { done.push_back(ms(ex->now())); });
   // Another GPU of the same node runs in parallel.
-  ex->compute([] {}, ComputeCost{"forward", -1, 10, 0, 1}, [&] { done.push_back(ms(ex->now())); });
+  ex->compute([] {}, ComputeCost{runtime::TaskKind::kForward, -1, 10, 0, 1}, [&] { done.push_back(ms(ex->now())); });
   ex->run_until([&] { return done.size() == 4; });
   EXPECT_EQ(done, (std::vector<double>{10, 10, 20, 30}));
 }
@@ -64,15 +78,46 @@ TEST_F(SimExecutorTest, CpuSlotsBoundParallelism) {
   auto ex = make(2);
   std::vector<double> done;
   for (int i = 0; i < 4; ++i)
-    ex->compute([] {}, ComputeCost{"compress", 0, 5, 3, -1}, [&] { done.push_back(ms(ex->now())); });
+    ex->compute([] {}, ComputeCost{runtime::TaskKind::kCompress, 0, 5, 3, -1}, [&] { done.push_back(ms(ex->now())); });
   ex->run_until([&] { return done.size() == 4; });
   EXPECT_EQ(done, (std::vector<double>{5, 5, 10, 10}));
+}
+
+// Completion times of six 5 ms CPU tasks on one node.
+std::vector<double> six_cpu_tasks(SimExecutor& ex) {
+  std::vector<double> done;
+  for (int i = 0; i < 6; ++i)
+    ex.compute([] {}, ComputeCost{runtime::TaskKind::kGather, 0, 5, 0, -1},
+               [&] { done.push_back(std::chrono::duration<double, std::milli>(ex.now()).count()); });
+  ex.run_until([&] { return done.size() == 6; });
+  return done;
+}
+
+TEST_F(SimExecutorTest, CpuSlotsAreTheModelledMachinesCoresUnlessTheScenarioSays) {
+  {
+    auto ex = make_sim_executor(std::make_unique<WorkIsMillisecondsOnCores>(3), SimExecutorOptions{});
+    EXPECT_EQ(ex->cpu_cores(0), 3);
+    EXPECT_EQ(ex->cpu_cores_source(0), "profile");
+    EXPECT_EQ(six_cpu_tasks(*ex), (std::vector<double>{5, 5, 5, 10, 10, 10}));
+  }
+  ns3::Simulator::Destroy();
+  {
+    auto ex = make_sim_executor(std::make_unique<WorkIsMillisecondsOnCores>(3), SimExecutorOptions{1});
+    EXPECT_EQ(ex->cpu_cores_source(0), "scenario");
+    EXPECT_EQ(six_cpu_tasks(*ex), (std::vector<double>{5, 10, 15, 20, 25, 30}));
+  }
+  ns3::Simulator::Destroy();
+  {  // a model that does not say: the documented default
+    auto ex = make_sim_executor(std::make_unique<WorkIsMilliseconds>(), SimExecutorOptions{});
+    EXPECT_EQ(ex->cpu_cores(0), kDefaultCpuCores);
+    EXPECT_EQ(ex->cpu_cores_source(0), "default");
+  }
 }
 
 TEST_F(SimExecutorTest, PostsFromInsideWorkWaitUntilTheWorkIsDone) {
   auto ex = make();
   double seen_at = -1, done_at = -1;
-  ex->compute([&] { ex->post([&] { seen_at = ms(ex->now()); }); }, ComputeCost{"optimize", 0, 4, 0, -1},
+  ex->compute([&] { ex->post([&] { seen_at = ms(ex->now()); }); }, ComputeCost{runtime::TaskKind::kOptimize, 0, 4, 0, -1},
               [&] { done_at = ms(ex->now()); });
   ex->run_until([&] { return seen_at >= 0 && done_at >= 0; });
   EXPECT_DOUBLE_EQ(seen_at, 4);
@@ -90,7 +135,7 @@ TEST_F(SimExecutorTest, ProgressMarksRunAtTheirShareOfTheChargedTime) {
       [&] {
         for (int mark : {7, 2, 10}) ex->post_progress(mark, [&, mark] { seen.push_back({mark, ms(ex->now())}); });
       },
-      ComputeCost{"backward", -1, 20, 0, 0}, [&] {
+      ComputeCost{runtime::TaskKind::kBackward, -1, 20, 0, 0}, [&] {
         done_at = ms(ex->now());
         seen.push_back({-1, done_at});
       });
@@ -156,8 +201,8 @@ TEST_F(SimExecutorTest, EndlessBackgroundEventsCannotHideADeadlock) {
 
 TEST(ComputeModels, MeasuredScalesTheWallTime) {
   auto model = make_compute_model({"measured", 2.5});
-  EXPECT_EQ(model->cost({"forward", -1, 64, 0, 0}, Nanos(1000)), Nanos(2500));
-  EXPECT_EQ(model->cost({"evaluate", -1, 64, 0, -1}, Nanos(1000)), Nanos(0));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kForward, -1, 64, 0, 0}, Nanos(1000)), Nanos(2500));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kEvaluate, -1, 64, 0, -1}, Nanos(1000)), Nanos(0));
   EXPECT_FALSE(model->deterministic());
   EXPECT_THROW(make_compute_model({"measured", 0}), std::invalid_argument);
   EXPECT_THROW(make_compute_model({"guessed"}), std::invalid_argument);
@@ -170,27 +215,39 @@ TEST(ComputeModels, AnalyticIsFlopsOverRate) {
   c.device_tflops = 1.0;
   auto model = make_compute_model(c);
   const double flops = 2.0 * (784 * 256 + 256 * 10);
-  EXPECT_EQ(model->cost({"forward", -1, 100, 0, 0}, Nanos(0)), Nanos(static_cast<int64_t>(std::llround(flops * 100 / 1e12 * 1e9))));
-  EXPECT_EQ(model->cost({"backward", -1, 100, 0, 0}, Nanos(0)).count(),
-            2 * model->cost({"forward", -1, 100, 0, 0}, Nanos(0)).count());
+  EXPECT_EQ(model->cost({runtime::TaskKind::kForward, -1, 100, 0, 0}, Nanos(0)), Nanos(static_cast<int64_t>(std::llround(flops * 100 / 1e12 * 1e9))));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kBackward, -1, 100, 0, 0}, Nanos(0)).count(),
+            2 * model->cost({runtime::TaskKind::kForward, -1, 100, 0, 0}, Nanos(0)).count());
   EXPECT_TRUE(model->deterministic());
-  EXPECT_THROW(model->cost({"teleport", -1, 1, 0, 0}, Nanos(0)), std::invalid_argument);
+  // Every kind of task the engine runs has a price and a name (the kinds
+  // are an enum, so an unknown one cannot reach a model).
+  for (int k = 0; k < runtime::kTaskKinds; ++k) {
+    const auto kind = static_cast<runtime::TaskKind>(k);
+    EXPECT_NO_THROW(model->cost({kind, -1, 1, 0, 0}, Nanos(0))) << runtime::to_string(kind);
+    EXPECT_STRNE(runtime::to_string(kind), "unknown");
+  }
 }
 
 class ProfileFile : public ::testing::Test {
  protected:
   std::string write(const std::string& text) {
-    path_ = ::testing::TempDir() + "/profile_test.yaml";
+    // One file per test: ctest runs the tests of this suite in parallel.
+    path_ = ::testing::TempDir() + "/profile_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            ".yaml";
     std::ofstream(path_) << text;
     return path_;
   }
-  std::string error_of(const std::string& text, const std::string& model = "cnn") {
+  // The profile model of `text` for `model`.
+  std::unique_ptr<ComputeTimeModel> model_of(const std::string& text, const std::string& model = "cnn") {
     ComputeModelConfig c;
     c.kind = "profile";
     c.model = model;
     c.profile_path = write(text);
+    return make_compute_model(c);
+  }
+  std::string error_of(const std::string& text, const std::string& model = "cnn") {
     try {
-      make_compute_model(c);
+      model_of(text, model);
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -207,15 +264,99 @@ models:
 )";
 
 TEST_F(ProfileFile, ScalesWithBatchAndCountsKernels) {
-  ComputeModelConfig c;
-  c.kind = "profile";
-  c.profile_path = write(kGoodProfile);
-  auto model = make_compute_model(c);
-  EXPECT_EQ(model->cost({"forward", -1, 64, 0, 0}, Nanos(1)), std::chrono::milliseconds(16));
-  EXPECT_EQ(model->cost({"backward", -1, 16, 0, 0}, Nanos(1)), std::chrono::milliseconds(8));
-  EXPECT_EQ(model->cost({"compress", 3, 1000, 0, -1}, Nanos(1)), Nanos(2000));
-  EXPECT_EQ(model->cost({"optimize_dense", -1, 10, 0, 0}, Nanos(1)), Nanos(40));
+  auto model = model_of(kGoodProfile);
+  EXPECT_EQ(model->cost({runtime::TaskKind::kForward, -1, 64, 0, 0}, Nanos(1)), std::chrono::milliseconds(16));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kBackward, -1, 16, 0, 0}, Nanos(1)), std::chrono::milliseconds(8));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kCompress, 3, 1000, 0, -1}, Nanos(1)), Nanos(2000));
+  EXPECT_EQ(model->cost({runtime::TaskKind::kOptimizeDense, -1, 10, 0, 0}, Nanos(1)), Nanos(40));
   EXPECT_EQ(model->describe()["device"], "test-gpu");
+}
+
+Nanos cost_of(const ComputeTimeModel& model, runtime::TaskKind kind, double work, double density = 0) {
+  ComputeCost task{kind, -1, work, 0, -1};
+  task.density = density;
+  return model.cost(task, Nanos(1));
+}
+
+// Profiles from before copy, view and the density curve were measured:
+// copy and view from the gather's rate by bytes moved (said in the
+// manifest), compression flat, no opinion on the cores.
+TEST_F(ProfileFile, OlderProfilesPriceLoadsFromTheGatherRate) {
+  auto model = model_of(kGoodProfile);
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCopy, 1200), Nanos(800));   // 1 ns x 8/12
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kView, 1200), Nanos(1600));  // 1 ns x 16/12
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kLoad, 1200), Nanos(800));   // a host copy
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.4), Nanos(2000));
+  EXPECT_TRUE(model->describe()["cpu_derived"].contains("view_ns_per_element"));
+  EXPECT_EQ(model->cpu_cores(0), 0);
+}
+
+constexpr const char* kMeasuredLoadsProfile = R"(device: test-gpu
+cpu_cores: 6
+cpu:
+  gather_ns_per_element: 1
+  copy_ns_per_element: 0.5
+  view_ns_per_element: 2
+  compress_ns_per_element_at_density: {0.01: 1, 0.05: 2, 0.5: 11}
+  optimize_ns_per_index: 3
+accelerator: {optimize_dense_ns_per_element: 4, compress_gpu_ns_per_element: 5}
+transfer: {d2h_gbps: 8, h2d_gbps: 2}
+models:
+  cnn: {batch: 32, forward_ms: 8, backward_ms: 16}
+)";
+
+TEST_F(ProfileFile, PricesLoadsViewsTransfersAndCompressionAtItsDensity) {
+  auto model = model_of(kMeasuredLoadsProfile);
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCopy, 1000), Nanos(500));
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kView, 1000), Nanos(2000));
+  // A host copy, then 4 bytes per element at 2 GB/s.
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kLoad, 1000), Nanos(2500));
+  // The gather brings each gradient to the host first (4 bytes at 8 GB/s).
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kGather, 1000), Nanos(1500));
+  // Measured points, linear between them, flat beyond.
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.05), Nanos(2000));
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.275), Nanos(6500));
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.001), Nanos(1000));
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.9), Nanos(11000));
+  EXPECT_EQ(model->cpu_cores(0), 6);
+  EXPECT_EQ(model->describe()["cpu_cores"], 6);
+}
+
+TEST_F(ProfileFile, ABadLoadsOrDensityEntryIsNamed) {
+  std::string both = kMeasuredLoadsProfile;
+  both.replace(both.find("  optimize_ns_per_index"), 0, "  compress_ns_per_element: 2\n");
+  EXPECT_NE(error_of(both).find("give exactly one of compress_ns_per_element_at_density"), std::string::npos)
+      << error_of(both);
+  std::string bad_density = kMeasuredLoadsProfile;
+  bad_density.replace(bad_density.find("0.5: 11"), 7, "1.5: 11");
+  EXPECT_NE(error_of(bad_density).find("cpu.compress_ns_per_element_at_density"), std::string::npos)
+      << error_of(bad_density);
+  EXPECT_NE(error_of(bad_density).find("density 1.5 is outside (0, 1]"), std::string::npos) << error_of(bad_density);
+  std::string not_a_number = kMeasuredLoadsProfile;
+  not_a_number.replace(not_a_number.find("0.5: 11"), 7, "half: 11");
+  EXPECT_NE(error_of(not_a_number).find("'half' is not a density"), std::string::npos) << error_of(not_a_number);
+  std::string twice = kMeasuredLoadsProfile;
+  twice.replace(twice.find("0.5: 11"), 7, "5e-1: 11, 0.5: 12");
+  EXPECT_NE(error_of(twice).find("density 0.5 is given twice"), std::string::npos) << error_of(twice);
+  std::string zero_cores = kMeasuredLoadsProfile;
+  zero_cores.replace(zero_cores.find("cpu_cores: 6"), 12, "cpu_cores: 0");
+  EXPECT_NE(error_of(zero_cores).find("cpu_cores"), std::string::npos) << error_of(zero_cores);
+}
+
+TEST(ComputeModels, AnalyticPricesLoadsAndCompressionByBytesMoved) {
+  ComputeModelConfig c;
+  c.kind = "analytic";
+  c.cpu_gbps = 4;
+  c.h2d_gbps = 2;
+  auto model = make_compute_model(c);
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCopy, 1000), Nanos(2000));   // 8 bytes at 4 GB/s
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kView, 1000), Nanos(4000));   // 16 bytes
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kLoad, 1000), Nanos(4000));   // 8 bytes, then 4 at 2 GB/s
+  // One pass (4 bytes) plus 8 bytes per kept element.
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.05), Nanos(1100));
+  EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.5), Nanos(2000));
+  c.h2d_gbps = 0;
+  EXPECT_THROW(make_compute_model(c), std::invalid_argument);
 }
 
 TEST_F(ProfileFile, ErrorsNameTheFileAndKey) {

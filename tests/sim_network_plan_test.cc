@@ -1,23 +1,16 @@
 // What the ns-3 backend adds to the neutral network rules (plan_sim_network
-// in sim/topology.h): one delay per point-to-point link, ns-3 congestion
+// in sim/sim_network.h): one delay per point-to-point link, ns-3 congestion
 // controls. No simulation runs here.
 #include <gtest/gtest.h>
 
-#include "sim/topology.h"
+#include "sim/sim_network.h"
+#include "tests/net_test_util.h"
 
 namespace st::sim {
 namespace {
 
-TopologyConfig two_clusters() {
-  TopologyConfig config;
-  config.clusters = {{"a", 2}, {"b", 1}};
-  WanDirection direction;
-  direction.constant_mbps = 115;
-  direction.delay_ms = 20;
-  config.wan[{0, 1}] = direction;
-  config.wan[{1, 0}] = direction;
-  return config;
-}
+// Cluster a with 2 nodes, b with 1, 115 Mbps and 20 ms both ways.
+TopologyConfig two_clusters() { return net::testing::two_clusters(net::testing::constant_link(115, 20), 2, 1); }
 
 std::string sim_plan_error(const TopologyConfig& config) {
   try {

@@ -1,4 +1,4 @@
-// The ns-3 network half (sim/topology.h, sim/ns3_transport.h,
+// The ns-3 network half (sim/sim_network.h, sim/ns3_transport.h,
 // sim/link_recorder.h): every test is a real ns-3 simulation; trace
 // tracking is in sim_network_trace_test.cc, the pure parts in
 // sim_network_plan_test.cc. docs/sim-network.md quotes the numbers printed.
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "sim/ns3_transport.h"
-#include "sim/topology.h"
+#include "sim/sim_network.h"
 #include "tests/sim_network_test_util.h"
 
 namespace st::sim {
@@ -89,7 +89,7 @@ TEST_F(SimNetworkTest, TenMegabytesTakeTheAnalyticTime) {
 
 // (c) Order per pair, self-sends, callbacks never inline.
 TEST_F(SimNetworkTest, ManySmallMessagesArriveInOrderIncludingToSelf) {
-  TopologyConfig config = two_clusters(constant_link(100, 10), 2);
+  TopologyConfig config = two_clusters(constant_link(100, 10), 2, 2);
   SimNetwork network(config);
   const int world = network.world_size();
   ASSERT_EQ(world, 4);
@@ -141,7 +141,7 @@ TEST_F(SimNetworkTest, ManySmallMessagesArriveInOrderIncludingToSelf) {
 }
 
 TEST_F(SimNetworkTest, CloseFailsPendingSendsAndReportsTheLeaverOnce) {
-  SimNetwork network(two_clusters(constant_link(100, 10), 2));
+  SimNetwork network(two_clusters(constant_link(100, 10), 2, 2));
   std::vector<int> reports(4, 0);
   std::vector<int> delivered(4, 0);
   for (int rank = 0; rank < 4; ++rank) {
@@ -216,7 +216,7 @@ struct RunRecord {
 RunRecord deterministic_run() {
   WanDirection forward;
   forward.trace = random_walk_trace(10, 115, 7);
-  TopologyConfig config = two_clusters(forward, 2);
+  TopologyConfig config = two_clusters(forward, 2, 2);
   config.wan[{1, 0}] = forward;
   config.mtu = 9000;
   SimNetwork network(config);

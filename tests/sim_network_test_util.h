@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/topology.h"
+#include "sim/sim_network.h"
+#include "tests/net_test_util.h"
 #include "traces/trace.h"
 
 namespace st::sim::testing {
@@ -37,20 +38,8 @@ class SimNetworkTest : public ::testing::Test {
 
 inline double now_s() { return ns3::Simulator::Now().GetSeconds(); }
 
-inline TopologyConfig two_clusters(const WanDirection& both_ways, int nodes_per_cluster = 1) {
-  TopologyConfig config;
-  config.clusters = {{"a", nodes_per_cluster}, {"b", nodes_per_cluster}};
-  config.wan[{0, 1}] = both_ways;
-  config.wan[{1, 0}] = both_ways;
-  return config;
-}
-
-inline WanDirection constant_link(double mbps, double delay_ms) {
-  WanDirection direction;
-  direction.constant_mbps = mbps;
-  direction.delay_ms = delay_ms;
-  return direction;
-}
+using net::testing::constant_link;
+using net::testing::two_clusters;
 
 // A seeded random walk with 1 s steps, rescaled to the wanted mean.
 inline traces::Trace random_walk_trace(int seconds, double mean_mbps, uint64_t seed) {

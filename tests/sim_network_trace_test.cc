@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "sim/ns3_transport.h"
-#include "sim/topology.h"
+#include "sim/sim_network.h"
 #include "tests/sim_network_test_util.h"
 #include "traces/trace_io.h"
 

@@ -16,15 +16,14 @@
 #include <ostream>
 #include <sstream>
 
-#include "core/train/backend.h"
-#include "core/train/trainer.h"
+#include "core/train/run/backend.h"
+#include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/sim_test_util.h"
+#include "tests/train_test_util.h"
 #include "traces/generators.h"
 #include "traces/trace_io.h"
 
-#ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must name the project's source folder"
-#endif
 
 namespace st::sim {
 namespace {
@@ -33,49 +32,28 @@ namespace fs = std::filesystem;
 
 constexpr double kOutageStartS = 3;
 
+using net::testing::read_file;
+using net::testing::traced_link;
+using net::testing::two_clusters;
+using testing::sim_run;
+
 // 2 clusters x 1 node, 20 ms one way; both directions replay `trace`.
-SimRunConfig two_clusters(const traces::Trace& trace) {
-  SimRunConfig c;
-  c.source = "<test>";
-  c.topology.clusters = {{"a", 1}, {"b", 1}};
-  WanDirection wan;
-  wan.trace = trace;
-  wan.delay_ms = 20;
-  c.topology.wan[{0, 1}] = wan;
-  c.topology.wan[{1, 0}] = wan;
-  c.compute.kind = "profile";
-  c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
-  return c;
-}
+SimRunConfig traced_clusters(const traces::Trace& trace) { return sim_run(two_clusters(traced_link(trace))); }
 
 traces::Trace outage_trace(double outage_s) {
   return traces::step_trace({{0, 115}, {kOutageStartS, 0}, {kOutageStartS + outage_s, 115}}, 3600);
 }
 
 train::TrainConfig mlp_config(const std::string& system, int iterations) {
-  train::TrainConfig c;
-  c.system = system;
-  c.model = "mlp";
-  c.dataset = "synthetic";
-  c.nodes = 2;
-  c.gpus_per_node = 2;
-  c.batch_per_worker = 32;
+  auto c = train::small_config(system);
   c.iterations = iterations;
-  c.density = 0.05;
-  c.averaging_period = 4;
-  c.accumulation_steps = 2;
-  c.max_staleness = 4;
-  c.eval_interval = 0;
+  c.weight_decay = 0;
   c.eval_samples = 200;
-  c.quiet = true;
+  // Each system takes the options it has.
+  train::set_option(c, "averaging_period", "4");
+  train::set_option(c, "accumulation_steps", "2");
+  train::set_option(c, "max_staleness", "4");
   return c;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string test_name(const std::string& system) {
@@ -93,8 +71,8 @@ TEST_P(NewSystemInSim, RerunsAreByteIdentical) {
     auto c = mlp_config(GetParam(), 24);
     c.eval_interval = 8;
     c.out_dir = (root / std::to_string(run)).string();
-    auto backend = make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c);
-    train::run_training(c, backend.get());
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c);
+    train::run_training(c, *backend);
   }
   for (const char* file : {"manifest.json", "iterations.csv", "eval.csv", "link.csv"}) {
     const auto first = read_file(root / "0" / file), second = read_file(root / "1" / file);
@@ -152,8 +130,8 @@ TEST_P(OutageInSim, CompletesAndShowsTheOutage) {
                ("sim_outage_" + test_name(param.system) + "_" + std::to_string(static_cast<int>(param.outage_s))))
                   .string();
   fs::remove_all(c.out_dir);
-  auto backend = make_sim_backend(two_clusters(outage_trace(param.outage_s)), c);
-  const auto result = train::run_training(c, backend.get());
+  auto backend = make_sim_node_host(traced_clusters(outage_trace(param.outage_s)), c);
+  const auto result = train::run_training(c, *backend);
   const auto summary = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json")).at("summary");
   EXPECT_EQ(summary.at("iterations_completed").get<int>(), c.iterations);
   EXPECT_FALSE(summary.contains("stopped_by_time_budget"));
@@ -218,8 +196,8 @@ TEST_P(RealTraceWithZerosInSim, Completes) {
   c.batch_per_worker = 8192;
   c.out_dir = (fs::path(::testing::TempDir()) / ("sim_real_zeros_" + test_name(GetParam()))).string();
   fs::remove_all(c.out_dir);
-  auto backend = make_sim_backend(two_clusters(trace), c);
-  const auto result = train::run_training(c, backend.get());
+  auto backend = make_sim_node_host(traced_clusters(trace), c);
+  const auto result = train::run_training(c, *backend);
   const auto summary = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json")).at("summary");
   EXPECT_EQ(summary.at("iterations_completed").get<int>(), c.iterations);
   EXPECT_GT(result.wall_s, 9.0) << "the run should outlast the zero-rate seconds";
@@ -249,14 +227,14 @@ namespace {
 // than sharing (or wiping) its events; the first still runs afterwards.
 TEST(SimBackendLifetime, OneAtATimeAndAnyNumberInSequence) {
   auto c = mlp_config("ddp", 3);
-  auto first = make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c);
-  EXPECT_THROW(make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c), std::logic_error);
-  const auto result = train::run_training(c, first.get());
+  auto first = make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c);
+  EXPECT_THROW(make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c), std::logic_error);
+  const auto result = train::run_training(c, *first);
   EXPECT_EQ(result.checksums[0], result.checksums[1]);
   first.reset();
   for (int run = 0; run < 2; ++run) {
-    auto next = make_sim_backend(two_clusters(traces::constant_trace(115, 3600)), c);
-    EXPECT_EQ(train::run_training(c, next.get()).checksums, result.checksums) << "run " << run;
+    auto next = make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c);
+    EXPECT_EQ(train::run_training(c, *next).checksums, result.checksums) << "run " << run;
   }
 }
 

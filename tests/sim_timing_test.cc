@@ -5,19 +5,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "sim/compute_model.h"
+#include "core/train/run/real_backend.h"
 #include "sim/sim_backend.h"
+#include "tests/sim_test_util.h"
+#include "tests/train_test_util.h"
 
-#ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must name the project's source folder"
-#endif
 
 namespace st::sim {
 namespace {
@@ -25,39 +26,21 @@ namespace {
 namespace fs = std::filesystem;
 
 SimRunConfig constant_wan(double mbps) {
-  SimRunConfig c;
-  c.source = "<test>";
-  c.topology.clusters = {{"a", 1}, {"b", 1}};
-  WanDirection wan;
-  wan.constant_mbps = mbps;
-  wan.delay_ms = 20;
-  c.topology.wan[{0, 1}] = wan;
-  c.topology.wan[{1, 0}] = wan;
-  c.compute.kind = "profile";
-  c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
-  return c;
+  return testing::sim_run(net::testing::two_clusters(net::testing::constant_link(mbps)));
 }
 
 train::TrainConfig cnn(const std::string& system, const std::string& math) {
-  train::TrainConfig c;
-  c.system = system;
-  c.model = "cnn";
+  auto c = train::cnn_config(system);
   c.dataset = "synthetic";
-  c.nodes = 2;
-  c.gpus_per_node = 2;
-  c.batch_per_worker = 64;
   c.iterations = 16;
-  c.density = 0.05;
-  c.eval_interval = 0;
   c.eval_samples = 200;
   c.math = math;
-  c.quiet = true;
   return c;
 }
 
 double mean_iteration_ms(const train::TrainConfig& config) {
-  auto backend = make_sim_backend(constant_wan(115), config);
-  return train::run_training(config, backend.get()).mean_iteration_ms;
+  auto backend = make_sim_node_host(constant_wan(115), config);
+  return train::run_training(config, *backend).mean_iteration_ms;
 }
 
 class TimingMatchesFullMath : public ::testing::TestWithParam<std::string> {};
@@ -108,8 +91,8 @@ TEST(TimingMode, ReportsNoAccuracyAndIsDeterministic) {
     auto c = cnn("stellatrain", "timing");
     c.iterations = 6;
     c.out_dir = (root / std::to_string(run)).string();
-    auto backend = make_sim_backend(constant_wan(115), c);
-    const auto result = train::run_training(c, backend.get());
+    auto backend = make_sim_node_host(constant_wan(115), c);
+    const auto result = train::run_training(c, *backend);
     EXPECT_TRUE(result.evaluations.empty());
     checksums.push_back(result.checksums[0]);
   }
@@ -126,9 +109,10 @@ TEST(TimingMode, ReportsNoAccuracyAndIsDeterministic) {
 TEST(TimingMode, RefusesTheMeasuredModelAndTheRealBackend) {
   auto c = cnn("ddp", "timing");
   auto sim = constant_wan(115);
-  sim.compute.kind = "measured";
-  EXPECT_THROW(make_sim_backend(sim, c), std::invalid_argument);
-  EXPECT_THROW(train::run_training(c), std::invalid_argument);
+  sim.compute.compute.kind = "measured";
+  EXPECT_THROW(make_sim_node_host(sim, c), std::invalid_argument);
+  EXPECT_THROW(SimBackend(sim).train(c), std::invalid_argument);
+  EXPECT_THROW(train::RealBackend().train(c), std::invalid_argument);
 }
 
 // A timeline records; it never changes what is simulated: the same run with
@@ -139,14 +123,14 @@ TEST(TimelineInSim, ChangesNothingThatIsSimulated) {
   c.iterations = 6;
   c.out_dir = (fs::path(::testing::TempDir()) / "sim_timeline_off").string();
   fs::remove_all(c.out_dir);
-  auto plain_backend = make_sim_backend(constant_wan(115), c);
-  const auto plain = train::run_training(c, plain_backend.get());
+  auto plain_backend = make_sim_node_host(constant_wan(115), c);
+  const auto plain = train::run_training(c, *plain_backend);
   plain_backend.reset();  // one sim backend at a time per process
   c.out_dir = (fs::path(::testing::TempDir()) / "sim_timeline_on").string();
   fs::remove_all(c.out_dir);
   c.timeline = true;
-  auto timed_backend = make_sim_backend(constant_wan(115), c);
-  const auto timed = train::run_training(c, timed_backend.get());
+  auto timed_backend = make_sim_node_host(constant_wan(115), c);
+  const auto timed = train::run_training(c, *timed_backend);
   EXPECT_EQ(timed.checksums, plain.checksums);
   EXPECT_EQ(timed.mean_iteration_ms, plain.mean_iteration_ms);
   std::ifstream in(fs::path(c.out_dir) / "timeline.json");
@@ -186,7 +170,7 @@ TEST(ProfileLayers, WrongNameOrCountNamesTheLine) {
       "      - {name: fc1.weight, backward_ready_ms: 2}\n      - {name: fc1.bias, backward_ready_ms: 1.5}\n"
       "      - {name: fc2.weight, backward_ready_ms: 0.5}\n      - {name: fc2.bias, backward_ready_ms: 0.2}\n";
   const auto model = make_compute_model(write(good));
-  runtime::ComputeCost backward{"backward", -1, 64, 0, 0};
+  runtime::ComputeCost backward{runtime::TaskKind::kBackward, -1, 64, 0, 0};
   EXPECT_DOUBLE_EQ(model->progress_share(backward, 2, 0.9), 0.25);  // 0.5 of 2 ms, whatever was measured
   EXPECT_DOUBLE_EQ(model->progress_share(backward, 0, 0.1), 1.0);
   try {
@@ -203,6 +187,60 @@ TEST(ProfileLayers, WrongNameOrCountNamesTheLine) {
     FAIL() << "expected an error";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("fc2.weight"), std::string::npos) << e.what();
+  }
+}
+
+// Column `name` of iterations.csv, row by row.
+std::vector<double> column(const fs::path& csv, const std::string& name) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  std::stringstream h(line);
+  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
+  const auto at = std::find(header.begin(), header.end(), name) - header.begin();
+  std::vector<double> out;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::string cell;
+    for (long i = 0; i <= at && std::getline(row, cell, ','); ++i) {
+    }
+    out.push_back(std::stod(cell));
+  }
+  return out;
+}
+
+// Loading the replicas costs simulated time on the forward's path: the
+// read out of the master (a plain copy, or a pass through the view where
+// stellatrain's lookahead extrapolates), then each replica's host copy and
+// transfer. The first iteration has nothing to contend with, so its
+// load_ms is exactly the analytic price.
+TEST(EveryStagePriced, LoadsCostTheirBytesBeforeTheForward) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_priced_loads";
+  fs::remove_all(root);
+  struct Case {
+    std::string name, system, compensation;
+    double read_bytes;  // per element
+  };
+  for (const Case& run : {Case{"ddp", "ddp", "", 8}, Case{"stellatrain", "stellatrain", "none", 8},
+                          Case{"lookahead", "stellatrain", "lookahead", 16}}) {
+    auto c = cnn(run.system, "timing");
+    if (!run.compensation.empty()) ASSERT_TRUE(train::set_option(c, "compensation", run.compensation));
+    c.iterations = 3;
+    c.out_dir = (root / run.name).string();
+    auto sim = testing::sim_run(net::testing::two_clusters(net::testing::constant_link(115)), "analytic");
+    sim.compute.compute.cpu_gbps = 1;
+    sim.compute.compute.h2d_gbps = 1;
+    auto backend = make_sim_node_host(sim, c);
+    const auto result = train::run_training(c, *backend);
+    double numel = 0;
+    for (const auto& layer : result.final_parameters) numel += static_cast<double>(layer.size());
+    // The read, then 8 bytes of host copy and 4 of transfer, at 1 GB/s.
+    const double expected_ms = numel * (run.read_bytes + 8 + 4) * 1e-6;
+    const auto load = column(root / run.name / "iterations.csv", "load_ms");
+    ASSERT_EQ(load.size(), 3u) << run.name;
+    EXPECT_NEAR(load[0], expected_ms, 0.002) << run.name;
+    for (double ms : load) EXPECT_GE(ms, expected_ms - 0.002) << run.name;
   }
 }
 
@@ -223,7 +261,7 @@ TEST(ProfileTransfer, GatherPaysTheDeviceToHostCopy) {
     c.model = "mlp";
     return make_compute_model(c);
   };
-  const runtime::ComputeCost gather{"gather", 0, 1e6, 0, -1};
+  const runtime::ComputeCost gather{runtime::TaskKind::kGather, 0, 1e6, 0, -1};
   const auto host = model_with("")->cost(gather, runtime::Nanos::zero());
   const auto gpu = model_with("transfer: {d2h_gbps: 20, h2d_gbps: 25}\n")->cost(gather, runtime::Nanos::zero());
   EXPECT_EQ(host.count(), 1'000'000);                      // 1 ns per element
@@ -243,7 +281,7 @@ TEST(ProfileLayers, FlopsOrderWithoutATable) {
   c.kind = "analytic";
   c.model = "cnn";
   const auto model = make_compute_model(c);
-  runtime::ComputeCost backward{"backward", -1, 64, 0, 0};
+  runtime::ComputeCost backward{runtime::TaskKind::kBackward, -1, 64, 0, 0};
   const double first = model->progress_share(backward, 0, 0.5);
   const double classifier = model->progress_share(backward, 6, 0.5);
   EXPECT_DOUBLE_EQ(first, 1.0);

@@ -10,14 +10,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/train/backend.h"
-#include "core/train/trainer.h"
+#include "core/train/run/backend.h"
+#include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/sim_test_util.h"
+#include "tests/train_test_util.h"
 #include "traces/generators.h"
 
-#ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must name the project's source folder"
-#endif
 
 namespace st::sim {
 namespace {
@@ -27,46 +26,26 @@ namespace fs = std::filesystem;
 // 2 clusters x 1 node; the WAN replays a seeded AR(1) trace (115 Mbps mean,
 // 1 s steps) in both directions, 20 ms one way.
 SimRunConfig two_clusters(const std::string& compute_model = "profile") {
-  SimRunConfig c;
-  c.source = "<test>";
-  c.topology.clusters = {{"a", 1}, {"b", 1}};
   traces::GeneratorSpec spec;
   spec.kind = "ar1";
   spec.parameters = {{"mean", 115}, {"spread", 40}, {"correlation", 0.8}, {"floor", 20}};
   spec.duration_s = 600;
   spec.seed = 7;
-  WanDirection wan;
-  wan.trace = traces::generate(spec);
-  wan.delay_ms = 20;
-  c.topology.wan[{0, 1}] = wan;
+  const auto a_to_b = net::testing::traced_link(traces::generate(spec));
   spec.seed = 8;
-  wan.trace = traces::generate(spec);
-  c.topology.wan[{1, 0}] = wan;
-  c.compute.kind = compute_model;
-  c.compute.profile_path = std::string(ST_SOURCE_DIR) + "/scenarios/profiles/cpu-2core.yaml";
-  return c;
+  const auto b_to_a = net::testing::traced_link(traces::generate(spec));
+  return testing::sim_run(net::testing::two_clusters(a_to_b, b_to_a), compute_model);
 }
 
 train::TrainConfig cnn_config(const std::string& system, int iterations) {
-  train::TrainConfig c;
-  c.system = system;
-  c.model = "cnn";
-  c.dataset = "fashion-mnist";
-  c.nodes = 2;
-  c.gpus_per_node = 2;
-  c.batch_per_worker = 64;
+  auto c = train::cnn_config(system);
   c.iterations = iterations;
-  c.density = 0.05;
-  c.quiet = true;
+  c.eval_interval = 50;
+  c.eval_samples = 2000;
   return c;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using net::testing::read_file;
 
 TEST(SimTraining, ProfileModelRunsAreByteIdentical) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_determinism";
@@ -79,8 +58,8 @@ TEST(SimTraining, ProfileModelRunsAreByteIdentical) {
       c.eval_interval = 4;
       c.eval_samples = 200;
       c.out_dir = (root / system / std::to_string(run)).string();
-      auto backend = make_sim_backend(two_clusters(), c);
-      const auto result = train::run_training(c, backend.get());
+      auto backend = make_sim_node_host(two_clusters(), c);
+      const auto result = train::run_training(c, *backend);
       EXPECT_EQ(result.checksums[0], result.checksums[1]);
     }
     for (const char* file : {"manifest.json", "iterations.csv", "eval.csv", "link.csv"}) {
@@ -98,8 +77,8 @@ TEST(SimTraining, ManifestRecordsTheBackend) {
   c.eval_samples = 100;
   c.out_dir = (fs::path(::testing::TempDir()) / "sim_manifest").string();
   fs::remove_all(c.out_dir);
-  auto backend = make_sim_backend(two_clusters(), c);
-  train::run_training(c, backend.get());
+  auto backend = make_sim_node_host(two_clusters(), c);
+  train::run_training(c, *backend);
   const auto manifest = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json"));
   EXPECT_EQ(manifest["backend"], "sim");
   EXPECT_EQ(manifest["compute_time_model"]["kind"], "profile");
@@ -113,9 +92,9 @@ TEST(SimTraining, ManifestRecordsTheBackend) {
 TEST(SimTraining, DdpGlooIsRefusedWithAReason) {
   auto c = cnn_config("ddp-gloo", 3);
   c.dataset = "synthetic";
-  auto backend = make_sim_backend(two_clusters(), c);
+  auto backend = make_sim_node_host(two_clusters(), c);
   try {
-    train::run_training(c, backend.get());
+    train::run_training(c, *backend);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("ddp-gloo"), std::string::npos);
@@ -133,8 +112,8 @@ TEST_P(SimAccuracy, CnnOnFashionMnistReaches85PercentOverA115MbpsTrace) {
   c.eval_samples = 0;     // the whole test set
   c.out_dir = (fs::path(::testing::TempDir()) / ("sim_accuracy_" + GetParam())).string();
   fs::remove_all(c.out_dir);
-  auto backend = make_sim_backend(two_clusters(), c);
-  const auto result = train::run_training(c, backend.get());
+  auto backend = make_sim_node_host(two_clusters(), c);
+  const auto result = train::run_training(c, *backend);
   ASSERT_FALSE(result.evaluations.empty());
   double best = 0;
   for (const auto& e : result.evaluations) {

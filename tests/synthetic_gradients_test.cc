@@ -1,4 +1,4 @@
-// Timing mode's synthetic gradients (core/train/synthetic_gradients.h) must
+// Timing mode's synthetic gradients (core/train/node/synthetic_gradients.h) must
 // look like the real ones they were recorded from: per layer, the quantiles
 // of |g| of a drawn gradient match those of the real gradient, draws differ
 // from each other (so nodes and iterations select different entries), and
@@ -18,7 +18,7 @@
 #include "core/data/dataset.h"
 #include "core/data/synthetic.h"
 #include "core/model/model.h"
-#include "core/train/synthetic_gradients.h"
+#include "core/train/node/synthetic_gradients.h"
 #include "core/util/sort_nonnegative.h"
 
 namespace st::train {

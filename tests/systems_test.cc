@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "tests/train_test_util.h"
 
 namespace st::train {
@@ -47,10 +47,10 @@ std::string fresh_dir(const std::string& name) {
 
 TEST(LocalSgd, AveragingEveryStepEqualsDdp) {
   auto c = small_config_of("local-sgd");
-  c.averaging_period = 1;
-  const auto local = run_training(c);
-  c.system = "ddp";
-  const auto ddp = run_training(c);
+  c.options_as<LocalSgdOptions>().averaging_period = 1;
+  const auto local = train_real(c);
+  c.use_system("ddp");
+  const auto ddp = train_real(c);
   // Averaging the models after each node's momentum step is averaging the
   // gradients (the step is linear in them); only float rounding differs.
   const double difference = max_relative_difference(local.final_parameters, ddp.final_parameters);
@@ -60,11 +60,11 @@ TEST(LocalSgd, AveragingEveryStepEqualsDdp) {
 
 TEST(LocalSgd, WarmupIterationsAreDdpIterations) {
   auto c = small_config_of("local-sgd");
-  c.local_sgd_start_iteration = c.iterations;  // never leaves the warmup
-  c.averaging_period = 5;
-  const auto warm = run_training(c);
-  c.system = "ddp";
-  const auto ddp = run_training(c);
+  c.options_as<LocalSgdOptions>().start_iteration = c.iterations;  // never leaves the warmup
+  c.options_as<LocalSgdOptions>().averaging_period = 5;
+  const auto warm = train_real(c);
+  c.use_system("ddp");
+  const auto ddp = train_real(c);
   // The warmup sums gradients with one flat ring allreduce, ddp per bucket:
   // with two nodes every element is the same single float addition.
   EXPECT_LE(max_relative_difference(warm.final_parameters, ddp.final_parameters), kSameArithmetic);
@@ -74,11 +74,11 @@ TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
   for (bool overlap : {true, false}) {
     auto c = small_config_of("cloudless-ma");
     c.nodes = 1;
-    c.averaging_period = 3;
-    c.averaging_overlap = overlap;
-    const auto ma = run_training(c);
-    c.system = "ddp";
-    const auto sync = run_training(c);
+    c.options_as<CloudlessMaOptions>().averaging_period = 3;
+    c.options_as<CloudlessMaOptions>().overlap = overlap;
+    const auto ma = train_real(c);
+    c.use_system("ddp");
+    const auto sync = train_real(c);
     EXPECT_LE(max_relative_difference(ma.final_parameters, sync.final_parameters), kSameArithmetic) << "overlap " << overlap;
   }
 }
@@ -86,19 +86,19 @@ TEST(CloudlessMa, OneClusterEqualsSynchronousTraining) {
 TEST(CloudlessAsgd, OneClusterEqualsSynchronousTraining) {
   auto c = small_config_of("cloudless-asgd-ga");
   c.nodes = 1;
-  const auto asgd = run_training(c);
-  c.system = "ddp";
-  const auto sync = run_training(c);
+  const auto asgd = train_real(c);
+  c.use_system("ddp");
+  const auto sync = train_real(c);
   EXPECT_LE(max_relative_difference(asgd.final_parameters, sync.final_parameters), kSameArithmetic);
 }
 
 TEST(CloudlessAsgd, AccumulatingOneStepWithBoundZeroIsDdp) {
   auto c = small_config_of("cloudless-asgd-ga");
-  c.accumulation_steps = 1;
-  c.max_staleness = 0;
-  const auto asgd = run_training(c);
-  c.system = "ddp";
-  const auto ddp = run_training(c);
+  c.options_as<CloudlessAsgdOptions>().accumulation_steps = 1;
+  c.options_as<CloudlessAsgdOptions>().max_staleness = 0;
+  const auto asgd = train_real(c);
+  c.use_system("ddp");
+  const auto ddp = train_real(c);
   // Each step waits for the peer's gradient of the same iteration: with two
   // nodes the sum is the ring's single addition, bitwise.
   EXPECT_LE(max_relative_difference(asgd.final_parameters, ddp.final_parameters), kSameArithmetic);
@@ -113,13 +113,14 @@ TEST_P(LocalUpdateSystem, LearnsAndReportsItsRounds) {
   auto c = small_config_of(GetParam());
   c.nodes = 3;
   c.iterations = 40;
-  c.averaging_period = 4;
-  c.accumulation_steps = 2;
-  c.max_staleness = 4;
+  // Each system takes the options it has (the others are not its own).
+  set_option(c, "averaging_period", "4");
+  set_option(c, "accumulation_steps", "2");
+  set_option(c, "max_staleness", "4");
   c.inproc_latency_ms = 5;
   c.inproc_bandwidth_mbps = 40;
   c.out_dir = fresh_dir(GetParam());
-  const auto result = run_training(c);
+  const auto result = train_real(c);
   ASSERT_FALSE(result.evaluations.empty());
   EXPECT_GT(result.evaluations.back().accuracy, 0.3) << "learns something in 40 steps (chance: 0.1)";
   EXPECT_GT(result.bytes_sent, 0u);
@@ -128,7 +129,8 @@ TEST_P(LocalUpdateSystem, LearnsAndReportsItsRounds) {
   const auto& stats = summary["system_stats"];
   if (GetParam() == "cloudless-asgd-ga") {
     EXPECT_EQ(stats.at("accumulations_applied").get<int>(), 2 * 20) << "two peers x 20 rounds";
-    EXPECT_LE(stats.at("max_staleness").get<int>(), c.max_staleness + c.accumulation_steps);
+    const auto& o = c.options_as<CloudlessAsgdOptions>();
+    EXPECT_LE(stats.at("max_staleness").get<int>(), o.max_staleness + o.accumulation_steps);
   } else {
     EXPECT_GE(stats.at("averaging_rounds").get<int>(), 1);
     EXPECT_LE(stats.at("averaging_rounds").get<int>(), 10);
@@ -149,15 +151,15 @@ INSTANTIATE_TEST_SUITE_P(Systems, LocalUpdateSystem, ::testing::Values("local-sg
 TEST(CloudlessMa, SlowRoundsSkipPeriodsInsteadOfStalling) {
   auto c = small_config_of("cloudless-ma");
   c.iterations = 60;
-  c.averaging_period = 2;
+  c.options_as<CloudlessMaOptions>().averaging_period = 2;
   c.inproc_bandwidth_mbps = 2;
   c.out_dir = fresh_dir("ma-slow");
-  const auto result = run_training(c);
+  const auto result = train_real(c);
   const auto stats = summary_of(c.out_dir).at("system_stats");
   std::printf("slow link: %s\n", stats.dump().c_str());
   EXPECT_GT(stats.at("averaging_periods_skipped").get<int>(), 0);
   EXPECT_GE(stats.at("averaging_rounds").get<int>(), 1);
-  EXPECT_LT(stats.at("averaging_rounds").get<int>(), c.iterations / c.averaging_period);
+  EXPECT_LT(stats.at("averaging_rounds").get<int>(), c.iterations / c.options_as<CloudlessMaOptions>().averaging_period);
   EXPECT_GT(stats.at("max_staleness").get<int>(), 1) << "rounds landed iterations after they started";
 }
 

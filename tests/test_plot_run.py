@@ -46,7 +46,7 @@ def write(path, text):
 
 
 def fake_control(folder, duration):
-    """control.csv as core/train/results.cc writes it: a tick every 0.25 s."""
+    """control.csv as core/train/run/results.cc writes it: a tick every 0.25 s."""
     rows = []
     for tick in range(1, int(duration * 4)):
         second = tick * 0.25
@@ -383,6 +383,41 @@ class TtaTest(unittest.TestCase):
             ["x", "1.00", "0.9000", "5", "0.000", "1.0", "104x", "1"]])
         self.assertEqual(tta.format_count(1000000), "1000000")
         self.assertEqual(tta.format_count(150.5), "150.5")
+
+
+class SeedTableTest(unittest.TestCase):
+    """analysis/seed_table.py: README's table from a summary with report targets."""
+
+    def test_rows_per_target_with_interval_and_width(self):
+        summary = {"scenario": "s", "clock": "simulated seconds", "seeds": [1, 2, 3], "target_accuracy": 0.85,
+                   "systems": {
+                       "ddp": {"best_accuracy": 0.88, "wan_bytes": 1e9, "mean_iteration_s": 0.18,
+                               "targets": {"0.8": {"tta_s": 20.0, "seeds_reaching": 3, "speedup_vs_ddp": 1.0,
+                                                   "speedup_ci95": [1.0, 1.0]},
+                                           "0.85": {"tta_s": None, "seeds_reaching": 1}}},
+                       "st": {"best_accuracy": 0.885, "wan_bytes": 1.5e8, "mean_iteration_s": 0.037,
+                              "targets": {"0.8": {"tta_s": 4.0, "seeds_reaching": 3, "speedup_vs_ddp": 5.0,
+                                                  "speedup_ci95": [4.25, 6.0]},
+                                          "0.85": {"tta_s": 5.5, "seeds_reaching": 3, "speedup_vs_ddp": None}}},
+                       "broken": {"error": "seed 2: boom"}}}
+        with tempfile.TemporaryDirectory() as out:
+            with open(os.path.join(out, "summary.json"), "w") as f:
+                json.dump(summary, f)
+            text = subprocess.run([sys.executable, os.path.join(HERE, "..", "analysis", "seed_table.py"), out],
+                                  check=True, capture_output=True, text=True).stdout
+        lines = [line for line in text.splitlines() if line.startswith("| ")]
+        self.assertEqual(lines[1], "| ddp | 80% | 20.00 | 3/3 | 1.00x [1.00, 1.00] (width 0.00) | 88.0% | 1.000 | 180.0 |")
+        self.assertEqual(lines[2], "|  | 85% | - | 1/3 | - |  |  |  |")
+        self.assertEqual(lines[3], "| st | 80% | 4.00 | 3/3 | 5.00x [4.25, 6.00] (width 1.75) | 88.5% | 0.150 | 37.0 |")
+        self.assertEqual(lines[4], "|  | 85% | 5.50 | 3/3 | - |  |  |  |")
+        self.assertTrue(lines[5].startswith("| broken | failed: seed 2: boom |"))
+
+    def test_a_folder_without_summary_is_named(self):
+        with tempfile.TemporaryDirectory() as out:
+            result = subprocess.run([sys.executable, os.path.join(HERE, "..", "analysis", "seed_table.py"), out],
+                                    capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("summary.json: missing", result.stderr)
 
 
 if __name__ == "__main__":

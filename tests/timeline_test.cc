@@ -14,7 +14,7 @@
 
 #include "core/runtime/executor.h"
 #include "core/runtime/timeline.h"
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "tests/train_test_util.h"
 
 namespace st {
@@ -33,8 +33,8 @@ TEST(TimelineExecutor, RecordsEachComputeTaskFromWorkStartToItsEnd) {
   runtime::Timeline timeline;
   runtime::TimelineExecutor timed(*pool, timeline);
   std::atomic<int> done{0};
-  timed.compute([] { std::this_thread::sleep_for(5ms); }, {"backward", -1, 64, 1, 0}, [&] { ++done; });
-  timed.compute([] {}, {"gather", 3, 100, 1, -1}, [&] { ++done; });
+  timed.compute([] { std::this_thread::sleep_for(5ms); }, {runtime::TaskKind::kBackward, -1, 64, 1, 0}, [&] { ++done; });
+  timed.compute([] {}, {runtime::TaskKind::kGather, 3, 100, 1, -1}, [&] { ++done; });
   timed.post([&] { ++done; });  // not a compute task: not recorded
   timed.run_until([&] { return done == 3; });
   ASSERT_EQ(timeline.size(), 2u);
@@ -73,7 +73,7 @@ TEST(TimelineRun, ShowsThePerLayerPipelineOfARun) {
   c.out_dir = (fs::path(::testing::TempDir()) / "timeline_run").string();
   fs::remove_all(c.out_dir);
   c.timeline = true;
-  train::run_training(c);
+  train::train_real(c);
   const auto trace = read_json(fs::path(c.out_dir) / "timeline.json");
   std::set<std::string> kinds;
   std::size_t sends = 0;

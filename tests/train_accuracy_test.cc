@@ -7,12 +7,18 @@
 #include <algorithm>
 #include <iostream>
 
-#include "core/train/trainer.h"
+#include "core/train/run/real_backend.h"
+#include "core/train/run/trainer.h"
 
 namespace st::train {
 namespace {
 
-class Accuracy : public ::testing::TestWithParam<std::string> {};
+struct AccuracyCase {
+  std::string system;
+  int iterations;
+};
+
+class Accuracy : public ::testing::TestWithParam<AccuracyCase> {};
 
 // "Reaches": the best of the evaluations on the full test set (every 100
 // iterations and at the end), as time-to-accuracy counts it. stellatrain's
@@ -21,20 +27,19 @@ class Accuracy : public ::testing::TestWithParam<std::string> {};
 // 600 iterations in one run), so it gets more iterations than ddp.
 TEST_P(Accuracy, CnnOnFashionMnistReaches85Percent) {
   TrainConfig c;
-  c.system = GetParam();
+  c.use_system(GetParam().system);
   c.model = "cnn";
   c.dataset = "fashion-mnist";
   c.nodes = 2;
   c.gpus_per_node = 2;
   c.batch_per_worker = 64;
-  c.iterations = c.system == "stellatrain" ? 1000 : 600;
+  c.iterations = GetParam().iterations;
   c.lr = 0.05;
-  c.momentum = 0.9;
-  c.density = 0.05;
+  c.momentum = 0.9;  // stellatrain at its default fixed density, 5%
   c.eval_interval = 100;
   c.eval_samples = 0;  // the whole test set
   c.quiet = true;
-  const auto result = run_training(c);
+  const auto result = RealBackend().train(c);
   ASSERT_FALSE(result.evaluations.empty());
   double best = 0;
   for (const auto& e : result.evaluations) {
@@ -47,7 +52,9 @@ TEST_P(Accuracy, CnnOnFashionMnistReaches85Percent) {
   EXPECT_EQ(result.checksums[0], result.checksums[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Systems, Accuracy, ::testing::Values("stellatrain", "ddp"));
+INSTANTIATE_TEST_SUITE_P(Systems, Accuracy,
+                         ::testing::Values(AccuracyCase{"stellatrain", 1000}, AccuracyCase{"ddp", 600}),
+                         [](const auto& info) { return info.param.system; });
 
 }  // namespace
 }  // namespace st::train

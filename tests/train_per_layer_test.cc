@@ -1,7 +1,7 @@
 // Per-layer gradient readiness on the real backend: ddp starts a bucket's
 // allreduce and stellatrain compresses a layer while backward still runs on
 // the earlier layers, as c10d's Reducer and the paper's pipeline do. A test
-// backend wraps the real thread-pool executor and the in-process transport
+// node host wraps the real thread-pool executor and the in-process transport
 // and records when each compute task ran and when each node first sent.
 #include <gtest/gtest.h>
 
@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "core/comm/inproc_transport.h"
-#include "core/train/backend.h"
-#include "core/train/trainer.h"
+#include "core/train/run/node_host.h"
+#include "core/train/run/trainer.h"
+#include "tests/train_test_util.h"
 
 namespace st::train {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using runtime::Nanos;
 
 struct TaskSpan {
-  std::string kind;
+  runtime::TaskKind kind;
   int layer = -1;
   int node = -1;
   Nanos start{0}, end{0};
@@ -84,19 +85,29 @@ class RecordingTransport final : public comm::Transport {
   Log& log_;
 };
 
-class RecordingBackend final : public Backend {
+class RecordingHost final : public NodeHost {
  public:
-  explicit RecordingBackend(int nodes)
+  explicit RecordingHost(int nodes)
       : pool_(runtime::make_thread_pool_executor(4)), executor_(*pool_, log_), fabric_(nodes) {
     for (int r = 0; r < nodes; ++r)
       transports_.push_back(std::make_unique<RecordingTransport>(fabric_.endpoint(r), executor_, log_));
   }
   std::string name() const override { return "recording"; }
-  int nodes() const override { return static_cast<int>(transports_.size()); }
+  int world_size() const override { return static_cast<int>(transports_.size()); }
+  std::vector<int> local_ranks() const override {
+    std::vector<int> ranks;
+    for (int r = 0; r < world_size(); ++r) ranks.push_back(r);
+    return ranks;
+  }
   runtime::Executor& executor() override { return executor_; }
   comm::Transport& transport(int node) override { return *transports_[static_cast<std::size_t>(node)]; }
-  nlohmann::json manifest() const override { return nlohmann::json::object(); }
+  bool wall_clock() const override { return true; }
+  nlohmann::json manifest() const override { return {{"backend", "recording"}}; }
   nlohmann::json finish(const std::string&) override { return nlohmann::json::object(); }
+  void stop() override {
+    for (auto& t : transports_) t->close();
+    pool_.reset();  // joins the threads; the recording executor is not used after this
+  }
   Log& log() { return log_; }
 
  private:
@@ -107,20 +118,13 @@ class RecordingBackend final : public Backend {
   std::vector<std::unique_ptr<RecordingTransport>> transports_;
 };
 
-TrainConfig cnn_config(const std::string& system) {
-  TrainConfig c;
-  c.system = system;
-  c.model = "cnn";  // ddp's first bucket (fc2, fc1) is ready long before the convolutions' backward ends
+// ddp's first bucket (fc2, fc1) is ready long before the convolutions'
+// backward ends.
+TrainConfig per_layer_config(const std::string& system) {
+  auto c = cnn_config(system);
   c.dataset = "synthetic";
-  c.nodes = 2;
   c.gpus_per_node = 1;
-  c.batch_per_worker = 64;
   c.iterations = 4;
-  c.lr = 0.05;
-  c.momentum = 0.9;
-  c.density = 0.05;
-  c.eval_interval = 0;
-  c.quiet = true;
   return c;
 }
 
@@ -128,14 +132,14 @@ TrainConfig cnn_config(const std::string& system) {
 std::vector<TaskSpan> backwards_of_node0(Log& log) {
   std::vector<TaskSpan> out;
   for (const auto& t : log.tasks)
-    if (t.kind == "backward" && t.node == 0) out.push_back(t);
+    if (t.kind == runtime::TaskKind::kBackward && t.node == 0) out.push_back(t);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   return out;
 }
 
 TEST(PerLayerBackward, DdpLaunchesABucketBeforeBackwardEnds) {
-  RecordingBackend backend(2);
-  run_training(cnn_config("ddp"), &backend);
+  RecordingHost backend(2);
+  run_training(per_layer_config("ddp"), backend);
   auto& log = backend.log();
   const auto backwards = backwards_of_node0(log);
   ASSERT_EQ(backwards.size(), 4u);
@@ -151,16 +155,15 @@ TEST(PerLayerBackward, DdpLaunchesABucketBeforeBackwardEnds) {
 }
 
 TEST(PerLayerBackward, StellatrainCompressesTheLastLayerBeforeBackwardEnds) {
-  RecordingBackend backend(2);
-  auto c = cnn_config("stellatrain");
-  c.controller = false;
-  run_training(c, &backend);
+  RecordingHost backend(2);
+  auto c = per_layer_config("stellatrain");
+  run_training(c, backend);  // fixed density: the engine's default
   auto& log = backend.log();
   const auto backwards = backwards_of_node0(log);
   ASSERT_EQ(backwards.size(), 4u);
   std::vector<TaskSpan> compress;
   for (const auto& t : log.tasks)
-    if (t.kind == "compress" && t.node == 0) compress.push_back(t);
+    if (t.kind == runtime::TaskKind::kCompress && t.node == 0) compress.push_back(t);
   int early = 0;
   for (const auto& b : backwards) {
     bool inside = false;

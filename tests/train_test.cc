@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/train/trainer.h"
+#include "core/train/run/trainer.h"
 #include "tests/train_test_util.h"
 
 namespace st::train {
@@ -25,7 +25,7 @@ TEST_P(EverySystem, AllNodesEndBitwiseIdentical) {
     auto c = small_config(GetParam());
     c.nodes = nodes;
     c.iterations = 30;
-    const auto result = run_training(c);
+    const auto result = train_real(c);
     ASSERT_EQ(result.checksums.size(), static_cast<std::size_t>(nodes));
     for (int r = 1; r < nodes; ++r) EXPECT_EQ(result.checksums[r], result.checksums[0]) << "rank " << r;
     ASSERT_FALSE(result.evaluations.empty());
@@ -42,11 +42,11 @@ INSTANTIATE_TEST_SUITE_P(Systems, EverySystem, ::testing::Values("stellatrain", 
 
 TEST(Train, StellatrainAtFullDensityAndStalenessZeroMatchesDdp) {
   auto c = small_config("stellatrain");
-  c.density = 1.0;
-  c.staleness = 0;
-  const auto ours = run_training(c);
-  c.system = "ddp";
-  const auto ddp = run_training(c);
+  stellatrain_options(c).density = 1.0;
+  stellatrain_options(c).staleness = 0;
+  const auto ours = train_real(c);
+  c.use_system("ddp");
+  const auto ddp = train_real(c);
   // Only the order of float additions differs (allgather sums in rank
   // order, the ring sums chunk by chunk).
   EXPECT_LE(max_relative_difference(ours.final_parameters, ddp.final_parameters), 1e-5);
@@ -62,11 +62,11 @@ TEST(Train, DdpGlooGivesTheParametersOfDdp) {
   for (int workers : {1, 2}) {
     auto c = small_config("ddp");
     c.gpus_per_node = workers;
-    const auto ours = run_training(c);
-    c.system = "ddp-gloo";
+    const auto ours = train_real(c);
+    c.use_system("ddp-gloo");
     c.master_port = 20000 + static_cast<int>(::testing::UnitTest::GetInstance()->random_seed() % 20000) + workers;
     c.peer_timeout_s = 30;
-    const auto gloo = run_training(c);
+    const auto gloo = train_real(c);
     ASSERT_EQ(gloo.checksums.size(), 2u);
     EXPECT_EQ(gloo.checksums[0], gloo.checksums[1]);
     EXPECT_LE(max_relative_difference(gloo.final_parameters, ours.final_parameters), 1e-5) << workers << " workers";
@@ -83,13 +83,13 @@ TEST(Train, PipelineOverlapsCommunicationWithTheNextIteration) {
   c.gpus_per_node = 1;
   c.iterations = 12;
   c.inproc_latency_ms = 200;
-  c.staleness = 1;
+  stellatrain_options(c).staleness = 1;
   const std::string dir = ::testing::TempDir() + "/overlap";
   c.out_dir = dir;
-  const auto pipelined = run_training(c);
-  c.staleness = 0;
+  const auto pipelined = train_real(c);
+  stellatrain_options(c).staleness = 0;
   c.out_dir.clear();
-  const auto serial = run_training(c);
+  const auto serial = train_real(c);
   // The exchange outlasts compute, and with staleness 1 the iteration time
   // drops well below the staleness-0 (serial) iteration.
   EXPECT_GT(pipelined.mean_pipeline_ms, 150.0);  // nodes drift apart by up to one compute step
@@ -117,17 +117,40 @@ TEST(Train, PipelineOverlapsCommunicationWithTheNextIteration) {
   EXPECT_GE(overlapped, rows / 2) << "pipelines that ended after the next iteration started";
 }
 
+// No iteration count, a time budget alone: every system runs as many
+// iterations as fit (StellaTrain keeps per-iteration state only while an
+// iteration is in flight, so nothing is sized by a count up front).
+TEST(Train, ATimeBudgetAloneBoundsARun) {
+  for (const char* system : {"stellatrain", "ddp", "local-sgd"}) {
+    auto c = small_config(system);
+    c.iterations = kUnboundedIterations;
+    c.time_budget_s = 1.5;
+    c.out_dir = ::testing::TempDir() + "/time_only_" + system;
+    std::filesystem::remove_all(c.out_dir);
+    const auto result = train_real(c);
+    std::ifstream in(c.out_dir + "/manifest.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("\"stopped_by_time_budget\": true"), std::string::npos) << system;
+    EXPECT_GT(result.mean_iteration_ms, 0) << system;
+    ASSERT_FALSE(result.evaluations.empty()) << system;
+    EXPECT_GT(result.evaluations.back().iteration, 3) << system << ": iterations within 1.5 s";
+  }
+  auto unbounded = small_config("ddp");
+  unbounded.iterations = kUnboundedIterations;
+  EXPECT_THROW(train_real(unbounded), std::invalid_argument) << "no count and no time: refused";
+}
+
 TEST(Train, BadConfigurationNamesTheField) {
   auto c = small_config("stellatrain");
-  c.staleness = 3;
+  stellatrain_options(c).staleness = 3;
   try {
-    run_training(c);
+    train_real(c);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("staleness"), std::string::npos) << e.what();
   }
-  c = small_config("sgd-allreduce");
-  EXPECT_THROW(run_training(c), std::invalid_argument);
+  EXPECT_THROW(small_config("sgd-allreduce"), std::invalid_argument);
 }
 
 }  // namespace
@@ -143,14 +166,14 @@ namespace {
 TEST(Controller, RunsOnTheRealBackend) {
   auto c = small_config("stellatrain");
   c.iterations = 300;
-  c.controller = true;
-  c.control.interval_s = 0.1;
-  c.staleness_compensation = "lookahead";
+  stellatrain_options(c).controller = true;
+  stellatrain_options(c).control.interval_s = 0.1;
+  stellatrain_options(c).compensation = "lookahead";
   c.inproc_latency_ms = 10;
   c.inproc_bandwidth_mbps = 100;
   c.out_dir = ::testing::TempDir() + "/controller_real";
   std::filesystem::remove_all(c.out_dir);
-  const auto result = run_training(c);
+  const auto result = train_real(c);
   EXPECT_EQ(result.checksums[0], result.checksums[1]);
   std::ifstream control(c.out_dir + "/control.csv");
   ASSERT_TRUE(control) << "no control.csv";
@@ -178,6 +201,45 @@ TEST(Controller, RunsOnTheRealBackend) {
   ASSERT_LT(column, static_cast<std::ptrdiff_t>(header.size())) << "iterations.csv has no density column";
   while (std::getline(iterations, line)) densities.insert(split(line).at(static_cast<std::size_t>(column)));
   EXPECT_GE(densities.size(), 2u);
+}
+
+}  // namespace
+}  // namespace st::train
+
+namespace st::train {
+namespace {
+
+// Evaluations every iteration until the accuracy reaches eval_dense_until,
+// then every eval_interval_after iterations; on the validation set the log
+// and manifest say so.
+TEST(Train, DenseEvaluationsUntilTheTargetThenSparse) {
+  auto c = small_config("ddp");
+  c.iterations = 40;
+  c.eval_interval = 1;
+  c.eval_interval_after = 10;
+  c.eval_dense_until = 0.3;
+  c.evaluate_on = "validation";
+  c.eval_samples = 500;
+  c.out_dir = ::testing::TempDir() + "/dense_evaluations";
+  std::filesystem::remove_all(c.out_dir);
+  const auto result = train_real(c);
+  int reached_at = -1;
+  std::vector<int> after;
+  for (const auto& e : result.evaluations) {
+    if (reached_at < 0 && e.accuracy >= 0.3) reached_at = e.iteration;
+    else if (reached_at >= 0) after.push_back(e.iteration);
+  }
+  ASSERT_GE(reached_at, 0) << "the MLP passes 30% on the validation set";
+  // Evaluations run asynchronously on the real backend: a few already asked
+  // for may land after the one that reached the target.
+  int sparse = 0;
+  for (int iteration : after) sparse += iteration % 10 == 0 || iteration == c.iterations;
+  EXPECT_GE(sparse, 1);
+  EXPECT_LT(after.size(), static_cast<std::size_t>(c.iterations - reached_at)) << "not every iteration after";
+  std::ifstream in(c.out_dir + "/manifest.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"on\": \"validation\""), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,10 @@
 #include <vector>
 
 #include "core/train/config.h"
+#include "core/train/run/real_backend.h"
+#include "core/train/systems/local_step/local_step_options.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#include "core/train/systems/sync/sync_options.h"
 
 namespace st::train {
 
@@ -13,7 +17,7 @@ namespace st::train {
 // iterations, quietly, evaluating only at the end.
 inline TrainConfig small_config(const std::string& system) {
   TrainConfig c;
-  c.system = system;
+  c.use_system(system);
   c.model = "mlp";
   c.dataset = "synthetic";
   c.nodes = 2;
@@ -23,12 +27,37 @@ inline TrainConfig small_config(const std::string& system) {
   c.lr = 0.05;
   c.momentum = 0.9;
   c.weight_decay = 1e-4;
-  c.density = 0.05;
   c.eval_interval = 0;
   c.eval_samples = 500;
   c.quiet = true;
   return c;
 }
+
+// The headline's shape: the CNN on Fashion-MNIST, 2 nodes of 2 workers at
+// batch 64, 10 iterations, quietly, evaluating only at the end.
+inline TrainConfig cnn_config(const std::string& system) {
+  TrainConfig c = small_config(system);
+  c.model = "cnn";
+  c.dataset = "fashion-mnist";
+  c.batch_per_worker = 64;
+  c.weight_decay = 0;
+  c.eval_samples = 2000;
+  return c;
+}
+
+// A run on the real backend (threads and the wall clock).
+inline TrainResult train_real(const TrainConfig& c) { return RealBackend().train(c); }
+
+// Sets a system option by its scenario key, as a scenario would (through
+// the system's option table); false when the run's system has no such key.
+inline bool set_option(TrainConfig& c, const std::string& key, const std::string& value) {
+  const OptionField* field = c.options->field(key);
+  if (field == nullptr) return false;
+  field->read_text(*c.options, value);
+  return true;
+}
+
+inline StellaTrainOptions& stellatrain_options(TrainConfig& c) { return c.options_as<StellaTrainOptions>(); }
 
 // The largest elementwise difference between two parameter sets, over the
 // largest magnitude in `b`: 0 iff equal as values (signed zeros aside).

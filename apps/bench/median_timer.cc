@@ -16,6 +16,8 @@ class MedianCollector : public benchmark::BenchmarkReporter {
       if (run.error_occurred) throw std::runtime_error("benchmark " + run.benchmark_name() + " failed: " + run.error_message);
       if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
         medians[run.run_name.function_name] = run.GetAdjustedRealTime();
+      // One repetition has no aggregates: its one run is the median.
+      if (run.run_type == Run::RT_Iteration) medians.emplace(run.run_name.function_name, run.GetAdjustedRealTime());
     }
   }
   std::map<std::string, double> medians;

@@ -1,9 +1,13 @@
 // Measures forward and backward time per model at a batch size (LibTorch on
 // one CPU thread, as training runs here), and the rates of the kernels the
-// engine charges per element: the gather (sum of worker gradients),
-// thresholdv16 compression, the sparse SGD step, the dense SGD step and
-// exact top-k (the last two stand in for what runs on the accelerator when
-// the profile describes a CPU-only node). Medians over repetitions.
+// engine charges per element: the gather (sum of worker gradients), a copy
+// out of the master parameters, a read through their lookahead view (exact
+// lazy momentum extrapolated one step ahead), thresholdv16 compression at
+// several densities (its cost grows with the density), the sparse SGD step,
+// the dense SGD step and exact top-k (the last two stand in for what runs on
+// the accelerator when the profile describes a CPU-only node), and the cores
+// the process may use. Medians over repetitions. `--update FILE` measures
+// only these CPU figures again and keeps the file's models and accelerator.
 // With --compute-device cuda the models, the dense step and top-k run on the
 // GPU (timed to the device's completion, per-layer readiness by CUDA events),
 // and the device-to-host and host-to-device copy rates of page-locked
@@ -31,6 +35,7 @@
 #include "core/model/local_training.h"
 #include "core/model/model.h"
 #include "core/optim/sparse_optimizer.h"
+#include "core/runtime/cpu_cores.h"
 
 namespace st::bench {
 namespace {
@@ -42,6 +47,7 @@ struct ProfileOptions {
   std::string compute_device = "cpu";
   std::vector<int> input;  // channels, height, width, classes for every model (default: each model's scenarios')
   std::string out;
+  std::string update;  // a profile whose CPU figures to measure again
   double min_time_s = 0.2;
   int repetitions = 5;
 };
@@ -137,32 +143,84 @@ ModelTimes time_model(const std::string& name, int batch, const TimerOptions& ti
   return out;
 }
 
+// The densities the compressor is timed at: the controller's range, from
+// its floor to half the gradient.
+constexpr double kCompressDensities[] = {0.001, 0.01, 0.05, 0.2, 0.5};
+
 struct KernelNs {
-  double gather = 0, compress = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
+  double gather = 0, copy = 0, view = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
+  std::vector<std::pair<double, double>> compress;  // (density, ns per scanned element)
 };
 
-KernelNs time_kernels(const TimerOptions& timer) {
-  constexpr std::size_t n = 4 << 20;
-  constexpr double density = 0.05;
+constexpr std::size_t kKernelElements = 4 << 20;
+
+std::vector<float> normal_values(std::size_t n) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
-  std::vector<float> grad(n), sum(n), params(n);
-  for (auto& g : grad) g = normal(rng);
+  std::vector<float> out(n);
+  for (auto& v : out) v = normal(rng);
+  return out;
+}
+
+// thresholdv16 on the same gradient at each density.
+std::vector<std::pair<double, double>> time_compression(const TimerOptions& timer, const std::vector<float>& grad) {
+  auto compressor = compress::make_compressor("thresholdv16", {simd::default_level(), 1});
+  std::vector<std::pair<double, double>> out;
+  for (const double density : kCompressDensities) {
+    const std::size_t k = compress::k_for_density(grad.size(), density);
+    auto state = compressor->make_state(grad.size(), k, "profile");
+    compress::SparseChunk chunk;
+    chunk.reserve(compressor->max_output(grad.size(), k));
+    MedianTimer t(timer);
+    t.add("compress", [&] { chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers()); });
+    out.emplace_back(density, t.run().at("compress") * 1e6 / static_cast<double>(grad.size()));
+  }
+  return out;
+}
+
+// A read of the master parameters through their view: exact lazy momentum
+// after a sparse step at 5%, extrapolated one step ahead (the lookahead's
+// weight prediction), which is what a stale forward's load reads.
+double time_view(const TimerOptions& timer, const std::vector<float>& grad) {
+  const std::size_t n = grad.size();
+  auto sgd = optim::make_sparse_sgd({0.01, 0.9, 0.0, false, 0.0, optim::LazyMomentum::kExact});
+  auto state = sgd->make_state(n, "profile-view");
+  std::vector<float> params(n), out(n);
+  std::vector<uint32_t> indices;
+  std::vector<float> values;
+  for (std::size_t i = 0; i < n; i += 20) {
+    indices.push_back(static_cast<uint32_t>(i));
+    values.push_back(grad[i]);
+  }
+  for (int step = 0; step < 3; ++step)
+    sgd->step(Span<float>(params), {Span<const uint32_t>(indices), Span<const float>(values)}, *state);
+  MedianTimer t(timer);
+  t.add("view", [&] { sgd->extrapolate(Span<const float>(params), *state, 1, Span<float>(out)); });
+  return t.run().at("view") * 1e6 / static_cast<double>(n);
+}
+
+KernelNs time_kernels(const TimerOptions& timer) {
+  constexpr std::size_t n = kKernelElements;
+  constexpr double density = 0.05;
+  const std::vector<float> grad = normal_values(n);
+  std::vector<float> sum(n), params(n), copy(n);
   const std::size_t k = compress::k_for_density(n, density);
   auto compressor = compress::make_compressor("thresholdv16", {simd::default_level(), 1});
   auto state = compressor->make_state(n, k, "profile");
   compress::SparseChunk chunk;
   chunk.reserve(compressor->max_output(n, k));
+  chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers());
   auto sgd = optim::make_sparse_sgd({0.01, 0.9, 0.0, false, 0.0});
   auto sgd_state = sgd->make_state(n, "profile");
   std::vector<uint32_t> all(n);
   for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<uint32_t>(i);
-  const auto tensor = torch::from_blob(grad.data(), {static_cast<int64_t>(n)});
+  const auto tensor = torch::from_blob(const_cast<float*>(grad.data()), {static_cast<int64_t>(n)});
   MedianTimer t(timer);
   t.add("gather", [&] {
     for (std::size_t i = 0; i < n; ++i) sum[i] += grad[i];
   });
-  t.add("compress", [&] { chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers()); });
+  // What a load's read out of the master is (VersionedParameters::read_layer).
+  t.add("copy", [&] { std::copy(grad.begin(), grad.end(), copy.begin()); });
   t.add("dense_step", [&] {
     sgd->step(Span<float>(params), {Span<const uint32_t>(all), Span<const float>(grad)}, *sgd_state);
   });
@@ -177,9 +235,15 @@ KernelNs time_kernels(const TimerOptions& timer) {
   });
   const double sparse_ms = sparse.run().at("sparse_step");
   const double per_element = 1e6 / static_cast<double>(n);
-  return {ms.at("gather") * per_element, ms.at("compress") * per_element,
-          sparse_ms * 1e6 / static_cast<double>(std::max<std::size_t>(1, chunk.count)),
-          ms.at("dense_step") * per_element, ms.at("topk") * per_element};
+  KernelNs out;
+  out.gather = ms.at("gather") * per_element;
+  out.copy = ms.at("copy") * per_element;
+  out.view = time_view(timer, grad);
+  out.compress = time_compression(timer, grad);
+  out.optimize_index = sparse_ms * 1e6 / static_cast<double>(std::max<std::size_t>(1, chunk.count));
+  out.optimize_dense = ms.at("dense_step") * per_element;
+  out.topk = ms.at("topk") * per_element;
+  return out;
 }
 
 // On a GPU: the dense SGD step (momentum, as torch's SGD) and exact top-k
@@ -236,18 +300,86 @@ TransferGbps time_transfers(const TimerOptions& timer, const device::ComputeDevi
   return {bytes / (ms.at("d2h") * 1e6), bytes / (ms.at("h2d") * 1e6)};  // GB/s
 }
 
+// The CPU figures (the `cpu:` map) and the cores, as the compute model reads
+// them (sim/compute_model.cc).
+void emit_cpu(YAML::Emitter& out, const KernelNs& k) {
+  out << YAML::Key << "cpu_cores" << YAML::Value << runtime::available_cpu_cores();
+  out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "gather_ns_per_element" << YAML::Value << k.gather;
+  out << YAML::Key << "copy_ns_per_element" << YAML::Value << k.copy;
+  out << YAML::Key << "view_ns_per_element" << YAML::Value << k.view;
+  out << YAML::Key << "compress_ns_per_element_at_density" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [density, ns] : k.compress) out << YAML::Key << fmt::format("{:g}", density) << YAML::Value << ns;
+  out << YAML::EndMap;
+  out << YAML::Key << "optimize_ns_per_index" << YAML::Value << k.optimize_index << YAML::EndMap;
+}
+
+void write_profile(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    fmt::print("{}", text);
+    return;
+  }
+  std::ofstream file(path);
+  if (!(file << text)) throw std::runtime_error(fmt::format("{}: cannot write the profile", path));
+  spdlog::info("profile: wrote {}", path);
+}
+
+constexpr const char* kHeader = "# Compute profile (format: docs/sim.md).\n";
+
+// --update: the file's own keys in its order, the CPU figures measured
+// again, everything else (models, accelerator, transfer) as it was; the
+// comment lines at its top are kept.
+int update_profile(const ProfileOptions& o, const std::string& command_line, const TimerOptions& timer) {
+  YAML::Node old;
+  try {
+    old = YAML::LoadFile(o.update);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", o.update, e.what()));
+  }
+  if (!old.IsMap() || !old["models"])
+    throw std::runtime_error(fmt::format("{}: not a compute profile (no models: map)", o.update));
+  std::ifstream in(o.update);
+  std::string header, line;
+  while (std::getline(in, line) && line.rfind('#', 0) == 0) header += line + "\n";
+  spdlog::info("profile: timing the CPU kernels again for {}", o.update);
+  const KernelNs k = time_kernels(timer);
+  YAML::Emitter out;
+  out.SetDoublePrecision(5);
+  out << YAML::BeginMap;
+  bool cpu_written = false;
+  for (const auto& entry : old) {
+    const auto key = entry.first.as<std::string>();
+    if (key == "cpu" || key == "cpu_cores" || key == "kernels_measured_with") continue;
+    if (key == "accelerator" && !cpu_written) {
+      out << YAML::Key << "kernels_measured_with" << YAML::Value << command_line;
+      emit_cpu(out, k);
+      cpu_written = true;
+    }
+    out << YAML::Key << key << YAML::Value << entry.second;
+  }
+  if (!cpu_written) {
+    out << YAML::Key << "kernels_measured_with" << YAML::Value << command_line;
+    emit_cpu(out, k);
+  }
+  out << YAML::EndMap;
+  write_profile(o.out.empty() ? o.update : o.out, (header.empty() ? std::string(kHeader) : header) + out.c_str() + "\n");
+  return 0;
+}
+
 int run_profile(const ProfileOptions& o, const std::string& command_line) {
   const auto on = device::parse_compute_device(o.compute_device);
   device::require_available(on);
   model::ThreadCountGuard one_thread(1);
   const TimerOptions timer{o.min_time_s, o.repetitions};
+  if (!o.update.empty()) return update_profile(o, command_line, timer);
   YAML::Emitter out;
   out.SetDoublePrecision(5);
   out << YAML::BeginMap;
   out << YAML::Key << "device" << YAML::Value << o.device;
   out << YAML::Key << "measured_with" << YAML::Value << command_line;
   out << YAML::Key << "compute_device" << YAML::Value << on.str();
-  spdlog::info("profile: timing kernels (gather, thresholdv16, sparse and dense SGD, top-k)");
+  spdlog::info("profile: timing kernels (gather, copy, view, thresholdv16 at {} densities, sparse and dense SGD, top-k)",
+               std::size(kCompressDensities));
   KernelNs k = time_kernels(timer);
   if (on.is_cuda()) {
     spdlog::info("profile: timing the dense SGD step and top-k on {}", on.str());
@@ -255,10 +387,7 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
     k.optimize_dense = d.optimize_dense;
     k.topk = d.topk;
   }
-  out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "gather_ns_per_element" << YAML::Value << k.gather;
-  out << YAML::Key << "compress_ns_per_element" << YAML::Value << k.compress;
-  out << YAML::Key << "optimize_ns_per_index" << YAML::Value << k.optimize_index << YAML::EndMap;
+  emit_cpu(out, k);
   out << YAML::Key << "accelerator" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "optimize_dense_ns_per_element" << YAML::Value << k.optimize_dense;
   out << YAML::Key << "compress_gpu_ns_per_element" << YAML::Value << k.topk << YAML::EndMap;
@@ -285,14 +414,7 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
     out << YAML::EndSeq << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
-  const std::string text = std::string("# Compute profile (format: docs/sim.md).\n") + out.c_str() + "\n";
-  if (o.out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    std::ofstream file(o.out);
-    if (!(file << text)) throw std::runtime_error(fmt::format("{}: cannot write the profile", o.out));
-    spdlog::info("profile: wrote {}", o.out);
-  }
+  write_profile(o.out, std::string(kHeader) + out.c_str() + "\n");
   return 0;
 }
 
@@ -311,7 +433,11 @@ void add_profile_command(CLI::App& bench) {
       ->delimiter(',')
       ->expected(4)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--out", options->out, "Write the profile here (default: stdout)");
+  cmd->add_option("--out", options->out, "Write the profile here (default: stdout, or the --update file)");
+  cmd->add_option("--update", options->update,
+                  "Measure only the CPU kernels and cores again and rewrite this profile's cpu: figures, keeping its "
+                  "models, accelerator and transfer")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--min-time", options->min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);
   cmd->add_option("--repetitions", options->repetitions, "Repetitions; the median is kept")->check(CLI::Range(1, 1000));
   cmd->callback([options] {
@@ -319,6 +445,9 @@ void add_profile_command(CLI::App& bench) {
                                    fmt::join(options->models, ","), options->batch, options->device);
     if (options->compute_device != "cpu") line += " --compute-device " + options->compute_device;
     if (!options->input.empty()) line += fmt::format(" --input {}", fmt::join(options->input, ","));
+    if (!options->update.empty()) line = "stellatrain bench profile --update " + options->update;
+    if (options->repetitions != ProfileOptions{}.repetitions) line += fmt::format(" --repetitions {}", options->repetitions);
+    if (options->min_time_s != ProfileOptions{}.min_time_s) line += fmt::format(" --min-time {}", options->min_time_s);
     const int rc = run_profile(*options, line);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

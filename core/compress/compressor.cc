@@ -48,16 +48,22 @@ void check_compress_args(const Compressor& c, Span<const float> grad, std::size_
 }
 
 std::unique_ptr<Compressor> make_compressor(const std::string& name, const CompressorOptions& options) {
-  const std::string ef_prefix = "ef:";
+  const std::string ef_prefix = "ef:", mc_prefix = "mc:", mcm_prefix = "mcm:";
   if (name.rfind(ef_prefix, 0) == 0)
     return std::make_unique<ErrorFeedback>(make_compressor(name.substr(ef_prefix.size()), options),
                                            options.simd);
+  if (name.rfind(mc_prefix, 0) == 0)
+    return std::make_unique<MomentumCorrection>(make_compressor(name.substr(mc_prefix.size()), options),
+                                                options.momentum, false);
+  if (name.rfind(mcm_prefix, 0) == 0)
+    return std::make_unique<MomentumCorrection>(make_compressor(name.substr(mcm_prefix.size()), options),
+                                                options.momentum, true);
   if (name == "topk") return std::make_unique<TopK>(options.simd);
   if (name == "randomk") return std::make_unique<RandomK>(options.simd, options.seed);
   if (name == "thresholdv") return std::make_unique<ThresholdV>(options.simd);
   if (name == "thresholdv16") return std::make_unique<ThresholdV16>(options.simd);
   throw std::invalid_argument(fmt::format(
-      "unknown compressor '{}' (known: topk, randomk, thresholdv, thresholdv16, with an optional 'ef:' prefix)",
+      "unknown compressor '{}' (known: topk, randomk, thresholdv, thresholdv16, with optional 'ef:', 'mc:' or 'mcm:' prefixes)",
       name));
 }
 

@@ -68,12 +68,15 @@ std::size_t k_for_density(std::size_t numel, double density);
 
 struct CompressorOptions {
   simd::Level simd = simd::default_level();
-  uint64_t seed = 0;  // randomk
+  uint64_t seed = 0;        // randomk
+  float momentum = 0.0f;    // the "mc:" and "mcm:" decorators
 };
 
-// Factory: "topk", "randomk", "thresholdv", "thresholdv16"; a "ef:" prefix
-// (e.g. "ef:thresholdv16") wraps the compressor in error feedback.
-// Throws std::invalid_argument naming the unknown compressor.
+// Factory: "topk", "randomk", "thresholdv", "thresholdv16"; decorators as
+// prefixes: "ef:" wraps the compressor in error feedback, "mc:" in
+// momentum correction and "mcm:" in momentum correction with masking
+// (options.momentum; e.g. "mc:ef:thresholdv16"). Throws
+// std::invalid_argument naming the unknown compressor.
 std::unique_ptr<Compressor> make_compressor(const std::string& name,
                                             const CompressorOptions& options = {});
 

@@ -103,6 +103,33 @@ class ErrorFeedback final : public Compressor {
   const Kernels& kernels_;
 };
 
+// Momentum correction (Deep Gradient Compression, Lin et al., ICLR 2018)
+// around any compressor: each tensor keeps a dense velocity u <- m u + g of
+// the node's own gradient, and u is what the inner compressor (usually
+// error feedback around a selector) sees; with masking, the velocity of
+// the entries sent is zeroed (DGC's momentum factor masking). The master
+// then applies plain SGD to what arrives.
+class MomentumCorrection final : public Compressor {
+ public:
+  MomentumCorrection(std::unique_ptr<Compressor> inner, float momentum, bool masking);
+  std::string name() const override { return (masking_ ? "mcm:" : "mc:") + inner_->name(); }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t max_output(std::size_t numel, std::size_t k) const override {
+    return inner_->max_output(numel, k);
+  }
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+  // The velocity kept for a tensor (for tests).
+  static Span<const float> velocity(const TensorState& state);
+
+ private:
+  std::unique_ptr<Compressor> inner_;
+  float momentum_;
+  bool masking_;
+};
+
 // Throws NonFiniteGradient for the first NaN/Inf in g (or, when there is
 // none, for a sum that overflowed).
 [[noreturn]] void throw_nonfinite(const TensorState& state, const float* g, std::size_t n);

@@ -16,7 +16,7 @@
 // together. Every tick is recorded (control.csv) with its inputs and reason.
 //
 // The controller itself is pure: no transport, no clock; the engine feeds
-// it telemetry and asks it to tick (core/train/control_agent.h).
+// it telemetry and asks it to tick (core/train/node/control_agent.h).
 #include <optional>
 #include <string>
 #include <vector>

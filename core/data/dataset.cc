@@ -1,5 +1,9 @@
 #include "core/data/dataset.h"
 
+#include <algorithm>
+
+#include "core/data/random.h"
+
 #include <torch/torch.h>
 
 #include <fmt/format.h>
@@ -80,6 +84,50 @@ Batch ImageDataset::get_batch(Span<const std::size_t> indices) const {
     out_labels[b] = labels_[indices[b]];
   }
   return {images, labels};
+}
+
+}  // namespace st::data
+
+namespace st::data {
+
+SubsetDataset::SubsetDataset(std::shared_ptr<const Dataset> base, std::vector<std::size_t> indices, std::string name)
+    : base_(std::move(base)), indices_(std::move(indices)), name_(std::move(name)) {
+  for (const std::size_t i : indices_) check_sample_index(*base_, i);
+}
+
+int64_t SubsetDataset::label(std::size_t index) const {
+  check_sample_index(*this, index);
+  return base_->label(indices_[index]);
+}
+
+Batch SubsetDataset::get_batch(Span<const std::size_t> indices) const {
+  std::vector<std::size_t> mapped;
+  mapped.reserve(indices.size());
+  for (const std::size_t i : indices) {
+    check_sample_index(*this, i);
+    mapped.push_back(indices_[i]);
+  }
+  return base_->get_batch(Span<const std::size_t>(mapped));
+}
+
+TrainAndValidation carve_validation(std::unique_ptr<Dataset> train) {
+  std::shared_ptr<const Dataset> all(std::move(train));
+  std::vector<std::size_t> order(all->size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // A fixed stream, apart from every run's seed: the same split always.
+  SplitMix64 rng(mix64(0x76616c6964ull /* "valid" */));
+  portable_shuffle(order, rng);
+  const std::size_t held_out = std::max<std::size_t>(1, order.size() / 10);
+  std::vector<std::size_t> validation(order.end() - static_cast<std::ptrdiff_t>(held_out), order.end());
+  order.resize(order.size() - held_out);
+  // In index order, so a shard reads its samples as the sampler orders them.
+  std::sort(order.begin(), order.end());
+  std::sort(validation.begin(), validation.end());
+  const std::string base = all->name();
+  TrainAndValidation out;
+  out.train = std::make_unique<SubsetDataset>(all, std::move(order), base + " (training part)");
+  out.validation = std::make_unique<SubsetDataset>(all, std::move(validation), base + " (validation part)");
+  return out;
 }
 
 }  // namespace st::data

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,32 @@ class ImageDataset final : public Dataset {
 
 // Throws std::out_of_range naming the dataset when index >= dataset.size().
 void check_sample_index(const Dataset& dataset, std::size_t index);
+
+// Some samples of another dataset, by index (shared: several views may
+// read one loaded dataset).
+class SubsetDataset final : public Dataset {
+ public:
+  SubsetDataset(std::shared_ptr<const Dataset> base, std::vector<std::size_t> indices, std::string name);
+  std::string name() const override { return name_; }
+  std::size_t size() const override { return indices_.size(); }
+  ImageShape image_shape() const override { return base_->image_shape(); }
+  int64_t classes() const override { return base_->classes(); }
+  int64_t label(std::size_t index) const override;
+  Batch get_batch(Span<const std::size_t> indices) const override;
+
+ private:
+  std::shared_ptr<const Dataset> base_;
+  std::vector<std::size_t> indices_;
+  std::string name_;
+};
+
+// The training set split for tuning that never sees the test set: a tenth
+// of its samples, chosen by a fixed permutation (the same for every run and
+// seed), is the validation set; training uses the rest.
+struct TrainAndValidation {
+  std::unique_ptr<Dataset> train;
+  std::unique_ptr<Dataset> validation;
+};
+TrainAndValidation carve_validation(std::unique_ptr<Dataset> train);
 
 }  // namespace st::data

@@ -1,7 +1,7 @@
 #pragma once
 // Dense SGD with momentum (torch.optim.SGD's step) over a contiguous tensor:
 // every entry, every step. The dense systems (ddp and its variants, and the
-// local-step systems: core/train/sync_system.h, local_step_system.h) step
+// local-step systems: core/train/systems/sync/sync_system.h, local_step_system.h) step
 // their master with it.
 //
 // Its results are bit for bit those of SparseSgd::step() with every index

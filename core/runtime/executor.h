@@ -18,15 +18,40 @@ namespace st::runtime {
 using Nanos = std::chrono::nanoseconds;
 using Task = std::function<void()>;
 
+// Every kind of compute task the engine runs; compute-time models (sim/)
+// price each, and their tables are keyed by it. `work` in ComputeCost is
+// measured in the unit each kind names.
+enum class TaskKind {
+  kForward,        // samples, on a worker's device
+  kBackward,       // samples, on a worker's device
+  kGather,         // elements summed or copied on the node's CPU
+  kCopy,           // elements copied out of the node's master parameters
+  kView,           // elements read through the master's view (extrapolated)
+  kLoad,           // elements loaded into one replica (host copy, then
+                   // host-to-device where the replica lives on a GPU)
+  kCompress,       // elements scanned by a CPU compressor
+  kCompressGpu,    // elements scanned by top-k on the device (topk-sync)
+  kOptimize,       // indices a sparse CPU step touches
+  kOptimizeDense,  // elements of a dense step on the device
+  kPowerSgd,       // bytes PowerSGD moves through device memory
+  kEvaluate,       // test samples (a measurement of the run, not part of it)
+};
+inline constexpr int kTaskKinds = 12;
+
+// "forward", "compress_gpu", ...: the names timelines and profiles use.
+const char* to_string(TaskKind kind);
+
 // What a compute task is, for compute-time models (sim/): the real executor
 // ignores it and simply runs the work.
 struct ComputeCost {
-  std::string kind;  // "forward", "backward", "gather", "compress", "optimize", "evaluate"
+  TaskKind kind = TaskKind::kForward;
   int layer = -1;    // -1: whole model
-  double work = 0;   // kind-specific size: samples (forward, backward), elements
-                     // (gather, compress), touched indices (optimize)
+  double work = 0;   // in the kind's unit (TaskKind)
   int node = -1;     // the engine node charged (-1: not tied to one)
   int device = -1;   // that node's worker/GPU index; -1: the node's CPU
+  // kCompress: the density the compressor keeps (its cost grows with the
+  // output it writes); 0 for every other kind.
+  double density = 0;
 };
 
 class Executor {

@@ -79,7 +79,7 @@ void Timeline::write_chrome_trace(const std::string& path) const {
 
 void TimelineExecutor::compute(Task work, ComputeCost cost, Task done) {
   auto span = std::make_shared<Timeline::Span>();
-  span->name = cost.kind;
+  span->name = to_string(cost.kind);
   span->layer = cost.layer;
   span->node = cost.node;
   span->lane = cost.device;

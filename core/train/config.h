@@ -1,20 +1,58 @@
 #pragma once
-// What one training run is: the system, model, data, cluster shape and
-// hyper-parameters. Filled by `stellatrain train` (and later by scenarios).
+// What one training run is: the system and its options, model, data,
+// cluster shape and hyper-parameters. Filled by `stellatrain train` and by
+// scenario files (apps/scenario.h).
 #include <cstddef>
 #include <cstdint>
+#include <typeinfo>
 #include <string>
 #include <vector>
 
-#include "core/control/controller.h"
+#include "core/train/system_options.h"
+#include "core/util/clone_ptr.h"
 
 namespace st::train {
 
+namespace detail {
+// Throws std::logic_error naming both types when `options` is not an O.
+[[noreturn]] void wrong_options(const char* wanted, const SystemOptions* options);
+}  // namespace detail
+
+template <typename O>
+O& checked_options(SystemOptions* options) {
+  auto* typed = dynamic_cast<O*>(options);
+  if (!typed) detail::wrong_options(typeid(O).name(), options);
+  return *typed;
+}
+
+// A run bounded by its time budget alone (TrainConfig::iterations).
+inline constexpr int kUnboundedIterations = 1'000'000'000;
+
 struct TrainConfig {
-  // stellatrain, ddp, ddp-gloo, topk-sync, local-sgd, cloudless-ma,
-  // cloudless-asgd-ga (docs/systems.md), ddp-fp16, ddp-powersgd
-  // (docs/systems.md)
+  // Starts as stellatrain with its engine defaults (use_system).
+  TrainConfig();
+
+  // The system (core/train/system_registry.h, docs/systems.md) and its own
+  // options: what only that system reads (density, averaging period, ...).
   std::string system = "stellatrain";
+  util::ClonePtr<SystemOptions> options;
+  // The run's name in a scenario (its system entry's label, which names its
+  // results folder); empty outside one.
+  std::string label;
+  // Names the system and gives it its engine defaults; throws
+  // std::invalid_argument for a name no system has.
+  void use_system(const std::string& name);
+  // This system's options as its own type; throws std::logic_error when the
+  // run is another system's (a programming error, not a user's).
+  template <typename O>
+  O& options_as() {
+    return checked_options<O>(options.get());
+  }
+  template <typename O>
+  const O& options_as() const {
+    return checked_options<O>(options.get());
+  }
+
   std::string model = "cnn";           // st::model::model_names()
   std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
   std::string data_dir;                // empty: the dataset's default
@@ -24,7 +62,7 @@ struct TrainConfig {
   // "full": forward and backward really run and accuracy is measured.
   // "timing": their math is skipped (the simulator still prices them by its
   // compute model) and gradients are synthetic but shaped like real ones
-  // (synthetic_gradients.h); compression, exchange and the optimizer run
+  // (node/synthetic_gradients.h); compression, exchange and the optimizer run
   // for real. Reports iteration time, traffic and throughput, never
   // accuracy. Needs a backend with a deterministic compute model (sim).
   std::string math = "full";
@@ -34,6 +72,7 @@ struct TrainConfig {
   int nodes = 2;
   int gpus_per_node = 1;  // local workers per node (threads, one replica each)
   std::size_t batch_per_worker = 64;
+  // kUnboundedIterations: as many as the time budget allows.
   int iterations = 100;
   // Also stop once the executor's clock (wall or simulated seconds) passes
   // this (0: no limit). The run ends where it is: node 0 is evaluated on its
@@ -47,75 +86,26 @@ struct TrainConfig {
   double weight_decay = 0.0;
   // Linear learning-rate warmup: iteration t < N steps with lr x (t + 1) / N.
   int warmup_iterations = 0;
-  // stellatrain's sparse SGD: what momentum does for entries a step does not
-  // list (core/optim/sparse_optimizer.h, LazyMomentum): "decay" (the paper's
-  // rule) or "exact" (dense momentum, deferred).
-  std::string lazy_momentum = "decay";
-  // stellatrain: where momentum lives. "master": the CPU sparse SGD applies
-  // it to the exchanged sparse gradient (the paper). "node": each node keeps
-  // a dense velocity of its own gradient and compresses that (momentum
-  // correction, as Deep Gradient Compression does); the master then applies
-  // plain SGD. momentum_masking zeroes the velocity of the entries sent.
-  std::string momentum_at = "master";
-  bool momentum_masking = false;
-
-  // stellatrain and topk-sync.
-  double density = 0.05;
-  std::string compressor = "thresholdv16";  // stellatrain; topk-sync uses topk
-  int staleness = 1;                        // stellatrain: 0 or 1
-  // stellatrain, staleness 1 (docs/convergence.md): "none"; "predict" (the
-  // forward uses the parameters extrapolated over the updates it misses,
-  // from the momentum buffer); "lookahead" (predict, plus this node's own
-  // compressed gradient of the missing iteration in place of everyone's);
-  // "dc" (delay-compensated gradients, DC-ASGD: g + dc_lambda x g x g x
-  // (w_now - w_forward)).
-  std::string staleness_compensation = "none";
-  double dc_lambda = 0.04;
-  bool fp16_values = false;                 // wire encoding of values
-
-  // ddp-powersgd (docs/systems.md): PowerSGD's rank r (PyTorch's
-  // matrix_approximation_rank defaults to 1, the paper's experiments use
-  // small ranks up to 4; 4 here, the accurate end), the iteration from which
-  // it compresses (plain DDP before, PyTorch's start_powerSGD_iter), error
-  // feedback and warm start (PyTorch's defaults: both on).
-  int powersgd_rank = 4;
-  int powersgd_start_iteration = 10;
-  bool powersgd_error_feedback = true;
-  bool powersgd_warm_start = true;
-  // ddp-gloo: "none", or "fp16" for c10d's builtin FP16_COMPRESS hook on
-  // the Reducer (one local worker per process).
-  std::string comm_hook = "none";
-
-  // stellatrain: the controller (docs/control.md) re-picks the density (and,
-  // on unequal GPUs, the batch split) from telemetry; `density` is then
-  // only the starting point. Off: the fixed-density ablation.
-  bool controller = false;
-  control::ControllerOptions control;
-
-  // local-sgd and cloudless-ma: the nodes average their models every
-  // `averaging_period` iterations. cloudless-ma: or, with
-  // averaging_period_s > 0, about every that many seconds (converted to
-  // iterations from the slowest node's mean iteration time at each round;
-  // the first round still falls due after averaging_period iterations).
-  int averaging_period = 8;
-  double averaging_period_s = 0;
-  // cloudless-ma: true: a round runs while the cluster keeps training and
-  // is applied as (average - snapshot) when it lands; periods that pass
-  // while it is in flight are skipped. false: training waits for it.
-  bool averaging_overlap = true;
-  // local-sgd: iterations of plain DDP (global gradient allreduce) before
-  // the local steps start (PyTorch's post-local SGD warmup).
-  int local_sgd_start_iteration = 0;
-  // cloudless-asgd-ga: each cluster sends its gradients accumulated over
-  // this many iterations to the others; a step waits only for peers'
-  // accumulations that ended max_staleness or more iterations ago.
-  int accumulation_steps = 4;
-  int max_staleness = 8;
 
   // Evaluation.
+  // What evaluations measure: "test" (the test set; what runs report), or
+  // "validation" (a tenth of the training set, held out of training in
+  // every run: what tuning decides on, so that it never sees a test image).
+  std::string evaluate_on = "test";
   int eval_interval = 50;        // iterations between evaluations (0: only at the end)
-  std::size_t eval_samples = 2000;  // test samples per evaluation (0: all)
+  std::size_t eval_samples = 0;  // test samples per evaluation (0: all)
+  // Once an evaluation has reached eval_dense_until (the highest accuracy
+  // whose time-to-accuracy a scenario reports), evaluate only every
+  // eval_interval_after iterations: dense where TTA is decided, sparse
+  // after (0: eval_interval throughout).
+  int eval_interval_after = 0;
+  double eval_dense_until = 0;
   double target_accuracy = 0.0;  // for the TTA line in the summary (0: none)
+
+  // Where this run's WAN traces start replaying (seconds of trace time at
+  // network time 0): a scenario derives it from the seed, the same for every
+  // system of the seed (apps/scenario.h). Backends with a network apply it.
+  double trace_offset_s = 0;
 
   // Runtime.
   std::string transport = "inproc";  // inproc or tcp
@@ -142,11 +132,6 @@ struct TrainConfig {
   double inproc_latency_ms = 0.0;
   double inproc_bandwidth_mbps = 0.0;  // 0: unlimited
 };
-
-// Every system a run may name, in the order the docs list them.
-const std::vector<std::string>& system_names();
-bool is_system_name(const std::string& name);
-std::string system_names_text();  // "stellatrain, ddp, ..."
 
 // Throws std::invalid_argument naming the field for bad values.
 void validate(const TrainConfig& config);

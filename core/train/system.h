@@ -1,6 +1,8 @@
 #pragma once
-// A training system (core/train/config.h lists them) running on one node. Systems are written once against the seams (Executor, Transport via
-// the collectives) and run unchanged on every backend.
+// A training system running on one node (each is described once in the
+// registry, system_registry.h, which builds it). Systems are written once
+// against the seams (Executor, Transport via the collectives) and run
+// unchanged on every backend.
 #include <functional>
 #include <memory>
 #include <string>
@@ -8,9 +10,9 @@
 
 #include "core/collective/communicator.h"
 #include "core/train/config.h"
-#include "core/train/local_workers.h"
-#include "core/train/results.h"
-#include "core/train/versioned_parameters.h"
+#include "core/train/node/local_workers.h"
+#include "core/train/run/results.h"
+#include "core/train/node/versioned_parameters.h"
 
 namespace st::train {
 
@@ -45,9 +47,9 @@ class System {
   virtual nlohmann::json stats() const { return nlohmann::json::object(); }
 };
 
-// The systems that run on the engine's own transport; "ddp-gloo" is built by
-// the trainer separately (it brings its own process group).
-std::unique_ptr<System> make_system(NodeContext& context);
+// Copies what the local workers measured (forward, backward and their
+// device times, gather, loss, batches) into an iteration's record.
+void record_local_times(IterationRecord& record, const LocalStepTimes& times);
 
 // Per-layer helpers shared by the systems.
 namespace detail {

@@ -4,7 +4,7 @@
 // least-significant-digit radix sort in two 16-bit passes over the bits sorts
 // them in a few streaming passes. Written here because std::sort of a
 // 60M-parameter model's gradient magnitudes was most of a timing run's setup
-// (core/train/synthetic_gradients.cc) and Boost's spreadsort would add Boost
+// (core/train/node/synthetic_gradients.cc) and Boost's spreadsort would add Boost
 // to the GPU build's bundle (scripts/gpu/bundle.sh). Header-only, no torch.
 #include <algorithm>
 #include <cmath>

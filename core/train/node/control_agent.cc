@@ -1,0 +1,162 @@
+#include "core/train/node/control_agent.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+
+#include "core/train/run/results.h"
+
+namespace st::train {
+
+ControlAgent::ControlAgent(int rank, int nodes, runtime::Executor& executor, telemetry::MeteredTransport& transport,
+                           comm::Mailbox& mailbox, std::unique_ptr<control::Controller> controller, double density,
+                           std::vector<int> batch, ResultsWriter* results)
+    : rank_(rank),
+      nodes_(nodes),
+      executor_(executor),
+      transport_(transport),
+      mailbox_(mailbox),
+      controller_(std::move(controller)),
+      results_(results) {
+  settings_[0] = Setting{density, std::move(batch)};
+}
+
+void ControlAgent::start() {
+  if (rank_ == 0) {
+    probe_sent_.assign(static_cast<std::size_t>(nodes_), runtime::Nanos(-1));
+    for (int source = 1; source < nodes_; ++source) {
+      receive_telemetry(source);
+      receive_probe_replies(source);
+    }
+  } else {
+    receive_plans();
+    answer_probes();
+  }
+}
+
+void ControlAgent::answer_probes() {
+  mailbox_.recv(0, telemetry::kProbeTag, [this](std::exception_ptr error, comm::Message&& message) {
+    if (error) return;
+    transport_.send(0, telemetry::kProbeReplyTag, std::move(message.payload), nullptr);
+    answer_probes();
+  });
+}
+
+void ControlAgent::receive_probe_replies(int source) {
+  mailbox_.recv(source, telemetry::kProbeReplyTag, [this, source](std::exception_ptr error, comm::Message&&) {
+    if (error) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& sent = probe_sent_[static_cast<std::size_t>(source)];
+      if (sent.count() >= 0) controller_->on_round_trip(std::chrono::duration<double, std::milli>(executor_.now() - sent).count());
+      sent = runtime::Nanos(-1);
+    }
+    receive_probe_replies(source);
+  });
+}
+
+// One probe per node at a time (under the agent's lock).
+void ControlAgent::send_probes() {
+  for (int r = 1; r < nodes_; ++r) {
+    auto& sent = probe_sent_[static_cast<std::size_t>(r)];
+    if (sent.count() >= 0) continue;
+    sent = executor_.now();
+    transport_.send(r, telemetry::kProbeTag, std::vector<uint8_t>(8, 0), nullptr);
+  }
+}
+
+// Errors found on a transport thread surface as a failed executor task, so
+// the run stops with the message instead of hanging.
+void ControlAgent::fail(const std::string& what) {
+  executor_.post([what] { throw std::runtime_error(what); });
+}
+
+void ControlAgent::receive_telemetry(int source) {
+  mailbox_.recv(source, telemetry::kTelemetryTag, [this, source](std::exception_ptr error, comm::Message&& message) {
+    if (error) return;  // the transport's own error handling reports a lost peer
+    try {
+      on_telemetry(telemetry::decode_telemetry(message.payload));
+    } catch (const std::exception& e) {
+      fail(fmt::format("controller: telemetry from rank {}: {}", source, e.what()));
+      return;
+    }
+    receive_telemetry(source);
+  });
+}
+
+void ControlAgent::receive_plans() {
+  mailbox_.recv(0, telemetry::kPlanTag, [this](std::exception_ptr error, comm::Message&& message) {
+    if (error) return;
+    try {
+      apply(control::decode_plan(message.payload));
+    } catch (const std::exception& e) {
+      fail(fmt::format("rank {}: controller plan: {}", rank_, e.what()));
+      return;
+    }
+    receive_plans();
+  });
+}
+
+// Rank 0: feed, tick, and announce under the agent's lock, so rank 0 cannot
+// begin another iteration between reading its iteration and sending the plan.
+void ControlAgent::on_telemetry(const telemetry::NodeTelemetry& t) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  controller_->on_telemetry(t);
+  const double now_s = std::chrono::duration<double>(executor_.now()).count();
+  const std::size_t before = controller_->records().size();
+  auto plan = controller_->tick(now_s, std::max(started_, 0));
+  const bool ticked = controller_->records().size() > before;
+  if (ticked && results_) results_->add_control(controller_->records().back());
+  if (ticked || before == 0) send_probes();
+  if (!plan) return;
+  spdlog::debug("controller: {}", plan->reason);
+  const auto bytes = control::encode(*plan);
+  for (int r = 1; r < nodes_; ++r) transport_.send(r, telemetry::kPlanTag, bytes, nullptr);
+  Setting s{plan->density, plan->batch.at(0)};
+  settings_[plan->effective_iteration] = std::move(s);
+}
+
+void ControlAgent::apply(const control::Plan& plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (plan.effective_iteration <= started_)
+    throw std::runtime_error(fmt::format("a plan for iteration {} arrived after iteration {} began here",
+                                         plan.effective_iteration, started_));
+  if (static_cast<int>(plan.batch.size()) != nodes_)
+    throw std::runtime_error(fmt::format("the plan lists {} nodes, the run has {}", plan.batch.size(), nodes_));
+  settings_[plan.effective_iteration] = Setting{plan.density, plan.batch.at(static_cast<std::size_t>(rank_))};
+}
+
+void ControlAgent::begin_iteration(int t) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  started_ = std::max(started_, t);
+}
+
+const ControlAgent::Setting& ControlAgent::setting_at(int t) const {
+  auto it = settings_.upper_bound(t);
+  return std::prev(it)->second;  // settings_ holds iteration 0
+}
+
+double ControlAgent::density_at(int t) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return setting_at(t).density;
+}
+
+std::vector<int> ControlAgent::batch_at(int t) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return setting_at(t).batch;
+}
+
+void ControlAgent::report(telemetry::NodeTelemetry t) {
+  const auto w = transport_.window_totals();
+  t.window_sent = w.sent;
+  t.window_received = w.received;
+  t.window_s = std::chrono::duration<double>(w.span).count();
+  if (rank_ == 0) {
+    on_telemetry(t);
+  } else {
+    transport_.send(0, telemetry::kTelemetryTag, telemetry::encode(t), nullptr);
+  }
+}
+
+}  // namespace st::train

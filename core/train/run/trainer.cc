@@ -1,0 +1,391 @@
+#include "core/train/run/trainer.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "core/collective/communicator.h"
+#include "core/comm/mailbox.h"
+#include "core/data/cifar10.h"
+#include "core/data/dataset.h"
+#include "core/data/fashion_mnist.h"
+#include "core/data/synthetic.h"
+#include "core/model/local_training.h"
+#include "core/model/math_kernels.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/timeline.h"
+#include "core/telemetry/timeline_transport.h"
+#include "core/runtime/stop_request.h"
+#include "core/telemetry/metered_transport.h"
+#include "core/train/run/node_host.h"
+#include "core/train/system_registry.h"
+#include "core/train/node/control_agent.h"
+#include "core/train/node/local_workers.h"
+#include "core/train/system.h"
+#include "core/train/node/versioned_parameters.h"
+
+namespace st::train {
+namespace {
+
+std::unique_ptr<data::Dataset> load_dataset(const TrainConfig& c, data::Split split) {
+  if (c.dataset == "fashion-mnist") {
+    if (c.data_dir.empty()) return data::load_fashion_mnist(split);
+    return data::load_fashion_mnist(split, c.data_dir);
+  }
+  if (c.dataset == "cifar10") {
+    if (c.data_dir.empty()) return data::load_cifar10(split);
+    return data::load_cifar10(split, c.data_dir);
+  }
+  data::SyntheticOptions options;
+  options.seed = c.seed;
+  options.channels = c.synthetic_channels;
+  options.height = c.synthetic_height;
+  options.width = c.synthetic_width;
+  options.classes = c.synthetic_classes;
+  return data::make_synthetic_dataset(options, split);
+}
+
+// What the run is: the settings every system shares, the system's own
+// options (its table, system_options.h) and what the host adds (backend,
+// transport, compute-time model, network).
+nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
+  nlohmann::json m = {{"system", c.system},
+                      {"options", c.options->to_json()},
+                      {"model", c.model},
+                      {"dataset", c.dataset},
+                      {"nodes", c.nodes},
+                      {"gpus_per_node", c.gpus_per_node},
+                      {"compute_device", c.compute_device},
+                      {"batch_per_worker", c.batch_per_worker},
+                      {"iterations", c.iterations},
+                      {"optimizer",
+                       {{"name", "sgd"},
+                        {"lr", c.lr},
+                        {"momentum", c.momentum},
+                        {"weight_decay", c.weight_decay},
+                        {"warmup_iterations", c.warmup_iterations}}},
+                      {"seed", c.seed},
+                      {"trace_offset_s", c.trace_offset_s},
+                      {"math_kernels", model::math_kernels()},
+                      {"eval",
+                       {{"on", c.evaluate_on},
+                        {"interval", c.eval_interval},
+                        {"samples", c.eval_samples},
+                        {"interval_after", c.eval_interval_after},
+                        {"dense_until", c.eval_dense_until}}}};
+  m.update(host.manifest());
+  return m;
+}
+
+// One node run in this process.
+struct Node {
+  comm::Transport* transport = nullptr;  // the host's
+  std::unique_ptr<telemetry::TimelineTransport> timed;    // with a timeline: records each send
+  std::unique_ptr<telemetry::MeteredTransport> metered;  // with the controller: counts bytes per peer
+  std::unique_ptr<comm::Mailbox> mailbox;
+  std::unique_ptr<collective::Communicator> comm;
+  std::unique_ptr<LocalWorkers> workers;
+  std::unique_ptr<VersionedParameters> master;
+  std::unique_ptr<ControlAgent> control;
+  std::unique_ptr<NodeContext> context;
+  std::unique_ptr<System> system;
+  std::atomic<bool> finished{false};
+};
+
+// Node 0's view of the run: evaluations and progress lines.
+class Monitor {
+ public:
+  Monitor(const TrainConfig& c, runtime::Executor& ex, const data::Dataset& test, ResultsWriter& results)
+      : config_(c), executor_(ex), test_(test), results_(results) {}
+
+  void iteration_done(Node& node, int t, const IterationRecord& r) {
+    results_.add_iteration(r);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      iteration_ms_sum_ += r.iteration_ms;
+      pipeline_ms_sum_ += r.pipeline_ms;
+      compute_ms_sum_ += r.load_ms + r.forward_ms + r.backward_ms + r.gather_ms + r.compress_ms + r.exchange_ms + r.optimize_ms;
+      bytes_sent_ += r.bytes_sent;
+      ++iterations_;
+    }
+    const int done = t + 1;
+    const bool bounded = config_.iterations < kUnboundedIterations;
+    const int every = bounded ? std::max(1, config_.iterations / 20) : 100;
+    if (!config_.quiet && (done % every == 0 || done == config_.iterations))
+      spdlog::info("{} node 0: iteration {}{} loss {:.4f} iteration {:.1f} ms", config_.system, done,
+                   bounded ? fmt::format("/{}", config_.iterations) : std::string(), r.loss, r.iteration_ms);
+    const int interval = evaluation_interval();
+    if (config_.math == "full" && interval > 0 && done % interval == 0 && done < config_.iterations)
+      evaluate_async(node, done);
+  }
+
+  // Dense until the highest report target is reached, then sparse
+  // (TrainConfig::eval_interval_after).
+  int evaluation_interval() const {
+    const bool after = config_.eval_interval_after > 0 && config_.eval_dense_until > 0 &&
+                       best_accuracy_.load() >= config_.eval_dense_until;
+    return after ? config_.eval_interval_after : config_.eval_interval;
+  }
+
+  // `at`: the executor clock when the run ended (the executor may be gone).
+  void evaluate_now(Node& node, int iteration, runtime::Nanos at) { record(node, iteration, node.master->snapshot(), at); }
+
+  int completed_iterations() const { return iterations_; }
+
+  bool idle() const { return pending_ == 0; }
+  std::vector<EvalRecord> evaluations() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return evaluations_;
+  }
+  double mean_iteration_ms() const { return iterations_ ? iteration_ms_sum_ / iterations_ : 0; }
+  double mean_pipeline_ms() const { return iterations_ ? pipeline_ms_sum_ / iterations_ : 0; }
+  double mean_compute_ms() const { return iterations_ ? compute_ms_sum_ / iterations_ : 0; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+
+ private:
+  void evaluate_async(Node& node, int iteration) {
+    ++pending_;
+    auto params = std::make_shared<std::vector<std::vector<float>>>(node.master->snapshot());
+    const auto taken = executor_.now();
+    executor_.compute([this, &node, iteration, params, taken] { record(node, iteration, *params, taken); },
+                      runtime::ComputeCost{runtime::TaskKind::kEvaluate, -1, static_cast<double>(config_.eval_samples)},
+                      [this] { --pending_; });
+  }
+
+  void record(Node& node, int iteration, const std::vector<std::vector<float>>& params, runtime::Nanos taken) {
+    const auto a = node.workers->evaluate(params, test_, config_.eval_samples);
+    EvalRecord e{std::chrono::duration<double>(taken).count(), iteration, a.accuracy, a.loss, a.samples};
+    results_.add_eval(e);
+    if (!config_.quiet)
+      spdlog::info("{} node 0: iteration {} {} accuracy {:.2f}% ({} samples)", config_.system, iteration,
+                   config_.evaluate_on,
+                   100 * a.accuracy, a.samples);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (e.accuracy > best_accuracy_.load()) best_accuracy_ = e.accuracy;
+    evaluations_.push_back(e);
+    std::sort(evaluations_.begin(), evaluations_.end(),
+              [](const EvalRecord& x, const EvalRecord& y) { return x.iteration < y.iteration; });
+  }
+
+  const TrainConfig& config_;
+  runtime::Executor& executor_;
+  const data::Dataset& test_;
+  ResultsWriter& results_;
+  std::mutex mutex_;
+  std::atomic<int> pending_{0};
+  std::atomic<double> best_accuracy_{0};
+  std::vector<EvalRecord> evaluations_;
+  double iteration_ms_sum_ = 0, pipeline_ms_sum_ = 0, compute_ms_sum_ = 0;
+  uint64_t bytes_sent_ = 0;
+  int iterations_ = 0;
+};
+
+// The node's agent; rank 0's holds the controller, priced for this model's
+// layers and the wire encoding the exchange will use.
+std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const ControlledSystem& controlled, int rank,
+                                                 Node& node, runtime::Executor& executor, ResultsWriter& results) {
+  const std::vector<int> even(static_cast<std::size_t>(c.gpus_per_node), static_cast<int>(c.batch_per_worker));
+  std::unique_ptr<control::Controller> controller;
+  if (rank == 0) {
+    control::TrafficModel traffic{node.workers->layer_numels(), controlled.block_compressor, controlled.fp16_values,
+                                  c.nodes};
+    controller = std::make_unique<control::Controller>(
+        *controlled.options, traffic, std::vector<std::vector<int>>(static_cast<std::size_t>(c.nodes), even),
+        controlled.initial_density, controlled.staleness);
+  }
+  return std::make_unique<ControlAgent>(rank, c.nodes, executor, *node.metered, *node.mailbox, std::move(controller),
+                                        controlled.initial_density, even, rank == 0 ? &results : nullptr);
+}
+
+// Where this process writes: the run's folder, or, for a process that is
+// one rank (not 0) of a TCP run, its own rank<R> subfolder.
+std::string results_dir(const TrainConfig& c, const NodeHost& host) {
+  if (c.out_dir.empty() || host.all_ranks_here() || c.rank == 0) return c.out_dir;
+  return c.out_dir + "/rank" + std::to_string(c.rank);
+}
+
+// What an interrupted run leaves: the iterations and evaluations written so
+// far, and a summary that says it stopped early (no final evaluation: the
+// user asked to stop).
+template <typename Nodes>
+TrainResult finish_interrupted(ResultsWriter& results, Monitor& monitor, Nodes& nodes, int signal, TrainResult result,
+                               runtime::Nanos duration) {
+  for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
+  result.evaluations = monitor.evaluations();
+  result.mean_iteration_ms = monitor.mean_iteration_ms();
+  result.bytes_sent = monitor.bytes_sent();
+  result.interrupted_by = signal;
+  results.update_manifest({{"summary",
+                            {{"interrupted", fmt::format("interrupted by signal {}", signal)},
+                             {"complete", false},
+                             {"duration_s", std::chrono::duration<double>(duration).count()},
+                             {"iterations_completed", monitor.completed_iterations()},
+                             {"checksums", result.checksums}}}});
+  return result;
+}
+
+}  // namespace
+
+// A system that brings its own process group (ddp-gloo) trains the whole
+// run itself; the host's executor and transports stay unused.
+TrainResult run_own(const SystemDescriptor& system, const TrainConfig& config, const data::Dataset& train,
+                    const data::Dataset& test, ResultsWriter& results) {
+  auto result = system.run_own(config, train, test, results);
+  results.update_manifest({{"summary", {{"wall_s", result.wall_s}, {"checksums", result.checksums}}}});
+  return result;
+}
+
+TrainResult run_training(const TrainConfig& config, NodeHost& host) {
+  validate(config);
+  if (host.world_size() != config.nodes)
+    throw std::invalid_argument(fmt::format("nodes: the {} backend has {} node(s) but the run asks for {}", host.name(),
+                                            host.world_size(), config.nodes));
+  const SystemDescriptor& system = system_named(config.system);
+  require_real_network(system, host.name(), !host.wall_clock());
+  const auto controlled = config.options->controlled();
+  model::ThreadCountGuard one_torch_thread(1);
+  // Training never sees the validation tenth; evaluations read the test
+  // set, or the validation set for tuning (TrainConfig::evaluate_on).
+  auto parts = data::carve_validation(load_dataset(config, data::Split::kTrain));
+  const std::unique_ptr<data::Dataset> train = std::move(parts.train);
+  const std::unique_ptr<data::Dataset> test =
+      config.evaluate_on == "validation" ? std::move(parts.validation) : load_dataset(config, data::Split::kTest);
+  const std::string out_dir = results_dir(config, host);
+  ResultsWriter results(out_dir, manifest_of(config, host));
+  if (system.run_own) return run_own(system, config, *train, *test, results);
+  // With a timeline, every engine task and send goes through recording
+  // decorators (the host's own executor and transports stay as they are).
+  // The host's pool joins its threads in stop(), before the timeline goes.
+  runtime::Timeline timeline;
+  std::unique_ptr<runtime::TimelineExecutor> timed_executor;
+  runtime::Executor* executor = &host.executor();
+  if (config.timeline) {
+    timed_executor = std::make_unique<runtime::TimelineExecutor>(*executor, timeline);
+    executor = timed_executor.get();
+  }
+
+  Monitor monitor(config, *executor, *test, results);
+  std::vector<std::unique_ptr<Node>> nodes;
+  // Stops every source of callbacks before the nodes go away (the host
+  // closes the network, then joins its threads), so that no task still
+  // running can touch a destroyed node or timeline.
+  struct StopHost {
+    NodeHost& host;
+    bool stopped = false;
+    void operator()() {
+      if (!stopped) host.stop();
+      stopped = true;
+    }
+    ~StopHost() { (*this)(); }
+  } stop_everything{host};
+  for (int rank : host.local_ranks()) {
+    auto node = std::make_unique<Node>();
+    node->transport = &host.transport(rank);
+    comm::Transport* wire = node->transport;
+    if (config.timeline) {
+      node->timed = std::make_unique<telemetry::TimelineTransport>(*wire, *executor, timeline);
+      wire = node->timed.get();
+    }
+    if (controlled) {
+      node->metered = std::make_unique<telemetry::MeteredTransport>(*wire, *executor);
+      wire = node->metered.get();
+    }
+    node->mailbox = std::make_unique<comm::Mailbox>(*wire);
+    node->comm = std::make_unique<collective::Communicator>(*wire, *node->mailbox, *executor);
+    node->workers = std::make_unique<LocalWorkers>(config, rank, *train, *executor);
+    node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
+    if (controlled) node->control = make_control_agent(config, *controlled, rank, *node, *executor, results);
+    Node* raw = node.get();
+    // A process that is one rank of a TCP run records its own iterations
+    // too (rank<R>/iterations.csv), so every rank's timing can be read back.
+    const bool only_rank_here = !host.all_ranks_here();
+    auto on_done = [&monitor, &results, raw, rank, only_rank_here](int t, const IterationRecord& r) {
+      if (rank == 0) monitor.iteration_done(*raw, t, r);
+      else if (only_rank_here) results.add_iteration(r);
+    };
+    node->context.reset(new NodeContext{config, rank, *executor, *node->comm, *node->workers, *node->master,
+                                        results, on_done, node->control.get()});
+    node->system = system.make(*node->context);
+    nodes.push_back(std::move(node));
+  }
+
+  if (!config.quiet)
+    spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, backend {}; options {}", config.system,
+                 config.model, config.nodes, config.gpus_per_node,
+                 config.iterations < kUnboundedIterations ? std::to_string(config.iterations) : "unbounded",
+                 host.name(), config.options->to_json().dump());
+  TrainResult result;
+  const auto start = executor->now();
+  for (auto& node : nodes) {
+    if (node->control) node->control->start();
+    Node* raw = node.get();
+    executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
+  }
+  const runtime::Nanos budget(static_cast<int64_t>(config.time_budget_s * 1e9));
+  bool out_of_time = false;
+  int interrupted_by = 0;
+  executor->run_until([&] {
+    if ((interrupted_by = runtime::stop_requested()) != 0) return true;
+    if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
+    for (auto& node : nodes)
+      if (!node->finished) return false;
+    return monitor.idle();
+  });
+  const runtime::Nanos ended = executor->now();
+  result.wall_s = std::chrono::duration<double>(ended - start).count();
+  if (out_of_time) {
+    if (!config.quiet) spdlog::info("{}: time budget of {} s reached", config.system, config.time_budget_s);
+    stop_everything();
+  }
+  if (interrupted_by != 0) {
+    spdlog::warn("{}: interrupted by signal {}: stopped after {} iteration(s); results so far are kept", config.system,
+                 interrupted_by, monitor.completed_iterations());
+    stop_everything();
+    return finish_interrupted(results, monitor, nodes, interrupted_by, result, ended - start);
+  }
+
+  Node& first = *nodes.front();
+  // A timing run has no accuracy: it is absent, never invented.
+  if (first.context->rank == 0 && config.math == "full")
+    monitor.evaluate_now(first, out_of_time ? monitor.completed_iterations() : config.iterations, ended);
+  for (auto& node : nodes) result.checksums.push_back(node->master->checksum());
+  result.final_parameters = first.master->snapshot();
+  result.evaluations = monitor.evaluations();
+  result.mean_iteration_ms = monitor.mean_iteration_ms();
+  result.mean_pipeline_ms = monitor.mean_pipeline_ms();
+  result.mean_compute_ms = monitor.mean_compute_ms();
+  result.bytes_sent = monitor.bytes_sent();
+  // duration_s is on the executor's clock: wall seconds for real runs,
+  // simulated seconds for the sim backend (whose host cost goes elsewhere,
+  // so the results files stay deterministic).
+  nlohmann::json summary = {{"duration_s", result.wall_s},
+                            {"mean_iteration_ms", result.mean_iteration_ms},
+                            {"checksums", result.checksums}};
+  if (host.wall_clock()) summary["wall_s"] = result.wall_s;
+  if (out_of_time) summary["stopped_by_time_budget"] = true;
+  summary["math"] = config.math;
+  summary["iterations_completed"] = monitor.completed_iterations();
+  summary["global_batch"] = static_cast<double>(config.nodes * config.gpus_per_node) *
+                            static_cast<double>(config.batch_per_worker);
+  if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
+  if (!out_of_time) {
+    const auto stats = first.system->stats();
+    if (!stats.empty()) summary["system_stats"] = stats;
+  }
+  summary.update(host.finish(out_dir));
+  result.host_cost = host.host_cost();
+  if (config.timeline) {
+    const std::string path = out_dir + "/timeline.json";
+    timeline.write_chrome_trace(path);
+    summary["timeline"] = {{"file", "timeline.json"}, {"spans", timeline.size()}, {"dropped_spans", timeline.dropped()}};
+    if (!config.quiet) spdlog::info("{}: timeline of {} spans in {}", config.system, timeline.size(), path);
+  }
+  results.update_manifest({{"summary", summary}});
+  if (!out_of_time) stop_everything();
+  return result;
+}
+
+}  // namespace st::train

@@ -1,0 +1,182 @@
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/train/config.h"
+#include "core/util/yaml_fields.h"
+
+namespace st::train {
+namespace {
+
+using O = StellaTrainOptions;
+
+// `controller: on | off | {interval_s, min_density, max_density, safety,
+// batch, growth, initial_mbps}` (docs/control.md); a map means on.
+void read_controller(O& o, const util::YamlField& f) {
+  if (f.is_scalar()) {
+    o.controller = f.text_in({"on", "off"}) == "on";
+    return;
+  }
+  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps"});
+  o.controller = true;
+  auto& c = o.control;
+  c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
+  c.min_density = f.number_or("min_density", c.min_density, 1e-6, 1);
+  c.max_density = f.number_or("max_density", c.max_density, 1e-6, 1);
+  if (c.max_density < c.min_density) f.at("max_density").fail(fmt::format("is below min_density {}", c.min_density));
+  c.safety = f.number_or("safety", c.safety, 0.01, 1);
+  c.adapt_batch = f.boolean_or("batch", c.adapt_batch);
+  c.estimator.growth = f.number_or("growth", c.estimator.growth, 1, 10);
+  c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
+}
+
+nlohmann::json show_controller(const O& o) {
+  if (!o.controller) return "off";
+  const auto& c = o.control;
+  return {{"interval_s", c.interval_s},     {"min_density", c.min_density},
+          {"max_density", c.max_density},   {"safety", c.safety},
+          {"adapt_batch", c.adapt_batch},   {"growth", c.estimator.growth},
+          {"initial_mbps", c.estimator.initial_mbps}};
+}
+
+// A `train` flag that sets one number of the controller's options (it has
+// no scenario key of its own: the scenario writes it inside `controller:`).
+OptionField controller_number(const char* flag, double control::ControllerOptions::*member, double min, double max,
+                              const char* help) {
+  OptionField f{"", flag, help};
+  f.value_name = "FLOAT";
+  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).control.*member = detail::parse_number_text(flag, text, min, max);
+  };
+  return f;
+}
+
+OptionField estimator_number(const char* flag, double control::BandwidthEstimatorOptions::*member, double min,
+                             double max, const char* help) {
+  OptionField f{"", flag, help};
+  f.value_name = "FLOAT";
+  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).control.estimator.*member = detail::parse_number_text(flag, text, min, max);
+  };
+  return f;
+}
+
+void require(bool ok, const char* field, const std::string& why) {
+  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
+}
+
+}  // namespace
+
+void StellaTrainOptions::apply_preset(const std::string& name) {
+  if (name != "measured" && name != "paper")
+    throw std::invalid_argument(fmt::format("train config: preset '{}' is not one of measured, paper", name));
+  preset = name;
+  controller = true;
+  compensation = name == "measured" ? "lookahead" : "none";
+  fp16_values = name == "measured";
+}
+
+std::vector<OptionField> StellaTrainOptions::make_fields() {
+  // Read first, so that the options beside it override it.
+  OptionField preset{"preset", "--preset", "measured (controller, lookahead, fp16) or paper (controller, no compensation, fp32)"};
+  preset.value_name = "{measured,paper}";
+  preset.read = [](SystemOptions& o, const util::YamlField& f) {
+    static_cast<O&>(o).apply_preset(f.text_in({"measured", "paper"}));
+  };
+  preset.read_text = [](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).apply_preset(detail::parse_choice_text("--preset", text, {"measured", "paper"}));
+  };
+  preset.show = [](const SystemOptions& o) {
+    const auto& name = static_cast<const O&>(o).preset;
+    return name.empty() ? nlohmann::json() : nlohmann::json(name);
+  };
+  OptionField controller{"controller", "--controller,!--no-controller",
+                         "Adapt density and batch split to the measured bandwidth (docs/control.md)", true};
+  controller.read = [](SystemOptions& o, const util::YamlField& f) { read_controller(static_cast<O&>(o), f); };
+  controller.read_text = [](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).controller = detail::parse_switch_text("--controller", text);
+  };
+  controller.show = [](const SystemOptions& o) { return show_controller(static_cast<const O&>(o)); };
+  OptionField batch_control{"", "!--no-batch-control", "Keep equal batches (the controller adapts only the density)",
+                            true};
+  batch_control.read_text = [](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).control.adapt_batch = detail::parse_switch_text("--no-batch-control", text);
+  };
+  return Fields<O>()
+      .custom(preset)
+      .number("density", &O::density, 1e-6, 1, "--density", "Fraction of gradient elements sent")
+      .choice("compressor", &O::compressor, {"thresholdv16", "thresholdv", "topk", "randomk"}, "--compressor",
+              "The compressor (docs/compression.md)")
+      .integer("staleness", &O::staleness, 0, 1, "--staleness", "0 or 1")
+      .boolean("fp16", &O::fp16_values, "--fp16", "Send gradient values as fp16")
+      .choice("lazy_momentum", &O::lazy_momentum, {"decay", "exact"}, "--lazy-momentum",
+              "The sparse SGD's untouched entries: decay (paper) or exact")
+      .choice("momentum_at", &O::momentum_at, {"master", "node"}, "--momentum-at",
+              "master (sparse SGD momentum) or node (momentum correction)")
+      .boolean("momentum_masking", &O::momentum_masking, "--momentum-masking",
+               "With momentum_at node: zero the sent entries' velocity")
+      .choice("compensation", &O::compensation, {"none", "predict", "lookahead", "dc"}, "--compensation",
+              "Staleness 1: none, predict, lookahead or dc (docs/convergence.md)")
+      .custom([] {
+        OptionField f{"dc_lambda", "--dc-lambda", "Delay compensation strength (compensation dc)"};
+        f.value_name = "FLOAT";
+        f.read = [](SystemOptions& o, const util::YamlField& y) {
+          static_cast<O&>(o).dc_lambda = detail::read_number(y, 0, 1e6);
+        };
+        f.read_text = [](SystemOptions& o, const std::string& text) {
+          static_cast<O&>(o).dc_lambda = detail::parse_number_text("--dc-lambda", text, 0, 1e6);
+        };
+        f.show = [](const SystemOptions& o) {
+          const auto& s = static_cast<const O&>(o);
+          return s.compensation == "dc" ? nlohmann::json(s.dc_lambda) : nlohmann::json();
+        };
+        return f;
+      }())
+      .custom(controller)
+      .custom(controller_number("--control-interval", &control::ControllerOptions::interval_s, 1e-3, 1e6,
+                                "Controller tick, seconds of the run's clock"))
+      .custom(controller_number("--min-density", &control::ControllerOptions::min_density, 1e-6, 1,
+                                "Controller's lower density bound"))
+      .custom(controller_number("--max-density", &control::ControllerOptions::max_density, 1e-6, 1,
+                                "Controller's upper density bound"))
+      .custom(controller_number("--control-safety", &control::ControllerOptions::safety, 0.01, 1,
+                                "Fraction of the overlap window the exchange may fill"))
+      .custom(estimator_number("--control-growth", &control::BandwidthEstimatorOptions::growth, 1, 10,
+                               "Bandwidth probing factor per tick"))
+      .custom(estimator_number("--control-initial-mbps", &control::BandwidthEstimatorOptions::initial_mbps, 0.01, 1e6,
+                               "Bandwidth estimate before a measurement"))
+      .custom(batch_control);
+}
+
+void StellaTrainOptions::validate(const TrainConfig&) const {
+  require(density > 0 && density <= 1, "density", "must be in (0, 1]");
+  require(staleness == 0 || staleness == 1, "staleness", "must be 0 or 1");
+  require(lazy_momentum == "decay" || lazy_momentum == "exact", "lazy_momentum",
+          fmt::format("'{}' is not one of decay, exact", lazy_momentum));
+  require(compensation == "none" || compensation == "predict" || compensation == "lookahead" || compensation == "dc",
+          "staleness_compensation", fmt::format("'{}' is not one of none, predict, lookahead, dc", compensation));
+  require(dc_lambda >= 0, "dc_lambda", "must be >= 0");
+  require(momentum_at == "master" || momentum_at == "node", "momentum_at",
+          fmt::format("'{}' is not one of master, node", momentum_at));
+  require(compressor == "thresholdv16" || compressor == "thresholdv" || compressor == "topk" || compressor == "randomk",
+          "compressor", fmt::format("'{}' is not one of thresholdv16, thresholdv, topk, randomk", compressor));
+  if (!controller) return;
+  try {
+    control::validate(control);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("train config: {}", e.what()));
+  }
+}
+
+void StellaTrainOptions::check_entry(const util::YamlField& entry) const {
+  if (entry.has("dc_lambda") && compensation != "dc") entry.at("dc_lambda").fail("only applies with compensation: dc");
+}
+
+std::optional<ControlledSystem> StellaTrainOptions::controlled() const {
+  if (!controller) return std::nullopt;
+  return ControlledSystem{&control, density, staleness, compressor == "thresholdv16", fp16_values};
+}
+
+}  // namespace st::train

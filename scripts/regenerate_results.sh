@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Regenerates every results table and figure that README.md and docs/ quote,
+# from the shipped scenario files, into results/ (and the figures into
+# docs/figures/). Each step prints the command it runs; results/MACHINE.txt
+# records the machine, the commit and the math-kernel level, which every
+# quoted table must name beside its command.
+#
+#   bash scripts/regenerate_results.sh                 # every step
+#   bash scripts/regenerate_results.sh headline paper  # some steps
+#   JOBS=4 bash scripts/regenerate_results.sh headline # runs side by side (sim)
+#
+# Steps and what they cost on the 2-core build machine (simulated results
+# are deterministic: the same on any machine under the pinned math level;
+# only the wall time depends on the host):
+#   sweep     the headline's learning rates, decided on the validation set
+#             (about 1 hour): prints the best per system; copy them into
+#             scenarios/fluct-115mbps.yaml, then run `headline`
+#   headline  README's table and figures: fluct-115mbps, 5 paired seeds,
+#             3 systems, evaluations every 2 iterations on the whole test
+#             set (about 40 minutes with JOBS=2)
+#   systems   docs/systems.md: every system over the same links, seed 1
+#             (about 30 minutes)
+#   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
+#             timing mode on three links (about 25 minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/apps/stellatrain}
+JOBS=${JOBS:-$(nproc)}
+OUT=${OUT:-results}
+[ -x "$BIN" ] || { echo "regenerate_results: $BIN is missing; build first (bash scripts/build.sh)" >&2; exit 2; }
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(headline systems paper)  # sweep only when asked: it changes a scenario by hand
+
+run() {  # prints and runs one command
+  echo "+ $*"
+  "$@"
+}
+
+record_machine() {
+  mkdir -p "$OUT"
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "cores: $(nproc)"
+    echo "math: ST_MATH=${ST_MATH:-avx2} (core/model/math_kernels.h)"
+  } > "$OUT/MACHINE.txt"
+  cat "$OUT/MACHINE.txt"
+}
+
+step_sweep() {
+  # Evaluations every 10 iterations on the whole validation set: a ranking
+  # needs less resolution than a reported TTA. An edge-best value extends
+  # the grid by itself (apps/sweep_grid.h).
+  run "$BIN" sweep scenarios/fluct-115mbps.yaml --systems stellatrain --lr 0.05,0.1,0.2 --seeds 2 \
+    --eval-interval 10 --quiet --out "$OUT/sweep-stellatrain"
+  run "$BIN" sweep scenarios/fluct-115mbps.yaml --systems ddp,topk-sync --lr 0.025,0.05,0.1 --seeds 2 \
+    --eval-interval 10 --quiet --out "$OUT/sweep-ddp-topk"
+  echo "sweep: the best learning rate per system is in $OUT/sweep-*/sweep.json (\"best\");"
+  echo "sweep: put them in scenarios/fluct-115mbps.yaml, then: bash scripts/regenerate_results.sh headline"
+}
+
+step_headline() {
+  run "$BIN" run scenarios/fluct-115mbps.yaml --jobs "$JOBS" --quiet --out "$OUT/fluct-115mbps"
+  run "$BIN" plot "$OUT/fluct-115mbps"
+  cp "$OUT/fluct-115mbps/figures/tta.png" docs/figures/fluct-115mbps-tta.png
+  [ -f "$OUT/fluct-115mbps/figures/controller.png" ] &&
+    cp "$OUT/fluct-115mbps/figures/controller.png" docs/figures/fluct-115mbps-controller.png
+  run python3 analysis/seed_table.py "$OUT/fluct-115mbps"
+}
+
+step_systems() {
+  run "$BIN" run scenarios/systems-115mbps.yaml --jobs "$JOBS" --quiet --out "$OUT/systems-115mbps"
+  run "$BIN" plot "$OUT/systems-115mbps"
+  cp "$OUT/systems-115mbps/figures/tta.png" docs/figures/systems-115mbps-tta.png
+  run python3 analysis/seed_table.py "$OUT/systems-115mbps"
+}
+
+step_paper() {
+  local dirs=()
+  for f in resnet152-fluct-115 resnet152-const-100 resnet152-const-500 vit-b16-fluct-115 vit-b16-const-100 \
+    vit-b16-const-500; do
+    run "$BIN" run "scenarios/paper/$f.yaml" --jobs "$JOBS" --quiet --out "$OUT/paper/$f"
+    dirs+=("$OUT/paper/$f")
+  done
+  run python3 analysis/timing_table.py "${dirs[@]}"
+}
+
+record_machine
+for step in "${steps[@]}"; do
+  case "$step" in
+    sweep | headline | systems | paper) echo "== $step"; "step_$step" ;;
+    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper)" >&2; exit 2 ;;
+  esac
+done
+echo "regenerate_results: done; quote tables with their command and $OUT/MACHINE.txt"
