@@ -72,4 +72,20 @@ inline double max_relative_difference(const std::vector<std::vector<float>>& a,
   return scale > 0 ? worst / scale : worst;
 }
 
+// ||a - b|| / ||b|| over all layers: how far two parameter sets are apart
+// as a whole. Unlike the largest elementwise difference above, one weight
+// whose fp16 rounding flips under another kernel's last bits barely moves
+// it, so it separates two arithmetics that differ everywhere.
+inline double norm_relative_difference(const std::vector<std::vector<float>>& a,
+                                       const std::vector<std::vector<float>>& b) {
+  double difference = 0, norm = 0;
+  for (std::size_t l = 0; l < a.size(); ++l)
+    for (std::size_t i = 0; i < a[l].size(); ++i) {
+      const double d = static_cast<double>(a[l][i]) - b[l][i];
+      difference += d * d;
+      norm += static_cast<double>(b[l][i]) * b[l][i];
+    }
+  return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
+}
+
 }  // namespace st::train
