@@ -11,7 +11,7 @@ seeds=()
 [ -n "${SEEDS:-}" ] && seeds=(--seeds "$SEEDS")
 echo
 echo "headline: StellaTrain vs DDP vs top-k over a fluctuating 115 Mbps WAN (ns-3): 3 systems x ${SEEDS:-5} seeds,"
-echo "each evaluated on the whole test set every 2 iterations (estimated: about an hour on 2 cores for 5 seeds)"
+echo "each evaluated on the whole test set every 2 iterations (about 2 hours on 2 cores for 5 seeds; SEEDS=1 for a first look)"
 ./build/apps/stellatrain run scenarios/fluct-115mbps.yaml --jobs "$(nproc)" "${seeds[@]}" --out "$OUT"
 ./build/apps/stellatrain plot "$OUT"
 echo
