@@ -43,6 +43,7 @@ class MeasuredModel final : public ComputeTimeModel {
   nlohmann::json describe() const override { return {{"kind", "measured"}, {"scale", scale_}}; }
   // The machine measured is this one.
   int cpu_cores(int) const override { return runtime::available_cpu_cores(); }
+  std::string cpu_cores_origin(int) const override { return "this machine"; }
 
  private:
   double scale_;
@@ -368,6 +369,10 @@ class PerNodeModel final : public ComputeTimeModel {
   int cpu_cores(int node) const override {
     const std::size_t n = node >= 0 ? static_cast<std::size_t>(node) : 0;
     return n < models_.size() ? models_[n]->cpu_cores(node) : 0;
+  }
+  std::string cpu_cores_origin(int node) const override {
+    const std::size_t n = node >= 0 ? static_cast<std::size_t>(node) : 0;
+    return n < models_.size() ? models_[n]->cpu_cores_origin(node) : "profile";
   }
   nlohmann::json describe() const override {
     nlohmann::json nodes = nlohmann::json::array();

@@ -59,6 +59,13 @@ class ComputeTimeModel {
     (void)node;
     return 0;
   }
+  // Where cpu_cores(node) comes from, for the manifest: "profile" (a
+  // profile's count) or "this machine" (the `measured` model, which prices
+  // this machine's own work and so has its cores).
+  virtual std::string cpu_cores_origin(int node) const {
+    (void)node;
+    return "profile";
+  }
 };
 
 // Throws std::invalid_argument (bad kind or parameter) or std::runtime_error

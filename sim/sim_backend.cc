@@ -129,8 +129,8 @@ class SimNodeHost final : public train::NodeHost {
             {"simulator", "ns-3 " ST_NS3_VERSION},
             {"compute_time_model", executor_->compute_model().describe()},
             {"deterministic", executor_->compute_model().deterministic()},
-            {"cpu_cores_per_node", executor_->cpu_cores(0)},
-            {"cpu_cores_from", executor_->cpu_cores_source(0)},
+            {"cpu_cores_per_node", cpu_cores_per_node()},
+            {"cpu_cores_from", cpu_cores_from()},
             {"topology",
              {{"clusters", clusters}, {"lan", {{"mbps", t.lan_mbps}, {"delay_ms", t.lan_delay_ms}}}, {"wan", wan}}},
             {"network",
@@ -169,6 +169,19 @@ class SimNodeHost final : public train::NodeHost {
   }
 
  private:
+  // One entry per node: with per-node profiles (unequal clusters) the
+  // modelled machines can have different core counts.
+  nlohmann::json cpu_cores_per_node() const {
+    nlohmann::json cores = nlohmann::json::array();
+    for (int node = 0; node < world_size(); ++node) cores.push_back(executor_->cpu_cores(node));
+    return cores;
+  }
+  nlohmann::json cpu_cores_from() const {
+    nlohmann::json sources = nlohmann::json::array();
+    for (int node = 0; node < world_size(); ++node) sources.push_back(executor_->cpu_cores_source(node));
+    return sources;
+  }
+
   SimulatorLease lease_;  // first: taken before, released after everything else
   SimRunConfig config_;
   std::unique_ptr<SimNetwork> network_;

@@ -115,7 +115,7 @@ class SimExecutorImpl final : public SimExecutor {
   }
   std::string cpu_cores_source(int node) const override {
     if (options_.cpu_cores > 0) return "scenario";
-    return model_->cpu_cores(node) > 0 ? "profile" : "default";
+    return model_->cpu_cores(node) > 0 ? model_->cpu_cores_origin(node) : "default";
   }
   HostCost host_cost() const override { return host_; }
   const ComputeTimeModel& compute_model() const override { return *model_; }

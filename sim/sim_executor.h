@@ -54,7 +54,7 @@ class SimExecutor : public runtime::Executor {
  public:
   virtual HostCost host_cost() const = 0;
   // Node `node`'s CPU slots, and where the number came from ("scenario",
-  // "profile" or "default").
+  // "profile", "this machine" under the measured model, or "default").
   virtual int cpu_cores(int node) const = 0;
   virtual std::string cpu_cores_source(int node) const = 0;
   virtual const ComputeTimeModel& compute_model() const = 0;

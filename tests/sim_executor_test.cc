@@ -343,6 +343,33 @@ TEST_F(ProfileFile, ABadLoadsOrDensityEntryIsNamed) {
   EXPECT_NE(error_of(zero_cores).find("cpu_cores"), std::string::npos) << error_of(zero_cores);
 }
 
+// Unequal clusters: each node gets the CPU slots of its own profile's
+// machine, and says where they came from; the measured model's count is
+// this machine's, and says so.
+TEST_F(ProfileFile, EachNodeHasItsOwnProfilesCoresAndSaysWhere) {
+  std::string two_cores = kMeasuredLoadsProfile;
+  two_cores.replace(two_cores.find("cpu_cores: 6"), 12, "cpu_cores: 2");
+  const std::string six = write(kMeasuredLoadsProfile);
+  const std::string two = ::testing::TempDir() + "/profile_test_two_cores.yaml";
+  std::ofstream(two) << two_cores;
+  ComputeModelConfig c;
+  c.kind = "profile";
+  c.model = "cnn";
+  c.profile_path = six;
+  c.node_profiles = {six, two};
+  auto ex = make_sim_executor(make_compute_model(c), SimExecutorOptions{});
+  EXPECT_EQ(ex->cpu_cores(0), 6);
+  EXPECT_EQ(ex->cpu_cores(1), 2);
+  EXPECT_EQ(ex->cpu_cores_source(1), "profile");
+  ex.reset();
+  ns3::Simulator::Destroy();
+  auto measured = make_sim_executor(make_compute_model({"measured", 1.0}), SimExecutorOptions{});
+  EXPECT_GE(measured->cpu_cores(0), 1);
+  EXPECT_EQ(measured->cpu_cores_source(0), "this machine");
+  measured.reset();
+  ns3::Simulator::Destroy();
+}
+
 TEST(ComputeModels, AnalyticPricesLoadsAndCompressionByBytesMoved) {
   ComputeModelConfig c;
   c.kind = "analytic";

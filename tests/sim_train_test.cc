@@ -82,6 +82,10 @@ TEST(SimTraining, ManifestRecordsTheBackend) {
   const auto manifest = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json"));
   EXPECT_EQ(manifest["backend"], "sim");
   EXPECT_EQ(manifest["compute_time_model"]["kind"], "profile");
+  // One CPU-core count and its origin per node.
+  ASSERT_TRUE(manifest["cpu_cores_per_node"].is_array());
+  EXPECT_EQ(manifest["cpu_cores_per_node"].size(), manifest["cpu_cores_from"].size());
+  EXPECT_EQ(manifest["cpu_cores_per_node"].size(), static_cast<std::size_t>(c.nodes));
   EXPECT_GE(manifest["network"]["mtu"].get<int>(), 1500);
   EXPECT_TRUE(manifest["topology"]["wan"].contains("a->b"));
   EXPECT_GT(manifest["summary"]["wan_bytes"].get<double>(), 0);
