@@ -277,13 +277,22 @@ class CloudlessAsgdSystem final : public LocalStepSystem {
     return ready;
   }
 
-  // grads += every arrived accumulation, in (round, peer) order so the sum
-  // does not depend on arrival order.
+  // grads += every arrived accumulation that ended at iteration t or
+  // earlier, in (round, peer) order so the sum does not depend on arrival
+  // order. A peer can be one round ahead (it sends before it waits), and its
+  // later round may already be here: that one waits for a later step, or
+  // bound 0 would add the peer's gradients of two iterations in one step.
   void add_arrived(int t, IterationRecord& record) {
     std::map<std::pair<int, int>, Accumulation> taken;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      taken.swap(pending_);
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->second.end_iteration <= t) {
+          taken.insert(pending_.extract(it++));
+        } else {
+          ++it;
+        }
+      }
       record.bytes_received += bytes_received_;
       bytes_received_ = 0;
     }
