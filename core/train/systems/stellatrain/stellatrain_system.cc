@@ -218,8 +218,11 @@ class StellaTrainSystem final : public System {
       const Nanos start = ctx_.executor.now();
       runtime::ComputeCost cost{runtime::TaskKind::kCompress, static_cast<int>(l), static_cast<double>(numels_[l]),
                                 ctx_.rank, -1};
-      cost.density = static_cast<double>(k_of(t, l)) / static_cast<double>(numels_[l]);  // priced at what it keeps
-      ctx_.executor.compute([this, t, l] { compress_layer(t, l); }, cost,
+      // The density is fixed when the iteration starts: one k serves the
+      // price and the compression.
+      const std::size_t k = k_of(t, l);
+      cost.density = static_cast<double>(k) / static_cast<double>(numels_[l]);  // priced at what it keeps
+      ctx_.executor.compute([this, t, l, k] { compress_layer(t, l, k); }, cost,
                             [this, t, l, next, start] {
                               add_ms(in_flight(t).record.compress_ms, detail::ms_since(ctx_.executor, start));
                               layer_compressed(t);
@@ -240,9 +243,8 @@ class StellaTrainSystem final : public System {
     return ctx_.control ? compress::k_for_density(numels_[l], in_flight(t).density) : ks_[l];
   }
 
-  void compress_layer(int t, std::size_t l) {
+  void compress_layer(int t, std::size_t l, std::size_t k) {
     auto& chunk = chunks_[slot_of(t)][l];
-    const std::size_t k = k_of(t, l);
     const std::size_t capacity = compressor_->max_output(numels_[l], k);
     if (chunk.indices.size() < capacity) chunk.reserve(capacity);
     chunk.count = compressor_->compress(Span<const float>(grads_[slot_of(t)][l]), k, *compress_states_[l],
