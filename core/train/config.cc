@@ -9,13 +9,8 @@
 #include "core/train/system_registry.h"
 
 namespace st::train {
-namespace {
 
-void require(bool ok, const char* field, const std::string& why) {
-  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
-}
-
-}  // namespace
+using detail::require;
 
 namespace detail {
 

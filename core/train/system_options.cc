@@ -36,6 +36,10 @@ const OptionField* SystemOptions::field_with_flag(const std::string& flag) const
 
 namespace detail {
 
+void require(bool ok, const char* field, const std::string& why) {
+  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
+}
+
 double parse_number_text(const std::string& flag, const std::string& text, double min, double max) {
   std::istringstream in(text);
   double value = 0;

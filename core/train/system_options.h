@@ -116,6 +116,9 @@ double read_number(const util::YamlField& f, double min, double max);
 long long read_integer(const util::YamlField& f, long long min, long long max);
 bool read_boolean(const util::YamlField& f);
 std::string read_choice(const util::YamlField& f, const std::vector<std::string>& choices);
+// Throws std::invalid_argument "train config: FIELD WHY" unless `ok`: the
+// one form of a configuration error that a validate() reports.
+void require(bool ok, const char* field, const std::string& why);
 }  // namespace detail
 
 // Builds a table for options struct O from its members:

@@ -5,11 +5,9 @@
 #include <stdexcept>
 
 namespace st::train {
-namespace {
+using detail::require;
 
-void require(bool ok, const char* field, const std::string& why) {
-  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
-}
+namespace {
 
 constexpr long long kMaxIterations = 10'000'000;
 const char* const kPeriodHelp = "Iterations between model averages";

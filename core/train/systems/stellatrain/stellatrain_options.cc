@@ -63,11 +63,9 @@ OptionField estimator_number(const char* flag, double control::BandwidthEstimato
   return f;
 }
 
-void require(bool ok, const char* field, const std::string& why) {
-  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
-}
-
 }  // namespace
+
+using detail::require;
 
 void StellaTrainOptions::apply_preset(const std::string& name) {
   if (name != "measured" && name != "paper")

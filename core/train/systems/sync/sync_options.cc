@@ -5,13 +5,8 @@
 #include <stdexcept>
 
 namespace st::train {
-namespace {
 
-void require(bool ok, const char* field, const std::string& why) {
-  if (!ok) throw std::invalid_argument(fmt::format("train config: {} {}", field, why));
-}
-
-}  // namespace
+using detail::require;
 
 std::vector<OptionField> TopkSyncOptions::make_fields() {
   return Fields<TopkSyncOptions>().number("density", &TopkSyncOptions::density, 1e-6, 1, "--density",
