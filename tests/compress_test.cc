@@ -193,6 +193,32 @@ TEST_P(PerSimd, ErrorFeedbackConservesMass) {
   }
 }
 
+// Momentum correction keeps a velocity u <- m u + g per tensor and hands u
+// to the inner compressor; with masking the velocity of every entry sent is
+// zeroed (DGC's momentum factor masking).
+TEST(MomentumCorrection, CompressesTheVelocityAndMaskingZeroesWhatWasSent) {
+  const std::size_t n = 1000, k = 50;
+  const float m = 0.9f;
+  for (const bool masking : {false, true}) {
+    auto c = make_compressor(masking ? "mcm:topk" : "mc:topk", {simd::default_level(), 0, m});
+    auto state = c->make_state(n, k, "mc");
+    std::vector<float> velocity(n, 0.0f);
+    for (int step = 0; step < 3; ++step) {
+      const auto g = structured(n, 40 + step);
+      for (std::size_t i = 0; i < n; ++i) velocity[i] = m * velocity[i] + g[i];
+      const auto out = run(*c, *state, g, k);
+      ASSERT_EQ(out.indices.size(), k) << "step " << step;
+      for (std::size_t j = 0; j < k; ++j)
+        EXPECT_FLOAT_EQ(out.values[j], velocity[out.indices[j]]) << "step " << step << ", entry " << j;
+      if (masking)
+        for (const auto i : out.indices) velocity[i] = 0.0f;
+    }
+    const auto kept = MomentumCorrection::velocity(*state);
+    ASSERT_EQ(kept.size(), n);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(kept[i], velocity[i]) << "masking " << masking << ", " << i;
+  }
+}
+
 TEST(CompressSimd, PortableAndAvx2GiveIdenticalResults) {
   if (!simd::cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
   for (const char* name : {"topk", "randomk", "thresholdv", "thresholdv16", "ef:thresholdv16"}) {

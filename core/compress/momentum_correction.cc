@@ -1,5 +1,3 @@
-#include <cmath>
-
 #include "core/compress/compressors.h"
 
 namespace st::compress {
