@@ -271,7 +271,6 @@ comm::Transport& SimNetwork::transport(int node) { return ns3_transport(node); }
 
 const NetworkPlan& SimNetwork::plan() const { return impl_->plan; }
 
-const SimNetworkPlan& SimNetwork::sim_plan() const { return impl_->sim_plan; }
 
 double SimNetwork::now_s() const { return ns3::Simulator::Now().GetSeconds() - impl_->origin_s; }
 

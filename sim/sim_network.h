@@ -59,8 +59,7 @@ class SimNetwork {
   comm::Transport& transport(int node);
   Ns3Transport& ns3_transport(int node);
 
-  const NetworkPlan& plan() const;  // the neutral part of sim_plan()
-  const SimNetworkPlan& sim_plan() const;
+  const NetworkPlan& plan() const;  // the neutral part of the SimNetworkPlan it was built from
   int mtu() const { return plan().mtu; }
   int segment_bytes() const { return plan().segment_bytes; }
 
