@@ -186,6 +186,7 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   job_options.seeds = options.seeds;
   job_options.timeline = options.timeline;
   job_options.mtu = options.mtu;
+  job_options.network = options.network;
   job_options.target_accuracy = scenario.target_accuracy;
   job_options.report_targets = scenario.report_targets;
   spdlog::info("{}: {} runs, {} at a time (child processes)", scenario.name, jobs.size(), options.jobs);
@@ -269,11 +270,20 @@ std::unique_ptr<train::Backend> backend_for(const Scenario& scenario, const RunO
 // `from_file`: the scenario is its file as loaded, which --jobs's child
 // processes load again (and apply --mtu to again); one changed in memory
 // (sweep's) runs in turn.
-nlohmann::ordered_json run_loaded(const Scenario& loaded, const RunOptions& options, bool from_file) {
+nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& options, bool from_file) {
   if (options.jobs > 1 && !from_file)
     throw std::invalid_argument("--jobs: the runs' processes load the scenario from its file; a scenario changed in "
                                 "memory runs one run at a time");
-  const std::string name = options.backend.empty() ? loaded.backend : options.backend;
+  const std::string name = options.backend.empty() ? as_loaded.backend : options.backend;
+  // --network first: `--backend emu --network packet` runs a flow scenario's
+  // links on the emulator.
+  Scenario loaded = as_loaded;
+  if (!options.network.empty()) {
+    if (options.network == "flow" && name != "sim")
+      throw std::invalid_argument(fmt::format(
+          "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
+    loaded.network.model = options.network;
+  }
   check_backend(loaded, name);
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
@@ -349,6 +359,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--mtu", options->mtu,
                   "sim and emu: the network's MTU in bytes (e.g. 9000) or auto, in place of the scenario's links.mtu; "
                   "ns-3 then carries fewer, larger packets: faster, at some fidelity (docs/sim.md)");
+  cmd->add_option("--network", options->network,
+                  "sim: how the network carries the bytes, in place of the scenario's links.model: packet (ns-3's "
+                  "packets and TCP, the reference) or flow (the flow-level model: much faster, checked against "
+                  "packet in docs/sim-flow.md)")
+      ->check(CLI::IsMember({"packet", "flow"}));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->add_option("--jobs", options->jobs,
                   "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "

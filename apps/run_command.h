@@ -26,6 +26,9 @@ struct RunOptions {
   // "" = the scenario's links.mtu; else "auto" or bytes in place of it
   // (sim and emu; a speed knob for ns-3, docs/sim.md).
   std::string mtu;
+  // "" = the scenario's links.model; else packet or flow in place of it
+  // (sim: ns-3's packets or the flow-level model, docs/sim-flow.md).
+  std::string network;
   // A child of --jobs: do only this system's run with this seed, into the
   // prepared output folder, and write its outcome file instead of summary.json.
   std::string only_system;

@@ -50,6 +50,10 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
     args.push_back("--mtu");
     args.push_back(options.mtu);
   }
+  if (!options.network.empty()) {
+    args.push_back("--network");
+    args.push_back(options.network);
+  }
   return args;
 }
 

@@ -35,6 +35,7 @@ struct JobsOptions {
   int seeds = 0;              // forwarded: >0 is the number of seeds (RunOptions::seeds)
   bool timeline = false;      // forwarded
   std::string mtu;            // forwarded: --mtu when not empty
+  std::string network;        // forwarded: --network when not empty
   double target_accuracy = 0;
   std::vector<double> report_targets;  // the scenario's (apps/run_summary.h)
 };

@@ -30,9 +30,11 @@ void LinkRecorder::record_delivery(int link, double departure_s, uint32_t wire_b
   target.totals.packets += 1;
 }
 
-void LinkRecorder::record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets) {
+void LinkRecorder::record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets,
+                                   uint64_t payload_bytes) {
   Link& target = links_.at(static_cast<std::size_t>(link));
   target.totals.wire_bytes += wire_bytes;
+  target.totals.payload_bytes += payload_bytes;
   target.totals.packets += packets;
   start_s = std::max(0.0, start_s);
   end_s = std::max(start_s, end_s);

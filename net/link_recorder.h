@@ -50,7 +50,9 @@ class LinkRecorder {
   // `wire_bytes` (in `packets` packets) left the bottleneck during
   // [start_s, end_s): spread over the seconds it overlaps in proportion to
   // the overlap (a counter sampled at short intervals).
-  void record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets);
+  // `payload_bytes`: the TCP payload part, when the caller knows it.
+  void record_interval(int link, double start_s, double end_s, uint64_t wire_bytes, uint64_t packets,
+                       uint64_t payload_bytes = 0);
 
   // Rows for every link and every second in [0, until_s), link by link; the
   // last row of a link covers only up to until_s (its rates are per the

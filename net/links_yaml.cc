@@ -128,6 +128,13 @@ void parse_links(const YamlField& links, TopologyConfig& t, const std::string& b
     const auto mtu = links.at("mtu");
     t.mtu = mtu.is_scalar() && mtu.node().Scalar() == "auto" ? 0 : static_cast<int>(mtu.integer_in(576, 65535));
   }
+  if (links.has("model")) {
+    const auto model = links.at("model");
+    t.model = model.text();
+    if (t.model != "packet" && t.model != "flow")
+      model.fail(fmt::format("'{}' is not a network model: give packet (ns-3's packets, the default) or flow "
+                             "(the flow-level model, docs/sim-flow.md)", t.model));
+  }
   t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
   if (links.has("trace_offset")) {
     const auto offset = links.at("trace_offset");

@@ -54,6 +54,11 @@ struct TopologyConfig {
   // trace_offset_s of every direction's trace (each loops on its own). A
   // run sets it from its seed (apps/scenario.h), the same for every system.
   double trace_offset_s = 0;
+  // How the sim backend carries the traffic (links.model): "packet", ns-3's
+  // packets and TCP (the reference), or "flow", the flow-level model of
+  // sim/flow/flow_model.h (docs/sim-flow.md). The emulator carries real
+  // packets and takes only "packet".
+  std::string model = "packet";
 
   int total_nodes() const {
     int total = 0;

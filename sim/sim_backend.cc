@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/sim_network.h"
+#include "sim/sim_wan.h"
 #include "sim/sim_plan.h"
 
 #ifndef ST_NS3_VERSION
@@ -89,7 +89,7 @@ class SimNodeHost final : public train::NodeHost {
     // two at once).
     ns3::Simulator::Destroy();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(config.topology.seed % 0xffffffffu) + 1);
-    network_ = std::make_unique<SimNetwork>(config.topology);
+    network_ = make_sim_wan(config.topology);
     executor_ = make_sim_executor(make_compute_model(compute), config.compute.executor);
   }
 
@@ -123,10 +123,11 @@ class SimNodeHost final : public train::NodeHost {
     nlohmann::json wan = nlohmann::json::object();
     for (const auto& [key, direction] : t.wan)
       wan[net::direction_name(t, key.first, key.second)] = describe_direction(direction);
-    return {{"backend", "sim"},
+    nlohmann::json manifest = {{"backend", "sim"},
             {"transport", "sim"},
             {"sim_config", config_.source},
-            {"simulator", "ns-3 " ST_NS3_VERSION},
+            {"simulator", network_->model() == "flow" ? "flow-level model (sim/flow) on ns-3 " ST_NS3_VERSION "'s event loop"
+                                                      : "ns-3 " ST_NS3_VERSION},
             {"compute_time_model", executor_->compute_model().describe()},
             {"deterministic", executor_->compute_model().deterministic()},
             {"cpu_cores_per_node", cpu_cores_per_node()},
@@ -139,6 +140,9 @@ class SimNodeHost final : public train::NodeHost {
               {"segment_bytes", plan.segment_bytes},
               {"packets_in_flight", plan.packets_in_flight},
               {"socket_buffer_bytes", plan.socket_buffer_bytes}}}};
+    // Named only for the flow model, so packet-level manifests stay as they were.
+    if (network_->model() != "packet") manifest["network"]["model"] = network_->model();
+    return manifest;
   }
 
   nlohmann::json finish(const std::string& dir) override {
@@ -184,7 +188,7 @@ class SimNodeHost final : public train::NodeHost {
 
   SimulatorLease lease_;  // first: taken before, released after everything else
   SimRunConfig config_;
-  std::unique_ptr<SimNetwork> network_;
+  std::unique_ptr<SimWan> network_;
   std::unique_ptr<SimExecutor> executor_;
 };
 

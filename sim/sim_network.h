@@ -23,6 +23,7 @@
 #include "net/network_plan.h"
 #include "net/topology_config.h"
 #include "sim/sim_plan.h"
+#include "sim/sim_wan.h"
 
 namespace st::sim {
 
@@ -40,7 +41,7 @@ using net::WanDirection;
 using net::WanDirectionPlan;
 using net::choose_mtu;
 
-class SimNetwork {
+class SimNetwork final : public SimWan {
  public:
   // Builds the ns-3 topology at the current simulated time (network time 0;
   // normally simulated time 0) and opens one TCP connection per ordered pair
@@ -50,32 +51,33 @@ class SimNetwork {
   explicit SimNetwork(const TopologyConfig& config);
   // Detaches every callback into this object; call before or after
   // Simulator::Destroy(), never from inside an ns-3 event.
-  ~SimNetwork();
+  ~SimNetwork() override;
   SimNetwork(const SimNetwork&) = delete;
   SimNetwork& operator=(const SimNetwork&) = delete;
 
-  int world_size() const;
+  std::string model() const override { return "packet"; }
+  int world_size() const override;
   int cluster_of(int node) const;
-  comm::Transport& transport(int node);
+  comm::Transport& transport(int node) override;
   Ns3Transport& ns3_transport(int node);
 
-  const NetworkPlan& plan() const;  // the neutral part of the SimNetworkPlan it was built from
+  const NetworkPlan& plan() const override;  // the neutral part of the SimNetworkPlan it was built from
   int mtu() const { return plan().mtu; }
   int segment_bytes() const { return plan().segment_bytes; }
 
   // Network time (seconds since construction).
-  double now_s() const;
+  double now_s() const override;
 
   const LinkRecorder& recorder() const;
   // link.csv up to now_s().
-  void write_link_csv(const std::string& path) const;
-  std::vector<LinkTotals> wan_totals() const;
+  void write_link_csv(const std::string& path) const override;
+  std::vector<LinkTotals> wan_totals() const override;
 
   // Trace replay schedules the next rate change forever (traces loop), so
   // Simulator::Run() returns only after Simulator::Stop() -- or after this,
   // which cancels the pending replay events (the links keep their current
   // rate). Used to let a simulation run until it is idle.
-  void stop_replay();
+  void stop_replay() override;
 
   class Impl;
 

@@ -245,6 +245,23 @@ TEST_F(ScenarioFile, EachBackendChecksTheNetworkItCanBuild) {
 #endif
 }
 
+TEST_F(ScenarioFile, TheNetworkModelIsPacketUnlessTheLinksSayFlow) {
+  EXPECT_EQ(load_scenario(write(text())).network.model, "packet");
+  const auto flow = load_scenario(write(text(
+      {{"links", "links:\n  model: flow\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"}})));
+  EXPECT_EQ(flow.network.model, "flow");
+  const auto bad = error_of(text({{"links", "links:\n  model: fluid\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"}}));
+  EXPECT_NE(bad.find("links.model"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("'fluid' is not a network model"), std::string::npos) << bad;
+#ifdef ST_HAVE_SIM
+  EXPECT_EQ(backend_error(flow, "sim"), "");
+#endif
+#ifdef ST_HAVE_EMU
+  // The emulator carries real packets: it says so rather than ignore the key.
+  EXPECT_NE(backend_error(flow, "emu").find("flow-level model"), std::string::npos);
+#endif
+}
+
 struct Case {
   std::string content;
   std::string expected;  // a part of the message

@@ -93,6 +93,34 @@ TEST(SimTraining, ManifestRecordsTheBackend) {
   EXPECT_TRUE(fs::exists(fs::path(c.out_dir) / "host_cost.json"));
 }
 
+// links.model: flow trains every system on the flow-level network, says so
+// in the manifest, and gives the same results on a rerun.
+TEST(SimTraining, TheFlowModelTrainsDeterministicallyAndSaysSo) {
+  for (const std::string system : {"stellatrain", "ddp"}) {
+    std::vector<std::string> iterations;
+    for (int run = 0; run < 2; ++run) {
+      auto c = cnn_config(system, 4);
+      c.dataset = "synthetic";
+      c.eval_interval = 0;
+      c.eval_samples = 100;
+      c.out_dir = (fs::path(::testing::TempDir()) / ("sim_flow_" + system + std::to_string(run))).string();
+      fs::remove_all(c.out_dir);
+      auto config = two_clusters();
+      config.topology.model = "flow";
+      auto backend = make_sim_node_host(config, c);
+      const auto result = train::run_training(c, *backend);
+      EXPECT_GT(result.mean_iteration_ms, 0) << system;
+      const auto manifest = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json"));
+      EXPECT_EQ(manifest["network"]["model"], "flow");
+      EXPECT_NE(manifest["simulator"].get<std::string>().find("flow-level model"), std::string::npos);
+      EXPECT_GT(manifest["summary"]["wan_bytes"].get<double>(), 0);
+      iterations.push_back(read_file(fs::path(c.out_dir) / "iterations.csv"));
+    }
+    EXPECT_FALSE(iterations[0].empty());
+    EXPECT_EQ(iterations[0], iterations[1]) << system << ": a rerun differs";
+  }
+}
+
 TEST(SimTraining, DdpGlooIsRefusedWithAReason) {
   auto c = cnn_config("ddp-gloo", 3);
   c.dataset = "synthetic";
