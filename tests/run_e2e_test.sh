@@ -256,6 +256,27 @@ for refused in mtu-small mtu-word mtu-zero mtu-plus mtu-real; do
   [ ! -e "$WORK/$refused" ] || fail "a refused --mtu must not create the results folder ($refused)"
 done
 
+echo "== --network flow: the flow-level model in place of the scenario's links.model, also in --jobs's children"
+FLOW=$WORK/flow
+"$STELLATRAIN" run tiny.yaml --network flow --jobs 2 --out "$FLOW" --quiet > flow.txt 2>&1 || { cat flow.txt; fail "run --network flow --jobs 2"; }
+python3 - "$FLOW" <<'PY'
+import glob, json, sys
+out = sys.argv[1]
+manifests = glob.glob(f"{out}/*/manifest.json") + glob.glob(f"{out}/*/*/manifest.json")
+assert manifests, "no manifests"
+for path in manifests:
+    m = json.load(open(path))
+    assert m["network"]["model"] == "flow", (path, m["network"])
+    assert "flow-level model" in m["simulator"], (path, m["simulator"])
+assert json.load(open(f"{out}/summary.json"))["network_model"] == "flow"
+print(f"ok: --network flow reached {len(manifests)} runs (children of --jobs); the summary names it")
+PY
+expect_error "--network flow: the flow-level model is the sim backend's" "$STELLATRAIN" run tiny.yaml --backend real --network flow --out "$WORK/flow-real"
+expect_error "--network: fluid not in" "$STELLATRAIN" run tiny.yaml --network fluid --out "$WORK/flow-word"
+for refused in flow-real flow-word; do
+  [ ! -e "$WORK/$refused" ] || fail "a refused --network must not create the results folder ($refused)"
+done
+
 echo "== figures (stellatrain plot) of the sim runs"
 for dir in "$ONE_SEED" "$TWO_SEEDS"; do
   "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }
