@@ -20,6 +20,7 @@ TcpConstants plain() {
   k.header_bytes = 0;  // wire bytes = payload bytes: rates are easy to check
   k.avoidance_utilization = 1;
   k.standing_queue_fill = 0;
+  k.overshoot_loss = false;  // slow start ends when the link fills
   return k;
 }
 
@@ -53,6 +54,53 @@ TEST(FlowModel, ABulkTransferSlowStartsThenRunsAtTheLinkRate) {
   const double expected = 0.040 + 6 * 0.040 + (10'000'000 - 630'000) / (100 * kMbps) + 0.020;
   EXPECT_NEAR(arrivals.at(1), expected, 1e-6);
   EXPECT_FALSE(model.in_slow_start(c));
+}
+
+TEST(FlowModel, SlowStartOvershootLosesWhatThePipeCannotHold) {
+  TcpConstants k = plain();
+  k.overshoot_loss = true;
+  FlowModel model(k);
+  const int wan = model.add_link(100 * kMbps, 0.020, 500'000);  // BDP 500 kB, buffer 500 kB: the pipe holds 1 MB
+  const int back = model.add_link(100 * kMbps, 0.020, 500'000);
+  const int c = model.add_connection({wan}, {back}, 0);
+  model.advance_to(0.040);
+  model.send(c, 10'000'000, 1, 0.040);
+  const auto arrivals = run_until_idle(model, 0.040);
+  // Windows 10 .. 320 kB (630 kB pass in 6 rounds), then 640 kB: the link
+  // passes 500 kB that round and cwnd becomes 1140 kB > 1 MB: 140 kB are
+  // lost and cross again; cwnd 0.7 x 1140 kB covers the BDP, so the link
+  // stays full: the transfer takes 140 kB longer than without the loss.
+  EXPECT_EQ(model.loss_episodes(c), 1u);
+  EXPECT_NEAR(model.cwnd_bytes(c), 0.7 * 1'140'000, 1e-6);
+  const double expected = 0.040 + 6 * 0.040 + (10'000'000 + 140'000 - 630'000) / (100 * kMbps) + 0.020;
+  EXPECT_NEAR(arrivals.at(1), expected, 1e-6);
+}
+
+TEST(FlowModel, ABurstFromAWindowLargerThanThePipeOverflowsAtOnce) {
+  TcpConstants k = plain();
+  k.overshoot_loss = true;
+  FlowModel model(k);
+  const int wan = model.add_link(100 * kMbps, 0.020, 500'000);
+  const int back = model.add_link(100 * kMbps, 0.020, 500'000);
+  const int c = model.add_connection({wan}, {back}, 0);
+  model.advance_to(0.040);
+  model.send(c, 10'000'000, 1, 0.040);
+  run_until_idle(model, 0.040);
+  const double cwnd = model.cwnd_bytes(c);  // 798 kB: under the 1 MB pipe
+  EXPECT_NEAR(cwnd, 798'000, 1e-6);
+  model.advance_to(5);
+  model.send(c, 600'000, 2, 5);
+  EXPECT_EQ(model.loss_episodes(c), 1u);  // a 600 kB burst fits in the pipe
+  run_until_idle(model, 5);
+  // The link drops to 20 Mbps: the pipe holds 100 kB + 500 kB, and a 2 MB
+  // burst from the 798 kB window loses 198 kB at once.
+  model.advance_to(10);
+  model.set_link_rate(wan, 20 * kMbps, 10);
+  model.send(c, 2'000'000, 3, 10);
+  EXPECT_EQ(model.loss_episodes(c), 2u);
+  EXPECT_NEAR(model.cwnd_bytes(c), 0.7 * 798'000, 1e-6);
+  const auto arrivals = run_until_idle(model, 10);
+  EXPECT_NEAR(arrivals.at(3), 10 + (2'000'000 + 198'000) / (20 * kMbps) + 0.020, 1e-6);
 }
 
 TEST(FlowModel, ConnectionsShareABottleneckMaxMin) {

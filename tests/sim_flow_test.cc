@@ -185,7 +185,7 @@ TEST_F(SimFlowTest, AWarmTransferTakesWhatNs3Takes) {
     double mbps;
     std::size_t bytes;
   };
-  for (const Case c : {Case{20, 20'000}, Case{20, 2'000'000}, Case{100, 20'000}}) {
+  for (const Case c : {Case{20, 20'000}, Case{20, 2'000'000}, Case{100, 20'000}}) {  // the 2 MB one loses 12 kB at 212 kB
     const auto config = two_clusters(constant_link(c.mbps, 20));
     const double packet = time_one_message(with_model(config, "packet"), c.bytes);
     const double flow = time_one_message(with_model(config, "flow"), c.bytes);
@@ -197,10 +197,10 @@ TEST_F(SimFlowTest, AWarmTransferTakesWhatNs3Takes) {
 }
 
 // Where the model is known to be optimistic (docs/sim-flow.md, "Known
-// gaps"): a window that must still grow (ns-3's Cubic leaves slow start
-// early, HyStart) and bursts both ways that overflow the buffer each round
-// (loss recovery the model charges only as avoidance_utilization). The
-// bounds pin today's gap, so a change to the model that widens it fails.
+// gaps"): ns-3's recovery after a large slow-start overshoot (its window
+// collapses; both ways at once it ends in a 1 s RTO), and each round of a
+// both-ways exchange. The bounds pin today's gap, so a change to the model
+// that widens it fails.
 TEST_F(SimFlowTest, KnownGapsStayWhereTheyAre) {
   const auto config = two_clusters(constant_link(100, 20));
   const double packet_growing = time_one_message(with_model(config, "packet"), 2'000'000);
@@ -209,13 +209,13 @@ TEST_F(SimFlowTest, KnownGapsStayWhereTheyAre) {
               "%.3f\n",
               packet_growing, flow_growing, flow_growing / packet_growing);
   EXPECT_LE(flow_growing, packet_growing);
-  EXPECT_GT(flow_growing / packet_growing, 0.70);
+  EXPECT_GT(flow_growing / packet_growing, 0.85);
   const double packet = time_exchange(with_model(config, "packet"), 5'000'000, 8);
   const double flow = time_exchange(with_model(config, "flow"), 5'000'000, 8);
   std::printf("[flow vs packet] 100 Mbps, 8 rounds of 5 MB both ways: packet %.3f s, flow %.3f s, ratio %.3f\n", packet,
               flow, flow / packet);
   EXPECT_LE(flow, packet);
-  EXPECT_GT(flow / packet, 0.65);
+  EXPECT_GT(flow / packet, 0.70);
 }
 
 }  // namespace

@@ -67,6 +67,12 @@ struct TcpConstants {
   // with both directions loaded delivered 77-87% (docs/sim-flow.md); one
   // way it keeps the link full.
   double avoidance_utilization = 0.82;
+  // Slow start runs until the window overflows the pipe (BDP + buffer
+  // share), and a burst from a larger window overflows it at once: the
+  // excess is lost and crosses again, the window drops by `cubic_beta`.
+  // Off: slow start ends, without loss, when the link fills (an ideal TCP).
+  bool overshoot_loss = true;
+  double cubic_beta = 0.7;
 };
 
 class FlowModel {
@@ -122,6 +128,7 @@ class FlowModel {
   double cwnd_bytes(int connection) const;
   double rtt_s(int connection) const;
   uint64_t backlog_bytes(int connection) const;
+  uint64_t loss_episodes(int connection) const;
 
  private:
   struct Link {
@@ -153,6 +160,7 @@ class FlowModel {
     double rate = 0;              // payload bytes per second
     double last_arrival_s = 0;    // arrivals keep the stream's order
     std::deque<Mark> handed, delivered;
+    uint64_t losses = 0;  // loss episodes so far
   };
 
   bool backlogged(const Connection& c) const { return c.passed < c.queued - kByteEpsilon; }
@@ -161,6 +169,8 @@ class FlowModel {
   double one_way_s(const Connection& c) const;
   double loss_cap(const Connection& c) const;
   double data_weight_of(const Connection& c) const;
+  double pipe_bytes(const Connection& c) const;
+  void lose(Connection& c, double lost, double now_s);
   double standing_queue_s(const Connection& c) const;
 
   void move_streams(double to_s);
