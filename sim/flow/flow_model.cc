@@ -232,6 +232,7 @@ void FlowModel::on_become_active(Connection& c, double now_s) {
       c.slow_start = true;
     }
   }
+  c.busy_since_passed = c.passed;
   c.ready_s = std::max(c.ready_s, now_s + standing_queue_s(c));
   // A burst from a window larger than the pipe overflows the buffer at once
   // (ns-3 keeps the window over idle periods).
@@ -275,9 +276,15 @@ void FlowModel::share_links() {
     caps[i] = loss_cap(c);
     unfrozen.push_back(i);
   }
+  // A link whose data has, since it went busy, sent more than its pipe
+  // holds (BDP + buffer) keeps a standing queue that the other direction's
+  // ACKs wait in; a burst the pipe absorbs leaves none.
   reverse_loaded_.assign(links_.size(), false);
-  for (const std::size_t i : unfrozen)
-    for (const int l : connections_[i].links) reverse_loaded_[static_cast<std::size_t>(l)] = true;
+  for (const std::size_t i : unfrozen) {
+    const Connection& c = connections_[i];
+    if (c.slow_start || c.passed - c.busy_since_passed < pipe_bytes(c)) continue;
+    for (const int l : c.links) reverse_loaded_[static_cast<std::size_t>(l)] = true;
+  }
   std::vector<double> weight(links_.size());
   while (!unfrozen.empty()) {
     std::fill(weight.begin(), weight.end(), 0.0);

@@ -66,6 +66,8 @@ struct TcpConstants {
   // queue behind that data): ns-3's Cubic over a 2-BDP drop-tail buffer
   // with both directions loaded delivered 77-87% (docs/sim-flow.md); one
   // way it keeps the link full.
+  // It applies once that other direction's data has sent more than its pipe
+  // (BDP + buffer) since it went busy: a standing queue has built.
   double avoidance_utilization = 0.82;
   // Slow start runs until the window overflows the pipe (BDP + buffer
   // share), and a burst from a larger window overflows it at once: the
@@ -161,6 +163,7 @@ class FlowModel {
     double last_arrival_s = 0;    // arrivals keep the stream's order
     std::deque<Mark> handed, delivered;
     uint64_t losses = 0;  // loss episodes so far
+    double busy_since_passed = 0;  // the stream's offset when it last went busy
   };
 
   bool backlogged(const Connection& c) const { return c.passed < c.queued - kByteEpsilon; }
