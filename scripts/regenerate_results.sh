@@ -18,8 +18,8 @@
 #   headline  README's table and figures: fluct-115mbps, 5 paired seeds,
 #             3 systems, evaluations every 2 iterations on the whole test
 #             set until 87%: about 100 evaluations of 3-5 s per run, so
-#             about 2 hours with JOBS=2 (a stellatrain run took 859 wall s
-#             on the 2-core Xeon beside a second run and a compiler)
+#             about 2 hours with JOBS=2 (1 h 39 min on the 2-core Intel Xeon
+#             on 2026-11-26 with other work beside it; runs took 580-1030 s)
 #   systems   docs/systems.md: every system over the same links, seed 1
 #             (about 30 minutes)
 #   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
