@@ -10,17 +10,14 @@ namespace st::sim {
 using comm::Rank;
 using comm::TransportError;
 
-Ns3Fabric::Ns3Fabric(FabricConfig config) : config_(std::move(config)) {
+Ns3Fabric::Ns3Fabric(FabricConfig config)
+    : config_(std::move(config)),
+      endpoints_(static_cast<int>(config_.nodes.size()), "ns-3 transport"),
+      listeners_(config_.nodes.size()) {
   const auto world = static_cast<std::size_t>(world_size());
   if (config_.tcp_type_names.size() != world * world)
     throw std::invalid_argument("ns-3 fabric: one congestion control name per ordered pair is needed");
   pairs_.resize(world * world);
-  endpoints_.resize(world);
-}
-
-void Ns3Fabric::check_rank(Rank rank, const char* what) const {
-  if (rank < 0 || rank >= world_size())
-    throw std::invalid_argument(fmt::format("ns-3 transport: {} {} outside world of {}", what, rank, world_size()));
 }
 
 // --- connections -----------------------------------------------------------
@@ -41,12 +38,12 @@ void Ns3Fabric::configure_socket(ns3::Ptr<ns3::Socket> socket, const std::string
 }
 
 void Ns3Fabric::listen(Rank rank) {
-  Endpoint& endpoint = endpoints_[rank];
-  endpoint.listener = ns3::Socket::CreateSocket(config_.nodes[rank].node, ns3::TcpSocketFactory::GetTypeId());
-  configure_socket(endpoint.listener, "");  // accepted sockets inherit sizes; they only send ACKs
-  endpoint.listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), config_.port));
-  endpoint.listener->Listen();
-  endpoint.listener->SetAcceptCallback(
+  ns3::Ptr<ns3::Socket>& listener = listeners_[static_cast<std::size_t>(rank)];
+  listener = ns3::Socket::CreateSocket(config_.nodes[rank].node, ns3::TcpSocketFactory::GetTypeId());
+  configure_socket(listener, "");  // accepted sockets inherit sizes; they only send ACKs
+  listener->Bind(ns3::InetSocketAddress(ns3::Ipv4Address::GetAny(), config_.port));
+  listener->Listen();
+  listener->SetAcceptCallback(
       ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(),
       ns3::Callback<void, ns3::Ptr<ns3::Socket>, const ns3::Address&>(
           [this, rank](ns3::Ptr<ns3::Socket> socket, const ns3::Address& peer) { accept(rank, socket, peer); }));
@@ -109,9 +106,9 @@ void Ns3Fabric::detach() {
       link.receiver->SetCloseCallbacks(null_socket, null_socket);
     }
   }
-  for (Endpoint& endpoint : endpoints_)
-    if (endpoint.listener)
-      endpoint.listener->SetAcceptCallback(ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(),
+  for (const auto& listener : listeners_)
+    if (listener)
+      listener->SetAcceptCallback(ns3::MakeNullCallback<bool, ns3::Ptr<ns3::Socket>, const ns3::Address&>(),
                                            ns3::MakeNullCallback<void, ns3::Ptr<ns3::Socket>, const ns3::Address&>());
 }
 
@@ -120,15 +117,15 @@ void Ns3Fabric::detach() {
 void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
   check_rank(from, "source rank");
   check_rank(to, "destination rank");
-  if (endpoints_[from].closed) {
-    const std::string why = fmt::format("ns-3 transport: rank {} is closed", from);
+  if (endpoints_.closed(from)) {
+    const std::string why = endpoints_.is_closed_message(from);
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(from, why)), 0);
     return;
   }
   if (from == to) return send_to_self(from, tag, std::move(payload), std::move(on_done));
   Pair& link = pair(from, to);
-  if (endpoints_[to].closed || link.failed) {
-    const std::string why = endpoints_[to].closed ? fmt::format("ns-3 transport: rank {} left (closed)", to)
+  if (endpoints_.closed(to) || link.failed) {
+    const std::string why = endpoints_.closed(to) ? endpoints_.left_message(to)
                                                   : fmt::format("ns-3 transport: connection {} -> {} failed", from, to);
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(to, why)), 0);
     report_later(from, to, why);
@@ -154,7 +151,7 @@ void Ns3Fabric::send_to_self(Rank rank, uint32_t tag, std::vector<uint8_t> paylo
 // callback (buffer space freed by ACKs) calls this again.
 void Ns3Fabric::pump(Rank from, Rank to) {
   Pair& link = pair(from, to);
-  if (!link.connected || link.failed || endpoints_[from].closed) return;
+  if (!link.connected || link.failed || endpoints_.closed(from)) return;
   while (!link.outgoing.empty()) {
     Outgoing& message = link.outgoing.front();
     const uint32_t available = link.socket->GetTxAvailable();
@@ -206,9 +203,9 @@ void Ns3Fabric::connection_failed(Rank from, Rank to, const std::string& why) {
   link.failed = true;
   // A connection refused or reset because one end closed is that close's
   // consequence, not a failure: only sends to the leaver are reported.
-  const Rank closed = endpoints_[to].closed ? to : endpoints_[from].closed ? from : -1;
+  const Rank closed = endpoints_.closed(to) ? to : endpoints_.closed(from) ? from : -1;
   if (closed >= 0) {
-    fail_outgoing(from, to, closed, fmt::format("ns-3 transport: rank {} left (closed)", closed), true);
+    fail_outgoing(from, to, closed, endpoints_.left_message(closed), true);
     return;
   }
   const std::string what = fmt::format("ns-3 transport: {} (rank {} -> rank {})", why, from, to);
@@ -218,29 +215,23 @@ void Ns3Fabric::connection_failed(Rank from, Rank to, const std::string& why) {
 }
 
 void Ns3Fabric::close(Rank rank) {
-  check_rank(rank, "rank");
-  Endpoint& endpoint = endpoints_[rank];
-  if (endpoint.closed) return;
-  endpoint.closed = true;
-  const std::string closed = fmt::format("ns-3 transport: rank {} is closed", rank);
-  const std::string left = fmt::format("ns-3 transport: rank {} left (closed)", rank);
+  if (!endpoints_.close(rank)) return;
+  const std::string closed = endpoints_.is_closed_message(rank);
+  const std::string left = endpoints_.left_message(rank);
   for (Rank peer = 0; peer < world_size(); ++peer) {
     if (peer == rank) continue;
     fail_outgoing(rank, peer, rank, closed, false);
     if (pair(rank, peer).socket) pair(rank, peer).socket->Close();  // graceful: handed bytes still arrive
     fail_outgoing(peer, rank, rank, left, true);
   }
-  if (endpoint.listener) endpoint.listener->Close();
+  if (listeners_[static_cast<std::size_t>(rank)]) listeners_[static_cast<std::size_t>(rank)]->Close();
 }
 
-// --- user callbacks, always deferred ---------------------------------------
+// --- user callbacks, always deferred (FabricEndpoints says what they do) ----
 
 void Ns3Fabric::complete_later(Rank rank, comm::SendCallback on_done, std::exception_ptr error,
                                uint64_t payload_bytes) {
-  if (!error) {
-    endpoints_[rank].stats.messages_sent += 1;
-    endpoints_[rank].stats.bytes_sent += payload_bytes;
-  }
+  if (!error) endpoints_.count_sent(rank, payload_bytes);
   if (!on_done) return;
   std::weak_ptr<Ns3Fabric> weak = weak_from_this();
   ns3::Simulator::ScheduleNow([weak, on_done = std::move(on_done), error]() {
@@ -251,45 +242,29 @@ void Ns3Fabric::complete_later(Rank rank, comm::SendCallback on_done, std::excep
 void Ns3Fabric::deliver_later(Rank to, std::shared_ptr<comm::Message> message) {
   std::weak_ptr<Ns3Fabric> weak = weak_from_this();
   ns3::Simulator::ScheduleNow([weak, to, message]() {
-    auto self = weak.lock();
-    if (!self) return;
-    Endpoint& endpoint = self->endpoints_[to];
-    if (endpoint.closed) return;
-    if (!endpoint.receive) {
-      endpoint.dropped += 1;
-      return;
-    }
-    endpoint.stats.messages_received += 1;
-    endpoint.stats.bytes_received += message->payload.size();
-    endpoint.receive(std::move(*message));
+    if (auto self = weak.lock()) self->endpoints_.deliver(to, std::move(*message));
   });
 }
 
 void Ns3Fabric::report_later(Rank rank, Rank peer, const std::string& what) {
-  Endpoint& endpoint = endpoints_[rank];
-  if (endpoint.closed || !endpoint.reported.insert(peer).second) return;
+  if (!endpoints_.first_report(rank, peer)) return;
   std::weak_ptr<Ns3Fabric> weak = weak_from_this();
   ns3::Simulator::ScheduleNow([weak, rank, peer, what]() {
-    auto self = weak.lock();
-    if (!self) return;
-    Endpoint& endpoint = self->endpoints_[rank];
-    if (!endpoint.closed && endpoint.error) endpoint.error(TransportError(peer, what));
+    if (auto self = weak.lock()) self->endpoints_.report(rank, peer, what);
   });
 }
 
 // --- accessors -------------------------------------------------------------
 
 void Ns3Fabric::set_receive_handler(Rank rank, comm::ReceiveHandler handler) {
-  check_rank(rank, "rank");
-  endpoints_[rank].receive = std::move(handler);
+  endpoints_.set_receive_handler(rank, std::move(handler));
 }
 
 void Ns3Fabric::set_error_handler(Rank rank, comm::ErrorHandler handler) {
-  check_rank(rank, "rank");
-  endpoints_[rank].error = std::move(handler);
+  endpoints_.set_error_handler(rank, std::move(handler));
 }
 
-comm::TransportStats Ns3Fabric::stats(Rank rank) const { return endpoints_.at(rank).stats; }
+comm::TransportStats Ns3Fabric::stats(Rank rank) const { return endpoints_.stats(rank); }
 
 uint64_t Ns3Fabric::stream_bytes(Rank from, Rank to) const {
   check_rank(from, "source rank");
@@ -297,6 +272,6 @@ uint64_t Ns3Fabric::stream_bytes(Rank from, Rank to) const {
   return pair(from, to).stream_received;
 }
 
-uint64_t Ns3Fabric::dropped_messages(Rank rank) const { return endpoints_.at(rank).dropped; }
+uint64_t Ns3Fabric::dropped_messages(Rank rank) const { return endpoints_.dropped_messages(rank); }
 
 }  // namespace st::sim

@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "core/comm/transport.h"
+#include "sim/fabric_endpoints.h"
 
 namespace st::sim {
 
@@ -73,21 +73,11 @@ class Ns3Fabric : public std::enable_shared_from_this<Ns3Fabric> {
     uint64_t stream_queued = 0;    // stream bytes of every message accepted by send()
     uint64_t stream_received = 0;  // in-order bytes read at `to`
   };
-  struct Endpoint {
-    comm::ReceiveHandler receive;
-    comm::ErrorHandler error;
-    comm::TransportStats stats;
-    bool closed = false;
-    std::set<comm::Rank> reported;  // peers already reported to the error handler
-    uint64_t dropped = 0;
-    ns3::Ptr<ns3::Socket> listener;
-  };
-
   Pair& pair(comm::Rank from, comm::Rank to) { return pairs_[static_cast<std::size_t>(from) * world_size() + to]; }
   const Pair& pair(comm::Rank from, comm::Rank to) const {
     return pairs_[static_cast<std::size_t>(from) * world_size() + to];
   }
-  void check_rank(comm::Rank rank, const char* what) const;
+  void check_rank(comm::Rank rank, const char* what) const { endpoints_.check_rank(rank, what); }
   void configure_socket(ns3::Ptr<ns3::Socket> socket, const std::string& tcp_type_name) const;
   void listen(comm::Rank rank);
   void connect(comm::Rank from, comm::Rank to);
@@ -105,7 +95,8 @@ class Ns3Fabric : public std::enable_shared_from_this<Ns3Fabric> {
 
   FabricConfig config_;
   std::vector<Pair> pairs_;
-  std::vector<Endpoint> endpoints_;
+  FabricEndpoints endpoints_;
+  std::vector<ns3::Ptr<ns3::Socket>> listeners_;  // per rank
 };
 
 }  // namespace st::sim

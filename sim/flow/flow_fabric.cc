@@ -17,23 +17,18 @@ constexpr double kClockGrain = 1e-9;
 }  // namespace
 
 FlowFabric::FlowFabric(FlowModel& model, net::ReplayClock& clock, int world, std::vector<int> connection_of)
-    : model_(model), clock_(clock), world_(world), connection_of_(std::move(connection_of)), endpoints_(world) {
+    : model_(model), clock_(clock), connection_of_(std::move(connection_of)), endpoints_(world, "flow transport") {
   if (connection_of_.size() != static_cast<std::size_t>(world) * world)
     throw std::invalid_argument("flow fabric: one connection per ordered pair of nodes");
 }
 
-void FlowFabric::check_rank(Rank rank, const char* what) const {
-  if (rank < 0 || rank >= world_)
-    throw std::invalid_argument(fmt::format("flow transport: {} {} outside world of {}", what, rank, world_));
-}
-
 void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
-  check_rank(from, "source rank");
-  check_rank(to, "destination rank");
+  endpoints_.check_rank(from, "source rank");
+  endpoints_.check_rank(to, "destination rank");
   const uint64_t payload_bytes = payload.size();
   auto message = std::make_shared<comm::Message>(comm::Message{from, tag, std::move(payload)});
-  if (endpoints_[from].closed) {
-    const std::string why = fmt::format("flow transport: rank {} is closed", from);
+  if (endpoints_.closed(from)) {
+    const std::string why = endpoints_.is_closed_message(from);
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(from, why)), 0);
     return;
   }
@@ -42,8 +37,8 @@ void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> pay
     deliver_later(from, std::move(message), clock_.now_s());
     return;
   }
-  if (endpoints_[to].closed) {
-    const std::string why = fmt::format("flow transport: rank {} left (closed)", to);
+  if (endpoints_.closed(to)) {
+    const std::string why = endpoints_.left_message(to);
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(to, why)), 0);
     report_later(from, to, why);
     return;
@@ -52,7 +47,7 @@ void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> pay
   in_flight_[id] = InFlight{from, to, std::move(message), std::move(on_done), payload_bytes};
   const double now = clock_.now_s();
   for (const auto& milestone : model_.advance_to(now)) on_milestone(milestone);
-  model_.send(connection_of_[static_cast<std::size_t>(from) * world_ + to], kFrameHeaderBytes + payload_bytes, id, now);
+  model_.send(connection_of_[static_cast<std::size_t>(from) * world_size() + to], kFrameHeaderBytes + payload_bytes, id, now);
   wake_at(model_.next_event_s());
 }
 
@@ -110,12 +105,9 @@ void FlowFabric::fail(uint64_t id, Rank blamed, const std::string& why, bool rep
 // the model's link but are never delivered); handed ones still arrive,
 // except at the closed rank itself.
 void FlowFabric::close(Rank rank) {
-  check_rank(rank, "rank");
-  Endpoint& endpoint = endpoints_[rank];
-  if (endpoint.closed) return;
-  endpoint.closed = true;
-  const std::string closed = fmt::format("flow transport: rank {} is closed", rank);
-  const std::string left = fmt::format("flow transport: rank {} left (closed)", rank);
+  if (!endpoints_.close(rank)) return;
+  const std::string closed = endpoints_.is_closed_message(rank);
+  const std::string left = endpoints_.left_message(rank);
   for (auto& [id, sent] : in_flight_) {
     if (sent.handed || sent.failed) continue;
     if (sent.from == rank) fail(id, rank, closed, false);
@@ -123,13 +115,10 @@ void FlowFabric::close(Rank rank) {
   }
 }
 
-// --- user callbacks, always deferred -------------------------------------------
+// --- user callbacks, always deferred (FabricEndpoints says what they do) ------
 
 void FlowFabric::complete_later(Rank rank, comm::SendCallback on_done, std::exception_ptr error, uint64_t payload_bytes) {
-  if (!error) {
-    endpoints_[rank].stats.messages_sent += 1;
-    endpoints_[rank].stats.bytes_sent += payload_bytes;
-  }
+  if (!error) endpoints_.count_sent(rank, payload_bytes);
   if (!on_done || detached_) return;
   std::weak_ptr<FlowFabric> weak = weak_from_this();
   clock_.call_at(clock_.now_s(), [weak, on_done = std::move(on_done), error]() {
@@ -141,53 +130,31 @@ void FlowFabric::deliver_later(Rank to, std::shared_ptr<comm::Message> message, 
   if (detached_) return;
   std::weak_ptr<FlowFabric> weak = weak_from_this();
   clock_.call_at(at_s, [weak, to, message]() {
-    auto self = weak.lock();
-    if (!self) return;
-    Endpoint& endpoint = self->endpoints_[to];
-    if (endpoint.closed) return;
-    if (!endpoint.receive) {
-      endpoint.dropped += 1;
-      return;
-    }
-    endpoint.stats.messages_received += 1;
-    endpoint.stats.bytes_received += message->payload.size();
-    endpoint.receive(std::move(*message));
+    if (auto self = weak.lock()) self->endpoints_.deliver(to, std::move(*message));
   });
 }
 
 void FlowFabric::report_later(Rank rank, Rank peer, const std::string& what) {
-  Endpoint& endpoint = endpoints_[rank];
-  if (endpoint.closed || !endpoint.reported.insert(peer).second || detached_) return;
+  if (detached_ || !endpoints_.first_report(rank, peer)) return;
   std::weak_ptr<FlowFabric> weak = weak_from_this();
   clock_.call_at(clock_.now_s(), [weak, rank, peer, what]() {
-    auto self = weak.lock();
-    if (!self) return;
-    Endpoint& endpoint = self->endpoints_[rank];
-    if (!endpoint.closed && endpoint.error) endpoint.error(TransportError(peer, what));
+    if (auto self = weak.lock()) self->endpoints_.report(rank, peer, what);
   });
 }
 
 // --- accessors ---------------------------------------------------------------
 
 void FlowFabric::set_receive_handler(Rank rank, comm::ReceiveHandler handler) {
-  check_rank(rank, "rank");
-  endpoints_[rank].receive = std::move(handler);
+  endpoints_.set_receive_handler(rank, std::move(handler));
 }
 
 void FlowFabric::set_error_handler(Rank rank, comm::ErrorHandler handler) {
-  check_rank(rank, "rank");
-  endpoints_[rank].error = std::move(handler);
+  endpoints_.set_error_handler(rank, std::move(handler));
 }
 
-comm::TransportStats FlowFabric::stats(Rank rank) const {
-  check_rank(rank, "rank");
-  return endpoints_[static_cast<std::size_t>(rank)].stats;
-}
+comm::TransportStats FlowFabric::stats(Rank rank) const { return endpoints_.stats(rank); }
 
-uint64_t FlowFabric::dropped_messages(Rank rank) const {
-  check_rank(rank, "rank");
-  return endpoints_[static_cast<std::size_t>(rank)].dropped;
-}
+uint64_t FlowFabric::dropped_messages(Rank rank) const { return endpoints_.dropped_messages(rank); }
 
 void FlowFabric::detach() {
   if (wake_pending_) clock_.cancel(wake_handle_);

@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "core/comm/transport.h"
 #include "net/schedule_walker.h"
+#include "sim/fabric_endpoints.h"
 #include "sim/flow/flow_model.h"
 
 namespace st::sim::flow {
@@ -29,7 +29,7 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
   // simulator; model and clock outlive the fabric's events (detach()).
   FlowFabric(FlowModel& model, net::ReplayClock& clock, int world, std::vector<int> connection_of);
 
-  int world_size() const { return world_; }
+  int world_size() const { return endpoints_.world_size(); }
   void set_receive_handler(comm::Rank rank, comm::ReceiveHandler handler);
   void set_error_handler(comm::Rank rank, comm::ErrorHandler handler);
   void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done);
@@ -52,16 +52,6 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
     bool handed = false;
     bool failed = false;
   };
-  struct Endpoint {
-    comm::ReceiveHandler receive;
-    comm::ErrorHandler error;
-    comm::TransportStats stats;
-    bool closed = false;
-    std::set<comm::Rank> reported;
-    uint64_t dropped = 0;
-  };
-
-  void check_rank(comm::Rank rank, const char* what) const;
   void on_milestone(const FlowModel::Milestone& milestone);
   void wake_at(double at_s);
   void fail(uint64_t id, comm::Rank blamed, const std::string& why, bool report);
@@ -72,9 +62,8 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
 
   FlowModel& model_;
   net::ReplayClock& clock_;
-  const int world_;
   const std::vector<int> connection_of_;
-  std::vector<Endpoint> endpoints_;
+  FabricEndpoints endpoints_;
   std::map<uint64_t, InFlight> in_flight_;  // by message id, in send order
   uint64_t next_id_ = 0;
   bool wake_pending_ = false;
