@@ -42,9 +42,8 @@ int FlowModel::add_connection(std::vector<int> links, std::vector<int> ack_links
   c.ack_links = std::move(ack_links);
   c.cwnd = k_.initial_window_segments * k_.segment_bytes;
   c.idle_since_s = now_s;
+  c.ready_s = now_s + k_.handshake_rtts * rtt_of(c);
   connections_.push_back(std::move(c));
-  Connection& added = connections_.back();
-  added.ready_s = now_s + k_.handshake_rtts * rtt_s(static_cast<int>(connections_.size()) - 1);
   return static_cast<int>(connections_.size()) - 1;
 }
 
@@ -118,12 +117,9 @@ void FlowModel::move_streams(double to_s) {
   if (dt <= 0) return;
   for (Connection& c : connections_) {
     if (c.rate <= 0) continue;
-    // The planned offset is the nearest one the stream can reach; landing on
-    // it exactly (rather than a rounding short) keeps events from repeating.
-    double next_offset = c.queued;
-    if (!c.delivered.empty()) next_offset = std::min(next_offset, c.delivered.front().offset);
-    if (!c.handed.empty()) next_offset = std::min(next_offset, c.handed.front().offset - k_.socket_buffer_bytes);
-    if (c.slow_start && c.in_round) next_offset = std::min(next_offset, c.round_start_passed + c.cwnd);
+    // Landing on the planned offset exactly (rather than a rounding short)
+    // keeps events from repeating.
+    const double next_offset = next_offset_of(c);
     const double moved = c.passed + c.rate * dt;
     c.passed = (moved >= next_offset - kByteEpsilon && next_offset > c.passed) ? next_offset : std::min(moved, c.queued);
   }
@@ -172,8 +168,8 @@ void FlowModel::end_rounds(double now_s) {
     if (k_.overshoot_loss) {
       // ns-3's Cubic grows past the pipe (its HyStart did not fire in the
       // traces of docs/sim-flow.md) until the buffer overflows.
-      const double pipe = pipe_bytes(c);
-      if (c.cwnd > pipe) lose(c, c.cwnd - pipe, now_s);
+      const double pipe = pipe_bytes(c, backlogged_per_link());
+      if (c.cwnd > pipe) lose(c, c.cwnd - pipe);
     } else if (link_limited) {
       c.slow_start = false;  // an ideal exit: backlogged all round yet the window was not the limit
     }
@@ -181,26 +177,31 @@ void FlowModel::end_rounds(double now_s) {
 }
 
 // The bytes a connection can have in flight before the bottleneck drops:
-// its fair share of the path's BDP and of the bottleneck's buffer.
-double FlowModel::pipe_bytes(const Connection& c) const {
-  const double wire = (k_.segment_bytes + k_.header_bytes) / k_.segment_bytes;
-  const int index = static_cast<int>(&c - connections_.data());
+// its fair share of the path's BDP and of the bottleneck's buffer, shared
+// with the other backlogged connections on each link (`backlogged_on`, from
+// backlogged_per_link()).
+double FlowModel::pipe_bytes(const Connection& c, const std::vector<int>& backlogged_on) const {
+  const double wire = wire_per_payload();
   double pipe = kNever;
   for (const int l : c.links) {
     const Link& link = links_[static_cast<std::size_t>(l)];
-    int sharing = 0;
-    for (const Connection& other : connections_)
-      if (backlogged(other) && std::find(other.links.begin(), other.links.end(), l) != other.links.end()) ++sharing;
-    sharing = std::max(sharing, 1);
-    pipe = std::min(pipe, (link.rate / wire * rtt_s(index) + link.buffer_bytes) / sharing);
+    const int sharing = std::max(backlogged_on[static_cast<std::size_t>(l)], 1);
+    pipe = std::min(pipe, (link.rate / wire * rtt_of(c) + link.buffer_bytes) / sharing);
   }
   return pipe;
 }
 
+std::vector<int> FlowModel::backlogged_per_link() const {
+  std::vector<int> count(links_.size(), 0);
+  for (const Connection& c : connections_)
+    if (backlogged(c))
+      for (const int l : c.links) count[static_cast<std::size_t>(l)] += 1;
+  return count;
+}
+
 // A loss episode: the `lost` bytes cross again (the stream's later offsets
 // move back by them), the window drops by Cubic's beta, slow start ends.
-void FlowModel::lose(Connection& c, double lost, double now_s) {
-  (void)now_s;
+void FlowModel::lose(Connection& c, double lost) {
   c.queued += lost;
   for (Mark& m : c.delivered) m.offset += lost;
   for (Mark& m : c.handed) m.offset += lost;
@@ -211,20 +212,18 @@ void FlowModel::lose(Connection& c, double lost, double now_s) {
 }
 
 void FlowModel::start_rounds(double now_s) {
-  for (std::size_t i = 0; i < connections_.size(); ++i) {
-    Connection& c = connections_[i];
+  for (Connection& c : connections_) {
     if (!c.slow_start || c.in_round || !can_send(c, now_s)) continue;
     c.in_round = true;
     c.round_start_passed = c.passed;
-    c.round_end_s = now_s + rtt_s(static_cast<int>(i));
+    c.round_end_s = now_s + rtt_of(c);
     c.round_backlogged = true;
   }
 }
 
 void FlowModel::on_become_active(Connection& c, double now_s) {
-  const int index = static_cast<int>(&c - connections_.data());
   if (k_.restart_after_idle && !c.in_round) {
-    const double rto = std::max(k_.min_rto_s, 2 * rtt_s(index));
+    const double rto = rto_of(c);
     const double idle = now_s - c.idle_since_s;
     if (idle >= rto) {  // Linux's tcp_cwnd_restart: halve per RTO idle, not under the initial window
       const double initial = k_.initial_window_segments * k_.segment_bytes;
@@ -238,8 +237,8 @@ void FlowModel::on_become_active(Connection& c, double now_s) {
   // (ns-3 keeps the window over idle periods).
   if (k_.overshoot_loss && !c.slow_start) {
     const double burst = std::min(c.cwnd, c.queued - c.passed);
-    const double pipe = pipe_bytes(c);
-    if (burst > pipe) lose(c, burst - pipe, now_s);
+    const double pipe = pipe_bytes(c, backlogged_per_link());
+    if (burst > pipe) lose(c, burst - pipe);
   }
 }
 
@@ -263,7 +262,7 @@ bool FlowModel::can_send(const Connection& c, double now_s) const {
 // alike until a link it crosses is full (data and ACK weights per payload
 // byte) or it reaches its own cap; then it is frozen.
 void FlowModel::share_links() {
-  const double data_weight = (k_.segment_bytes + k_.header_bytes) / k_.segment_bytes;
+  const double data_weight = wire_per_payload();
   const double ack_weight = k_.header_bytes / (k_.segments_per_ack * k_.segment_bytes);
   std::vector<double> remaining(links_.size());
   for (std::size_t l = 0; l < links_.size(); ++l) remaining[l] = links_[l].rate;
@@ -280,9 +279,10 @@ void FlowModel::share_links() {
   // holds (BDP + buffer) keeps a standing queue that the other direction's
   // ACKs wait in; a burst the pipe absorbs leaves none.
   reverse_loaded_.assign(links_.size(), false);
+  const std::vector<int> backlogged_on = backlogged_per_link();
   for (const std::size_t i : unfrozen) {
     const Connection& c = connections_[i];
-    if (c.slow_start || c.passed - c.busy_since_passed < pipe_bytes(c)) continue;
+    if (c.slow_start || c.passed - c.busy_since_passed < pipe_bytes(c, backlogged_on)) continue;
     for (const int l : c.links) reverse_loaded_[static_cast<std::size_t>(l)] = true;
   }
   std::vector<double> weight(links_.size());
@@ -327,7 +327,7 @@ void FlowModel::share_links() {
       link.packets += data_packets / k_.segments_per_ack;
     }
     // In congestion avoidance the window is at least what the link carries.
-    if (!c.slow_start) c.cwnd = std::max(c.cwnd, c.rate * rtt_s(static_cast<int>(&c - connections_.data())));
+    if (!c.slow_start) c.cwnd = std::max(c.cwnd, c.rate * rtt_of(c));
   }
 }
 
@@ -335,7 +335,7 @@ void FlowModel::share_links() {
 // data flowing the other way, the share of the link left idle while its
 // ACKs wait behind that data (ns-3 keeps a one-way transfer's link full).
 double FlowModel::data_weight_of(const Connection& c) const {
-  const double wire = (k_.segment_bytes + k_.header_bytes) / k_.segment_bytes;
+  const double wire = wire_per_payload();
   if (c.slow_start) return wire;
   for (const int l : c.ack_links)
     if (reverse_loaded_[static_cast<std::size_t>(l)]) return wire / k_.avoidance_utilization;
@@ -348,8 +348,7 @@ double FlowModel::loss_cap(const Connection& c) const {
   for (const int l : c.links) through *= 1 - links_[static_cast<std::size_t>(l)].loss;
   const double p = 1 - through;
   if (p <= 0) return kNever;
-  const int index = static_cast<int>(&c - connections_.data());
-  return k_.segment_bytes / rtt_s(index) * std::sqrt(1.5 / p);
+  return k_.segment_bytes / rtt_of(c) * std::sqrt(1.5 / p);
 }
 
 double FlowModel::standing_queue_s(const Connection& c) const {
@@ -369,8 +368,8 @@ double FlowModel::standing_queue_s(const Connection& c) const {
 // A stall longer than an RTO costs TCP its backed-off timer: it resumes at
 // the first retransmission after the link is back, from one segment.
 void FlowModel::note_stalls(double now_s) {
-  for (std::size_t i = 0; i < connections_.size(); ++i) {
-    Connection& c = connections_[i];
+  bool waits_now = false;
+  for (Connection& c : connections_) {
     bool path_down = false;
     for (const int l : c.links) path_down = path_down || links_[static_cast<std::size_t>(l)].rate <= 0;
     if (path_down) {
@@ -379,7 +378,7 @@ void FlowModel::note_stalls(double now_s) {
       continue;
     }
     if (c.stalled_since_s < 0) continue;
-    const double rto = std::max(k_.min_rto_s, 2 * rtt_s(static_cast<int>(i)));
+    const double rto = rto_of(c);
     const double stalled = now_s - c.stalled_since_s;
     if (stalled > rto) {
       double backoff = rto;
@@ -392,12 +391,14 @@ void FlowModel::note_stalls(double now_s) {
       c.cwnd = k_.segment_bytes;
       c.slow_start = true;
       c.in_round = false;
+      waits_now = true;
     }
     c.stalled_since_s = -1;
   }
-  if (std::any_of(connections_.begin(), connections_.end(), [&](const Connection& c) { return c.ready_s > now_s && backlogged(c); }))
-    share_links();  // a connection that now waits gives its share back
+  if (waits_now) share_links();  // a connection that now waits gives its share back
 }
+
+double FlowModel::rto_of(const Connection& c) const { return std::max(k_.min_rto_s, 2 * rtt_of(c)); }
 
 void FlowModel::plan_next_event(double now_s) {
   double next = pending_.empty() ? kNever : now_s;
@@ -405,16 +406,25 @@ void FlowModel::plan_next_event(double now_s) {
     if (c.in_round) next = std::min(next, c.round_end_s);
     if (backlogged(c) && c.ready_s > now_s) next = std::min(next, c.ready_s);
     if (c.rate <= 0) continue;
-    double offset = c.queued;
-    if (!c.delivered.empty()) offset = std::min(offset, c.delivered.front().offset);
-    if (!c.handed.empty()) offset = std::min(offset, c.handed.front().offset - k_.socket_buffer_bytes);
-    if (c.slow_start && c.in_round) offset = std::min(offset, c.round_start_passed + c.cwnd);
-    next = std::min(next, now_s + std::max(0.0, offset - c.passed) / c.rate);
+    next = std::min(next, now_s + std::max(0.0, next_offset_of(c) - c.passed) / c.rate);
   }
   next_event_s_ = next;
 }
 
+// The nearest stream offset at which something happens: a message passes,
+// one fits in the socket buffer, the round's window is used up, the
+// backlog ends.
+double FlowModel::next_offset_of(const Connection& c) const {
+  double offset = c.queued;
+  if (!c.delivered.empty()) offset = std::min(offset, c.delivered.front().offset);
+  if (!c.handed.empty()) offset = std::min(offset, c.handed.front().offset - k_.socket_buffer_bytes);
+  if (c.slow_start && c.in_round) offset = std::min(offset, c.round_start_passed + c.cwnd);
+  return offset;
+}
+
 // --- paths --------------------------------------------------------------------
+
+double FlowModel::wire_per_payload() const { return (k_.segment_bytes + k_.header_bytes) / k_.segment_bytes; }
 
 double FlowModel::one_way_s(const Connection& c) const {
   double delay = 0;
@@ -422,12 +432,13 @@ double FlowModel::one_way_s(const Connection& c) const {
   return delay;
 }
 
-double FlowModel::rtt_s(int connection) const {
-  const Connection& c = connections_.at(static_cast<std::size_t>(connection));
+double FlowModel::rtt_of(const Connection& c) const {
   double delay = one_way_s(c);
   for (const int l : c.ack_links) delay += links_[static_cast<std::size_t>(l)].delay_s;
   return std::max(delay, 1e-6);
 }
+
+double FlowModel::rtt_s(int connection) const { return rtt_of(connections_.at(static_cast<std::size_t>(connection))); }
 
 double FlowModel::rate_bytes_per_s(int connection) const { return connections_.at(static_cast<std::size_t>(connection)).rate; }
 bool FlowModel::in_slow_start(int connection) const {

@@ -172,8 +172,13 @@ class FlowModel {
   double one_way_s(const Connection& c) const;
   double loss_cap(const Connection& c) const;
   double data_weight_of(const Connection& c) const;
-  double pipe_bytes(const Connection& c) const;
-  void lose(Connection& c, double lost, double now_s);
+  double pipe_bytes(const Connection& c, const std::vector<int>& backlogged_on) const;
+  std::vector<int> backlogged_per_link() const;
+  void lose(Connection& c, double lost);
+  double next_offset_of(const Connection& c) const;
+  double wire_per_payload() const;
+  double rtt_of(const Connection& c) const;
+  double rto_of(const Connection& c) const;
   double standing_queue_s(const Connection& c) const;
 
   void move_streams(double to_s);
