@@ -279,10 +279,10 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
   // links on the emulator.
   Scenario loaded = as_loaded;
   if (!options.network.empty()) {
-    if (options.network == "flow" && name != "sim")
+    loaded.network.model = *net::network_model_from_name(options.network);  // CLI11 checked the name
+    if (loaded.network.model == net::NetworkModel::flow && name != "sim")
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
-    loaded.network.model = options.network;
   }
   check_backend(loaded, name);
   Scenario scenario = loaded;
@@ -363,7 +363,7 @@ void add_run_command(CLI::App& app) {
                   "sim: how the network carries the bytes, in place of the scenario's links.model: packet (ns-3's "
                   "packets and TCP, the reference) or flow (the flow-level model: much faster, checked against "
                   "packet in docs/sim-flow.md)")
-      ->check(CLI::IsMember({"packet", "flow"}));
+      ->check(CLI::IsMember(net::network_model_names()));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->add_option("--jobs", options->jobs,
                   "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "

@@ -221,8 +221,8 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const train::Backend& b
     top_["mtu"] = scenario.network.mtu == 0 ? nlohmann::ordered_json("auto") : nlohmann::ordered_json(scenario.network.mtu);
   // Named only when it is not ns-3's packets, so packet-level summaries stay
   // as they were.
-  if (backend.has_network() && has_wan_ && scenario.network.model != "packet")
-    top_["network_model"] = scenario.network.model;
+  if (backend.has_network() && has_wan_ && scenario.network.model != net::NetworkModel::packet)
+    top_["network_model"] = net::network_model_name(scenario.network.model);
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
   if (!egress_per_gb_.empty()) top_["egress_per_gb"] = egress_per_gb_;
   const std::string reference = train::speedup_reference().name;

@@ -105,10 +105,10 @@ EmulationPlan plan_emulation(const net::TopologyConfig& given, const std::string
   // The MTU is the veth default unless the scenario gives one: the kernel's
   // TCP has no per-packet cost problem that a larger MTU would solve.
   if (config.mtu == 0) config.mtu = 1500;
-  if (config.model != "packet")
+  if (config.model != net::NetworkModel::packet)
     fail(fmt::format("links.model: {} is the sim backend's flow-level model; the emulator carries real packets "
                      "(give model: packet, or run with --network packet)",
-                     config.model));
+                     net::network_model_name(config.model)));
   EmulationPlan plan;
   plan.network = net::plan_network(config);  // the neutral rules first (names the field)
   plan.run_id = run_id.empty() ? std::string(kRunIdLength, '0') : run_id;

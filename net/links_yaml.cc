@@ -129,11 +129,12 @@ void parse_links(const YamlField& links, TopologyConfig& t, const std::string& b
     t.mtu = mtu.is_scalar() && mtu.node().Scalar() == "auto" ? 0 : static_cast<int>(mtu.integer_in(576, 65535));
   }
   if (links.has("model")) {
-    const auto model = links.at("model");
-    t.model = model.text();
-    if (t.model != "packet" && t.model != "flow")
-      model.fail(fmt::format("'{}' is not a network model: give packet (ns-3's packets, the default) or flow "
-                             "(the flow-level model, docs/sim-flow.md)", t.model));
+    const auto field = links.at("model");
+    const auto model = network_model_from_name(field.text());
+    if (!model)
+      field.fail(fmt::format("'{}' is not a network model: give packet (ns-3's packets, the default) or flow "
+                             "(the flow-level model, docs/sim-flow.md)", field.text()));
+    t.model = *model;
   }
   t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
   if (links.has("trace_offset")) {

@@ -14,6 +14,7 @@
 // rules are in network_plan.h, the YAML form in links_yaml.h.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,26 @@
 #include "traces/trace.h"
 
 namespace st::net {
+
+// How the sim backend carries the traffic (links.model): ns-3's packets and
+// TCP (the reference), or the flow-level model of sim/flow/flow_model.h
+// (docs/sim-flow.md). The emulator carries real packets: packet only.
+enum class NetworkModel { packet, flow };
+
+inline const char* network_model_name(NetworkModel model) {
+  return model == NetworkModel::flow ? "flow" : "packet";
+}
+// The names links.model and `run --network` take.
+inline const std::vector<std::string>& network_model_names() {
+  static const std::vector<std::string> names = {"packet", "flow"};
+  return names;
+}
+// std::nullopt for a name that is not one.
+inline std::optional<NetworkModel> network_model_from_name(const std::string& name) {
+  if (name == "packet") return NetworkModel::packet;
+  if (name == "flow") return NetworkModel::flow;
+  return std::nullopt;
+}
 
 // One direction of a WAN link (cluster `from` -> cluster `to`).
 struct WanDirection {
@@ -54,11 +75,7 @@ struct TopologyConfig {
   // trace_offset_s of every direction's trace (each loops on its own). A
   // run sets it from its seed (apps/scenario.h), the same for every system.
   double trace_offset_s = 0;
-  // How the sim backend carries the traffic (links.model): "packet", ns-3's
-  // packets and TCP (the reference), or "flow", the flow-level model of
-  // sim/flow/flow_model.h (docs/sim-flow.md). The emulator carries real
-  // packets and takes only "packet".
-  std::string model = "packet";
+  NetworkModel model = NetworkModel::packet;  // links.model
 
   int total_nodes() const {
     int total = 0;

@@ -126,8 +126,9 @@ class SimNodeHost final : public train::NodeHost {
     nlohmann::json manifest = {{"backend", "sim"},
             {"transport", "sim"},
             {"sim_config", config_.source},
-            {"simulator", network_->model() == "flow" ? "flow-level model (sim/flow) on ns-3 " ST_NS3_VERSION "'s event loop"
-                                                      : "ns-3 " ST_NS3_VERSION},
+            {"simulator", network_->model() == net::NetworkModel::flow
+                              ? "flow-level model (sim/flow) on ns-3 " ST_NS3_VERSION "'s event loop"
+                              : "ns-3 " ST_NS3_VERSION},
             {"compute_time_model", executor_->compute_model().describe()},
             {"deterministic", executor_->compute_model().deterministic()},
             {"cpu_cores_per_node", cpu_cores_per_node()},
@@ -141,7 +142,8 @@ class SimNodeHost final : public train::NodeHost {
               {"packets_in_flight", plan.packets_in_flight},
               {"socket_buffer_bytes", plan.socket_buffer_bytes}}}};
     // Named only for the flow model, so packet-level manifests stay as they were.
-    if (network_->model() != "packet") manifest["network"]["model"] = network_->model();
+    if (network_->model() != net::NetworkModel::packet)
+      manifest["network"]["model"] = net::network_model_name(network_->model());
     return manifest;
   }
 

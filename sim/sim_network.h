@@ -55,7 +55,7 @@ class SimNetwork final : public SimWan {
   SimNetwork(const SimNetwork&) = delete;
   SimNetwork& operator=(const SimNetwork&) = delete;
 
-  std::string model() const override { return "packet"; }
+  net::NetworkModel model() const override { return net::NetworkModel::packet; }
   int world_size() const override;
   int cluster_of(int node) const;
   comm::Transport& transport(int node) override;

@@ -1,7 +1,5 @@
 #include "sim/sim_wan.h"
 
-#include <fmt/format.h>
-
 #include <stdexcept>
 
 #include "sim/flow/flow_network.h"
@@ -10,10 +8,13 @@
 namespace st::sim {
 
 std::unique_ptr<SimWan> make_sim_wan(const net::TopologyConfig& config) {
-  if (config.model == "packet") return std::make_unique<SimNetwork>(config);
-  if (config.model == "flow") return std::make_unique<flow::FlowNetwork>(config);
-  throw std::invalid_argument(
-      fmt::format("links.model: '{}' is not a network model (give packet or flow)", config.model));
+  switch (config.model) {
+    case net::NetworkModel::packet:
+      return std::make_unique<SimNetwork>(config);
+    case net::NetworkModel::flow:
+      return std::make_unique<flow::FlowNetwork>(config);
+  }
+  throw std::logic_error("make_sim_wan: a network model without a network");
 }
 
 }  // namespace st::sim

@@ -19,8 +19,7 @@ namespace st::sim {
 class SimWan {
  public:
   virtual ~SimWan() = default;
-  // "packet" or "flow" (TopologyConfig::model).
-  virtual std::string model() const = 0;
+  virtual net::NetworkModel model() const = 0;
   virtual int world_size() const = 0;
   virtual comm::Transport& transport(int node) = 0;
   virtual const net::NetworkPlan& plan() const = 0;

@@ -246,10 +246,10 @@ TEST_F(ScenarioFile, EachBackendChecksTheNetworkItCanBuild) {
 }
 
 TEST_F(ScenarioFile, TheNetworkModelIsPacketUnlessTheLinksSayFlow) {
-  EXPECT_EQ(load_scenario(write(text())).network.model, "packet");
+  EXPECT_EQ(load_scenario(write(text())).network.model, net::NetworkModel::packet);
   const auto flow = load_scenario(write(text(
       {{"links", "links:\n  model: flow\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"}})));
-  EXPECT_EQ(flow.network.model, "flow");
+  EXPECT_EQ(flow.network.model, net::NetworkModel::flow);
   const auto bad = error_of(text({{"links", "links:\n  model: fluid\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"}}));
   EXPECT_NE(bad.find("links.model"), std::string::npos) << bad;
   EXPECT_NE(bad.find("'fluid' is not a network model"), std::string::npos) << bad;

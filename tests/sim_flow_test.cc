@@ -21,7 +21,7 @@ using comm::Message;
 using comm::TransportError;
 using namespace st::sim::testing;
 
-TopologyConfig with_model(TopologyConfig config, const std::string& model) {
+TopologyConfig with_model(TopologyConfig config, net::NetworkModel model) {
   config.model = model;
   return config;
 }
@@ -79,8 +79,8 @@ double time_exchange(const TopologyConfig& config, std::size_t bytes, int rounds
 class SimFlowTest : public SimNetworkTest {};
 
 TEST_F(SimFlowTest, DeliversInOrderWithTagsPayloadsAndStats) {
-  const auto network = make_sim_wan(with_model(two_clusters(constant_link(100, 10), 1, 2), "flow"));
-  ASSERT_EQ(network->model(), "flow");
+  const auto network = make_sim_wan(with_model(two_clusters(constant_link(100, 10), 1, 2), net::NetworkModel::flow));
+  ASSERT_EQ(network->model(), net::NetworkModel::flow);
   ASSERT_EQ(network->world_size(), 3);
   std::vector<Message> got;
   network->transport(2).on_receive([&](Message&& m) { got.push_back(std::move(m)); });
@@ -107,7 +107,7 @@ TEST_F(SimFlowTest, DeliversInOrderWithTagsPayloadsAndStats) {
 }
 
 TEST_F(SimFlowTest, ClosingARankFailsTheSendsNotYetHandedAndReportsThemOnce) {
-  auto config = with_model(two_clusters(constant_link(1, 10)), "flow");  // 1 Mbps: 64 MiB socket buffer never drains
+  auto config = with_model(two_clusters(constant_link(1, 10)), net::NetworkModel::flow);  // 1 Mbps: 64 MiB socket buffer never drains
   const auto network = make_sim_wan(config);
   std::vector<comm::Rank> errors;
   network->transport(0).on_error([&](const TransportError& e) { errors.push_back(e.peer()); });
@@ -127,7 +127,7 @@ TEST_F(SimFlowTest, ClosingARankFailsTheSendsNotYetHandedAndReportsThemOnce) {
 
 TEST_F(SimFlowTest, LinkCsvAddsUpToTheTotalsAndFollowsTheTrace) {
   const auto link = net::testing::traced_link(traces::Trace({{0, 40, -1, 0}, {2, 80, -1, 0}}, "step"), 10);
-  const auto network = make_sim_wan(with_model(two_clusters(link), "flow"));
+  const auto network = make_sim_wan(with_model(two_clusters(link), net::NetworkModel::flow));
   network->transport(1).on_receive([](Message&&) {});
   network->transport(0).send(1, 0, std::vector<uint8_t>(50'000'000, 0), nullptr);
   ns3::Simulator::Stop(ns3::Seconds(4));
@@ -165,7 +165,7 @@ TEST_F(SimFlowTest, LinkCsvAddsUpToTheTotalsAndFollowsTheTrace) {
 TEST_F(SimFlowTest, ResumesAfterAnOutage) {
   const auto link =
       net::testing::traced_link(traces::Trace({{0, 50, -1, 0}, {1, 0, -1, 0}, {4, 50, -1, 0}}, "outage"), 10);
-  const auto network = make_sim_wan(with_model(two_clusters(link), "flow"));
+  const auto network = make_sim_wan(with_model(two_clusters(link), net::NetworkModel::flow));
   double arrived = -1;
   network->transport(1).on_receive([&](Message&&) { arrived = now_s(); });
   network->transport(0).send(1, 0, std::vector<uint8_t>(10'000'000, 0), nullptr);
@@ -187,8 +187,8 @@ TEST_F(SimFlowTest, AWarmTransferTakesWhatNs3Takes) {
   };
   for (const Case c : {Case{20, 20'000}, Case{20, 2'000'000}, Case{100, 20'000}}) {  // the 2 MB one loses 12 kB at 212 kB
     const auto config = two_clusters(constant_link(c.mbps, 20));
-    const double packet = time_one_message(with_model(config, "packet"), c.bytes);
-    const double flow = time_one_message(with_model(config, "flow"), c.bytes);
+    const double packet = time_one_message(with_model(config, net::NetworkModel::packet), c.bytes);
+    const double flow = time_one_message(with_model(config, net::NetworkModel::flow), c.bytes);
     std::printf("[flow vs packet] %.0f Mbps, one %zu-byte message on a warm connection: packet %.4f s, flow %.4f s, "
                 "ratio %.3f\n",
                 c.mbps, c.bytes, packet, flow, flow / packet);
@@ -203,15 +203,15 @@ TEST_F(SimFlowTest, AWarmTransferTakesWhatNs3Takes) {
 // that widens it fails.
 TEST_F(SimFlowTest, KnownGapsStayWhereTheyAre) {
   const auto config = two_clusters(constant_link(100, 20));
-  const double packet_growing = time_one_message(with_model(config, "packet"), 2'000'000);
-  const double flow_growing = time_one_message(with_model(config, "flow"), 2'000'000);
+  const double packet_growing = time_one_message(with_model(config, net::NetworkModel::packet), 2'000'000);
+  const double flow_growing = time_one_message(with_model(config, net::NetworkModel::flow), 2'000'000);
   std::printf("[flow vs packet] 100 Mbps, one 2 MB message, window still growing: packet %.4f s, flow %.4f s, ratio "
               "%.3f\n",
               packet_growing, flow_growing, flow_growing / packet_growing);
   EXPECT_LE(flow_growing, packet_growing);
   EXPECT_GT(flow_growing / packet_growing, 0.85);
-  const double packet = time_exchange(with_model(config, "packet"), 5'000'000, 8);
-  const double flow = time_exchange(with_model(config, "flow"), 5'000'000, 8);
+  const double packet = time_exchange(with_model(config, net::NetworkModel::packet), 5'000'000, 8);
+  const double flow = time_exchange(with_model(config, net::NetworkModel::flow), 5'000'000, 8);
   std::printf("[flow vs packet] 100 Mbps, 8 rounds of 5 MB both ways: packet %.3f s, flow %.3f s, ratio %.3f\n", packet,
               flow, flow / packet);
   EXPECT_LE(flow, packet);

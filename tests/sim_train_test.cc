@@ -106,7 +106,7 @@ TEST(SimTraining, TheFlowModelTrainsDeterministicallyAndSaysSo) {
       c.out_dir = (fs::path(::testing::TempDir()) / ("sim_flow_" + system + std::to_string(run))).string();
       fs::remove_all(c.out_dir);
       auto config = two_clusters();
-      config.topology.model = "flow";
+      config.topology.model = net::NetworkModel::flow;
       auto backend = make_sim_node_host(config, c);
       const auto result = train::run_training(c, *backend);
       EXPECT_GT(result.mean_iteration_ms, 0) << system;

@@ -30,7 +30,7 @@ class FlowNetwork final : public SimWan {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
-  std::string model() const override { return "flow"; }
+  net::NetworkModel model() const override { return net::NetworkModel::flow; }
   int world_size() const override;
   comm::Transport& transport(int node) override;
   const net::NetworkPlan& plan() const override;
