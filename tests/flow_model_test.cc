@@ -24,6 +24,21 @@ TcpConstants plain() {
   return k;
 }
 
+// One connection over a WAN link each way (`mbps`, `delay_s` one way,
+// `buffer_bytes`; its ACKs on the way back), opened at time 0 and moved to
+// `ready_s`.
+struct OneWan {
+  OneWan(TcpConstants k, double mbps, double delay_s, double buffer_bytes, double ready_s)
+      : model(k),
+        wan(model.add_link(mbps * kMbps, delay_s, buffer_bytes)),
+        back(model.add_link(mbps * kMbps, delay_s, buffer_bytes)),
+        c(model.add_connection({wan}, {back}, 0)) {
+    model.advance_to(ready_s);
+  }
+  FlowModel model;
+  const int wan, back, c;
+};
+
 // Runs the model until idle; returns each delivered message's arrival time.
 std::map<uint64_t, double> run_until_idle(FlowModel& model, double from_s = 0) {
   std::map<uint64_t, double> arrivals;
@@ -39,11 +54,9 @@ std::map<uint64_t, double> run_until_idle(FlowModel& model, double from_s = 0) {
 }
 
 TEST(FlowModel, ABulkTransferSlowStartsThenRunsAtTheLinkRate) {
-  FlowModel model(plain());
-  const int wan = model.add_link(100 * kMbps, 0.020, 1e6);
-  const int back = model.add_link(100 * kMbps, 0.020, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(0.040);  // the handshake: one RTT
+  OneWan w(plain(), 100, 0.020, 1e6, 0.040);  // the handshake: one RTT
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 10'000'000, 1, 0.040);
   EXPECT_TRUE(model.in_slow_start(c));
   const auto arrivals = run_until_idle(model, 0.040);
@@ -59,11 +72,9 @@ TEST(FlowModel, ABulkTransferSlowStartsThenRunsAtTheLinkRate) {
 TEST(FlowModel, SlowStartOvershootLosesWhatThePipeCannotHold) {
   TcpConstants k = plain();
   k.overshoot_loss = true;
-  FlowModel model(k);
-  const int wan = model.add_link(100 * kMbps, 0.020, 500'000);  // BDP 500 kB, buffer 500 kB: the pipe holds 1 MB
-  const int back = model.add_link(100 * kMbps, 0.020, 500'000);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(0.040);
+  OneWan w(k, 100, 0.020, 500'000, 0.040);  // BDP 500 kB, buffer 500 kB: the pipe holds 1 MB
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 10'000'000, 1, 0.040);
   const auto arrivals = run_until_idle(model, 0.040);
   // Windows 10 .. 320 kB (630 kB pass in 6 rounds), then 640 kB: the link
@@ -79,11 +90,9 @@ TEST(FlowModel, SlowStartOvershootLosesWhatThePipeCannotHold) {
 TEST(FlowModel, ABurstFromAWindowLargerThanThePipeOverflowsAtOnce) {
   TcpConstants k = plain();
   k.overshoot_loss = true;
-  FlowModel model(k);
-  const int wan = model.add_link(100 * kMbps, 0.020, 500'000);
-  const int back = model.add_link(100 * kMbps, 0.020, 500'000);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(0.040);
+  OneWan w(k, 100, 0.020, 500'000, 0.040);
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 10'000'000, 1, 0.040);
   run_until_idle(model, 0.040);
   const double cwnd = model.cwnd_bytes(c);  // 798 kB: under the 1 MB pipe
@@ -95,7 +104,7 @@ TEST(FlowModel, ABurstFromAWindowLargerThanThePipeOverflowsAtOnce) {
   // The link drops to 20 Mbps: the pipe holds 100 kB + 500 kB, and a 2 MB
   // burst from the 798 kB window loses 198 kB at once.
   model.advance_to(10);
-  model.set_link_rate(wan, 20 * kMbps, 10);
+  model.set_link_rate(w.wan, 20 * kMbps, 10);
   model.send(c, 2'000'000, 3, 10);
   EXPECT_EQ(model.loss_episodes(c), 2u);
   EXPECT_NEAR(model.cwnd_bytes(c), 0.7 * 798'000, 1e-6);
@@ -156,22 +165,18 @@ TEST(FlowModel, AvoidanceUtilizationLeavesPartOfTheLinkIdleOnlyWhenDataFlowsBoth
 }
 
 TEST(FlowModel, ASmallMessageInsideTheWindowTakesItsSerialisationAndOneWay) {
-  FlowModel model(plain());
-  const int wan = model.add_link(100 * kMbps, 0.020, 1e6);
-  const int back = model.add_link(100 * kMbps, 0.020, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(plain(), 100, 0.020, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 5000, 7, 1);  // half the initial window of 10 segments
   const auto arrivals = run_until_idle(model, 1);
   EXPECT_NEAR(arrivals.at(7), 1 + 5000 / (100 * kMbps) + 0.020, 1e-9);
 }
 
 TEST(FlowModel, MessagesOfOneConnectionArriveInOrder) {
-  FlowModel model(plain());
-  const int wan = model.add_link(10 * kMbps, 0.005, 1e6);
-  const int back = model.add_link(10 * kMbps, 0.005, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(plain(), 10, 0.005, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
   for (uint64_t id = 0; id < 20; ++id) model.send(c, 1000 + 977 * id, id, 1);
   const auto arrivals = run_until_idle(model, 1);
   ASSERT_EQ(arrivals.size(), 20u);
@@ -181,11 +186,9 @@ TEST(FlowModel, MessagesOfOneConnectionArriveInOrder) {
 TEST(FlowModel, TheSenderIsHandedMessagesAsTheSocketBufferDrains) {
   TcpConstants k = plain();
   k.socket_buffer_bytes = 100'000;
-  FlowModel model(k);
-  const int wan = model.add_link(8 * kMbps, 0.001, 1e6);  // 1 MB/s
-  const int back = model.add_link(8 * kMbps, 0.001, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(k, 8, 0.001, 1e6, 1);  // 1 MB/s
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 50'000, 1, 1);
   model.send(c, 100'000, 2, 1);  // 150 kB queued: fits once 50 kB have passed
   std::map<uint64_t, double> handed;
@@ -204,16 +207,14 @@ TEST(FlowModel, TheSenderIsHandedMessagesAsTheSocketBufferDrains) {
 }
 
 TEST(FlowModel, AnOutageLongerThanAnRtoCostsTheBackedOffRetransmission) {
-  FlowModel model(plain());  // minimum RTO 1 s (ns-3)
-  const int wan = model.add_link(8 * kMbps, 0.010, 1e6);
-  const int back = model.add_link(8 * kMbps, 0.010, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(plain(), 8, 0.010, 1e6, 1);  // minimum RTO 1 s (ns-3)
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 10'000'000, 1, 1);
   model.advance_to(2);
-  model.set_link_rate(wan, 0, 2);  // stalled from t = 2
+  model.set_link_rate(w.wan, 0, 2);  // stalled from t = 2
   model.advance_to(5.5);
-  model.set_link_rate(wan, 8 * kMbps, 5.5);
+  model.set_link_rate(w.wan, 8 * kMbps, 5.5);
   // Retransmissions at 2 + 1, 2 + 3, 2 + 7 s: the first after 5.5 is at 9.
   EXPECT_EQ(model.rate_bytes_per_s(c), 0);
   model.advance_to(8.999);
@@ -224,17 +225,15 @@ TEST(FlowModel, AnOutageLongerThanAnRtoCostsTheBackedOffRetransmission) {
 }
 
 TEST(FlowModel, AShortOutageOnlyPausesTheStream) {
-  FlowModel model(plain());
-  const int wan = model.add_link(8 * kMbps, 0.010, 1e6);
-  const int back = model.add_link(8 * kMbps, 0.010, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(plain(), 8, 0.010, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 10'000'000, 1, 1);
   model.advance_to(3);
   const bool slow_start_before = model.in_slow_start(c);
-  model.set_link_rate(wan, 0, 3);
+  model.set_link_rate(w.wan, 0, 3);
   model.advance_to(3.5);
-  model.set_link_rate(wan, 8 * kMbps, 3.5);
+  model.set_link_rate(w.wan, 8 * kMbps, 3.5);
   EXPECT_GT(model.rate_bytes_per_s(c), 0);
   EXPECT_EQ(model.in_slow_start(c), slow_start_before);
 }
@@ -244,11 +243,9 @@ TEST(FlowModel, LinuxRestartsSlowStartAfterAnIdleRto) {
     TcpConstants k = plain();
     k.restart_after_idle = restart;
     k.min_rto_s = 0.2;
-    FlowModel model(k);
-    const int wan = model.add_link(100 * kMbps, 0.020, 1e6);
-    const int back = model.add_link(100 * kMbps, 0.020, 1e6);
-    const int c = model.add_connection({wan}, {back}, 0);
-    model.advance_to(0.040);
+    OneWan w(k, 100, 0.020, 1e6, 0.040);
+    FlowModel& model = w.model;
+    const int c = w.c;
     model.send(c, 10'000'000, 1, 0.040);
     run_until_idle(model, 0.040);
     const double cwnd = model.cwnd_bytes(c);
@@ -262,15 +259,13 @@ TEST(FlowModel, LinuxRestartsSlowStartAfterAnIdleRto) {
 }
 
 TEST(FlowModel, PerStepLossCapsAvoidanceByTheSquareRootLaw) {
-  FlowModel model(plain());
-  const int wan = model.add_link(1000 * kMbps, 0.020, 1e6);
-  const int back = model.add_link(1000 * kMbps, 0.020, 1e6);
-  const int c = model.add_connection({wan}, {back}, 0);
-  model.advance_to(1);
+  OneWan w(plain(), 1000, 0.020, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
   model.send(c, 100'000'000'000, 1, 1);
   model.advance_to(3);
   ASSERT_FALSE(model.in_slow_start(c));
-  model.set_link_loss(wan, 0.01, 3);
+  model.set_link_loss(w.wan, 0.01, 3);
   EXPECT_NEAR(model.rate_bytes_per_s(c), 1000 / 0.040 * std::sqrt(1.5 / 0.01), 1e-6);
 }
 
