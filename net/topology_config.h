@@ -84,6 +84,14 @@ struct TopologyConfig {
   }
 };
 
+// The cluster of each engine node (nodes are numbered cluster by cluster).
+inline std::vector<int> cluster_of_each_node(const TopologyConfig& config) {
+  std::vector<int> cluster_of;
+  for (std::size_t c = 0; c < config.clusters.size(); ++c)
+    for (int i = 0; i < config.clusters[c].nodes; ++i) cluster_of.push_back(static_cast<int>(c));
+  return cluster_of;
+}
+
 // "a->b" from the clusters' names.
 inline std::string direction_name(const TopologyConfig& config, int from, int to) {
   return config.clusters.at(static_cast<std::size_t>(from)).name + "->" +

@@ -115,8 +115,7 @@ SimNetwork::Impl::~Impl() {
 }
 
 void SimNetwork::Impl::build_nodes() {
-  for (std::size_t c = 0; c < config.clusters.size(); ++c)
-    for (int i = 0; i < config.clusters[c].nodes; ++i) cluster_of.push_back(static_cast<int>(c));
+  cluster_of = net::cluster_of_each_node(config);
   hosts_.Create(static_cast<uint32_t>(cluster_of.size()));
   routers_.Create(static_cast<uint32_t>(config.clusters.size()));
 }
@@ -204,8 +203,7 @@ void SimNetwork::Impl::start_replay_and_recorder() {
       devices.sender->SetDataRate(rate_of(schedule.max_mbps()));  // until the first step applies
       // The link's one delay follows per-step delays of whichever direction
       // gives them (plan_sim_network allows only one), else a's -> b's.
-      const bool has_delays = std::any_of(direction.trace.steps().begin(), direction.trace.steps().end(),
-                                          [](const auto& step) { return step.delay_ms >= 0; });
+      const bool has_delays = net::has_step_delays(direction.trace);
       auto replay = std::make_shared<DirectionReplay>(std::move(schedule), devices, link.delay, has_delays,
                                                       *replay_clock_, stream++);
       replay->start();
@@ -270,7 +268,6 @@ Ns3Transport& SimNetwork::ns3_transport(int node) {
 comm::Transport& SimNetwork::transport(int node) { return ns3_transport(node); }
 
 const NetworkPlan& SimNetwork::plan() const { return impl_->plan; }
-
 
 double SimNetwork::now_s() const { return ns3::Simulator::Now().GetSeconds() - impl_->origin_s; }
 

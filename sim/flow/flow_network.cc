@@ -46,8 +46,10 @@ class FlowNetwork::Impl {
   std::vector<int> lan_up, lan_down;        // model links per host
   std::map<std::pair<int, int>, int> wan;   // model link per (from, to) cluster
   std::map<int, int> recorder_index;        // model link -> recorder link (WAN only)
-  std::map<int, uint64_t> recorded_wire;    // rounding carried between intervals
-  std::map<int, double> usage_wire, usage_payload, usage_packets;
+  struct Carried {                          // per WAN link, cumulative; whole bytes go to the recorder
+    double wire = 0, payload = 0, packets = 0;
+  };
+  std::map<int, Carried> carried;
   std::vector<std::unique_ptr<net::ScheduleWalker>> walkers;
   std::shared_ptr<FlowFabric> fabric;
   std::vector<std::unique_ptr<FlowTransport>> transports;
@@ -64,9 +66,8 @@ FlowNetwork::Impl::Impl(const net::TopologyConfig& topology)
       sim_plan(plan_sim_network(topology)),  // the packet model's rules too: a scenario runs under both
       origin_s(ns3::Simulator::Now().GetSeconds()),
       clock(origin_s),
-      model(ns3_tcp_constants(sim_plan.network)) {
-  for (std::size_t c = 0; c < config.clusters.size(); ++c)
-    for (int i = 0; i < config.clusters[c].nodes; ++i) cluster_of.push_back(static_cast<int>(c));
+      model(ns3_tcp_constants(sim_plan.network)),
+      cluster_of(net::cluster_of_each_node(config)) {
   build_links();
   model.on_link_usage([this](int link, double start, double end, double wire, double payload, double packets) {
     record(link, start, end, wire, payload, packets);
@@ -90,7 +91,7 @@ void FlowNetwork::Impl::build_links() {
   for (const auto& direction : sim_plan.network.directions) {
     const net::WanDirection& d = config.wan.at({direction.from, direction.to});
     // The first step's rate applies when the replay starts (at once).
-    const int link = model.add_link(bytes_per_s(d.trace.empty() ? d.constant_mbps : direction.max_mbps),
+    const int link = model.add_link(bytes_per_s(direction.max_mbps),
                                     d.delay_ms / 1000, direction.buffer_bytes);
     wan[{direction.from, direction.to}] = link;
   }
@@ -153,15 +154,14 @@ void FlowNetwork::Impl::start_replay() {
 void FlowNetwork::Impl::record(int link, double start_s, double end_s, double wire, double payload, double packets) {
   const auto it = recorder_index.find(link);
   if (it == recorder_index.end()) return;  // a LAN link
-  double& w = usage_wire[link];
-  double& p = usage_payload[link];
-  double& n = usage_packets[link];
-  const auto before_w = static_cast<uint64_t>(std::floor(w)), before_p = static_cast<uint64_t>(std::floor(p)),
-             before_n = static_cast<uint64_t>(std::floor(n));
-  w += wire, p += payload, n += packets;
-  recorder.record_interval(it->second, start_s, end_s, static_cast<uint64_t>(std::floor(w)) - before_w,
-                           static_cast<uint64_t>(std::floor(n)) - before_n,
-                           static_cast<uint64_t>(std::floor(p)) - before_p);
+  Carried& total = carried[link];
+  const Carried before = total;
+  total.wire += wire, total.payload += payload, total.packets += packets;
+  const auto whole = [](double after, double before) {
+    return static_cast<uint64_t>(std::floor(after)) - static_cast<uint64_t>(std::floor(before));
+  };
+  recorder.record_interval(it->second, start_s, end_s, whole(total.wire, before.wire),
+                           whole(total.packets, before.packets), whole(total.payload, before.payload));
 }
 
 // --- FlowNetwork ---------------------------------------------------------------
