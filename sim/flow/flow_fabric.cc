@@ -154,8 +154,6 @@ void FlowFabric::set_error_handler(Rank rank, comm::ErrorHandler handler) {
 
 comm::TransportStats FlowFabric::stats(Rank rank) const { return endpoints_.stats(rank); }
 
-uint64_t FlowFabric::dropped_messages(Rank rank) const { return endpoints_.dropped_messages(rank); }
-
 void FlowFabric::detach() {
   if (wake_pending_) clock_.cancel(wake_handle_);
   wake_pending_ = false;

@@ -35,7 +35,6 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
   void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done);
   comm::TransportStats stats(comm::Rank rank) const;
   void close(comm::Rank rank);
-  uint64_t dropped_messages(comm::Rank rank) const;
 
   // Runs the model up to now and hands its milestones out; then waits for
   // its next event. Called after anything changed the model (a trace step).
@@ -86,7 +85,6 @@ class FlowTransport final : public comm::Transport {
   }
   comm::TransportStats stats() const override { return fabric_->stats(rank_); }
   void close() override { fabric_->close(rank_); }
-  uint64_t dropped_messages() const { return fabric_->dropped_messages(rank_); }
 
  private:
   std::shared_ptr<FlowFabric> fabric_;

@@ -438,8 +438,6 @@ double FlowModel::rtt_of(const Connection& c) const {
   return std::max(delay, 1e-6);
 }
 
-double FlowModel::rtt_s(int connection) const { return rtt_of(connections_.at(static_cast<std::size_t>(connection))); }
-
 double FlowModel::rate_bytes_per_s(int connection) const { return connections_.at(static_cast<std::size_t>(connection)).rate; }
 bool FlowModel::in_slow_start(int connection) const {
   return connections_.at(static_cast<std::size_t>(connection)).slow_start;
@@ -447,11 +445,6 @@ bool FlowModel::in_slow_start(int connection) const {
 double FlowModel::cwnd_bytes(int connection) const { return connections_.at(static_cast<std::size_t>(connection)).cwnd; }
 uint64_t FlowModel::loss_episodes(int connection) const {
   return connections_.at(static_cast<std::size_t>(connection)).losses;
-}
-
-uint64_t FlowModel::backlog_bytes(int connection) const {
-  const Connection& c = connections_.at(static_cast<std::size_t>(connection));
-  return static_cast<uint64_t>(std::llround(std::max(0.0, c.queued - c.passed)));
 }
 
 }  // namespace st::sim::flow

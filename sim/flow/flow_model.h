@@ -22,11 +22,18 @@
 //   the reverse path.
 // * The window: the stream advances in rounds of one RTT. In slow start a
 //   round may pass at most cwnd bytes (at the link's share), and cwnd grows
-//   by what the round passed (doubling when the window is the limit). Slow
-//   start ends in the first round that stays backlogged without using its
-//   window up (the link, not the window, was the limit: as Cubic's HyStart
-//   leaves when its delay grows); from then on the connection takes its
-//   whole share (congestion avoidance; the socket buffer is >= 4 BDP).
+//   by what the round passed (doubling when the window is the limit).
+// * Overshoot loss (`overshoot_loss`, as ns-3's Cubic behaves): slow start
+//   goes on until cwnd exceeds the pipe (the connection's share of BDP +
+//   bottleneck buffer); the excess is lost and crosses again, cwnd drops by
+//   `cubic_beta`, and from then on the connection takes its whole share
+//   (congestion avoidance; the socket buffer is >= 4 BDP). A burst from a
+//   window larger than the pipe loses its excess at once. Without it, slow
+//   start ends, losslessly, in the first round that stays backlogged
+//   without using its window up.
+// * Both directions loaded: a connection in congestion avoidance whose ACK
+//   path carries a standing queue of data keeps `avoidance_utilization` of
+//   its share busy.
 // * Idle restart (optional: Linux does it, ns-3 3.37 does not): a
 //   connection idle for an RTO halves cwnd per RTO idle, down to the
 //   initial window, and slow-starts again.
@@ -60,7 +67,7 @@ struct TcpConstants {
   double handshake_rtts = 1;        // a new connection sends data one RTT after its SYN
   bool restart_after_idle = false;  // ns-3 3.37: no; Linux: yes (tcp_slow_start_after_idle)
   double min_rto_s = 1.0;           // ns-3's MinRto (Linux: 0.2)
-  double standing_queue_fill = 0.5; // calibrated, docs/sim-flow.md
+  double standing_queue_fill = 0.5; // not calibrated yet (docs/sim-flow.md)
   // The share of a link's wire rate that a connection in congestion
   // avoidance keeps busy while data also flows the other way (its ACKs
   // queue behind that data): ns-3's Cubic over a 2-BDP drop-tail buffer
@@ -128,8 +135,6 @@ class FlowModel {
   double rate_bytes_per_s(int connection) const;  // payload rate now
   bool in_slow_start(int connection) const;
   double cwnd_bytes(int connection) const;
-  double rtt_s(int connection) const;
-  uint64_t backlog_bytes(int connection) const;
   uint64_t loss_episodes(int connection) const;
 
  private:
