@@ -26,29 +26,9 @@ TopologyConfig with_model(TopologyConfig config, net::NetworkModel model) {
   return config;
 }
 
-// A warm-up message, 1 s of quiet, then `bytes` from node 0 to node 1:
-// seconds from send() to delivery.
+// After a 100 kB warm-up and 1 s of quiet, one message of `bytes`.
 double time_one_message(const TopologyConfig& config, std::size_t bytes) {
-  const auto network = make_sim_wan(config);
-  double sent_at = -1, delivered_at = -1;
-  network->transport(1).on_receive([&](Message&& message) {
-    if (message.tag == 1) {
-      ns3::Simulator::Schedule(ns3::Seconds(1), [&]() {
-        sent_at = now_s();
-        network->transport(0).send(1, 2, std::vector<uint8_t>(bytes, 0x5a), nullptr);
-      });
-    } else {
-      EXPECT_EQ(message.payload.size(), bytes);
-      delivered_at = now_s();
-      ns3::Simulator::Stop();
-    }
-  });
-  network->transport(0).send(1, 1, std::vector<uint8_t>(100'000, 1), nullptr);
-  ns3::Simulator::Stop(ns3::Seconds(600));
-  ns3::Simulator::Run();
-  ns3::Simulator::Destroy();
-  EXPECT_GT(delivered_at, 0) << "the message never arrived";
-  return delivered_at - sent_at;
+  return seconds_after_warmup(config, 100'000, bytes);
 }
 
 // Both nodes send `rounds` messages of `bytes` to each other, each round

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/sim_network.h"
+#include "sim/sim_wan.h"
 #include "tests/net_test_util.h"
 #include "traces/trace.h"
 
@@ -61,6 +62,32 @@ inline traces::Trace random_walk_trace(int seconds, double mean_mbps, uint64_t s
     steps.push_back(s);
   }
   return traces::Trace(std::move(steps), "random walk seed " + std::to_string(seed));
+}
+
+// A warm-up message of `warmup_bytes` from node 0 to node 1, 1 s of quiet,
+// then one of `bytes`: the seconds from its send() to its delivery, on the
+// network `config.model` names (a test failure when it never arrives).
+inline double seconds_after_warmup(const TopologyConfig& config, std::size_t warmup_bytes, std::size_t bytes) {
+  const auto network = make_sim_wan(config);
+  double sent_at = -1, delivered_at = -1;
+  network->transport(1).on_receive([&](comm::Message&& message) {
+    if (message.tag == 1) {
+      ns3::Simulator::Schedule(ns3::Seconds(1), [&]() {
+        sent_at = now_s();
+        network->transport(0).send(1, 2, std::vector<uint8_t>(bytes, 0x5a), nullptr);
+      });
+    } else {
+      EXPECT_EQ(message.payload.size(), bytes);
+      delivered_at = now_s();
+      ns3::Simulator::Stop();
+    }
+  });
+  network->transport(0).send(1, 1, std::vector<uint8_t>(warmup_bytes, 1), nullptr);
+  ns3::Simulator::Stop(ns3::Seconds(600));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  EXPECT_GT(delivered_at, 0) << "the message never arrived";
+  return delivered_at - sent_at;
 }
 
 }  // namespace st::sim::testing
