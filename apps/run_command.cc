@@ -136,7 +136,21 @@ train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& sy
   config.trace_offset_s = scenario.trace_offset_for(seed);
   config.quiet = options.quiet;
   if (options.iterations > 0) config.iterations = options.iterations;
+  if (options.stage_sample >= 0) config.stage_sample.fraction = options.stage_sample;
   return config;
+}
+
+// --stage-sample is checked against every system before any run starts, as
+// the scenario's own key would be.
+void check_stage_sample(const Scenario& scenario, const RunOptions& options) {
+  if (options.stage_sample < 0) return;
+  for (const auto& system : scenario.systems) {
+    try {
+      train::validate(run_config(scenario, system, 1, options));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--stage-sample {}: {}: {}", options.stage_sample, system.label, e.what()));
+    }
+  }
 }
 
 // The runs one after another in this process (the default).
@@ -187,6 +201,7 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   job_options.timeline = options.timeline;
   job_options.mtu = options.mtu;
   job_options.network = options.network;
+  job_options.stage_sample = options.stage_sample;
   job_options.target_accuracy = scenario.target_accuracy;
   job_options.report_targets = scenario.report_targets;
   spdlog::info("{}: {} runs, {} at a time (child processes)", scenario.name, jobs.size(), options.jobs);
@@ -285,6 +300,7 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
   check_backend(loaded, name);
+  check_stage_sample(loaded, options);
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
     if (!backend_for(loaded, options, name)->has_network())
@@ -364,6 +380,11 @@ void add_run_command(CLI::App& app) {
                   "packets and TCP, the reference) or flow (the flow-level model: much faster, checked against "
                   "packet in docs/sim-flow.md)")
       ->check(CLI::IsMember(net::network_model_names()));
+  cmd->add_option("--stage-sample", options->stage_sample,
+                  "timing runs: run the CPU stages (gather, compression, error feedback, optimizer) on this share "
+                  "of each layer, priced and sent at full size, in place of the scenario's compute.stage_sample; 0: "
+                  "full size (docs/sim.md, \"Sampled stages\")")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->add_option("--jobs", options->jobs,
                   "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "

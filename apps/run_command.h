@@ -29,6 +29,10 @@ struct RunOptions {
   // "" = the scenario's links.model; else packet or flow in place of it
   // (sim: ns-3's packets or the flow-level model, docs/sim-flow.md).
   std::string network;
+  // >= 0: the share of each layer the CPU stages run on, in place of the
+  // scenario's compute.stage_sample (0: full size; timing runs only,
+  // docs/sim.md "Sampled stages"); < 0: the scenario's.
+  double stage_sample = -1;
   // A child of --jobs: do only this system's run with this seed, into the
   // prepared output folder, and write its outcome file instead of summary.json.
   std::string only_system;

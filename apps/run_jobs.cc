@@ -50,6 +50,10 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
     args.push_back("--mtu");
     args.push_back(options.mtu);
   }
+  if (options.stage_sample >= 0) {
+    args.push_back("--stage-sample");
+    args.push_back(fmt::format("{}", options.stage_sample));
+  }
   if (!options.network.empty()) {
     args.push_back("--network");
     args.push_back(options.network);

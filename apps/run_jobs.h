@@ -36,6 +36,7 @@ struct JobsOptions {
   bool timeline = false;      // forwarded
   std::string mtu;            // forwarded: --mtu when not empty
   std::string network;        // forwarded: --network when not empty
+  double stage_sample = -1;   // forwarded: --stage-sample when >= 0
   double target_accuracy = 0;
   std::vector<double> report_targets;  // the scenario's (apps/run_summary.h)
 };

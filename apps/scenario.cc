@@ -131,10 +131,21 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
   if (field.has("classes")) c.synthetic_classes = field.at("classes").integer_in(2, 100000);
 }
 
-// `compute: {math: timing}`: the training side of the compute section.
+// `compute: {math: timing, stage_sample: {fraction: F, min_elements: N}}`:
+// the training side of the compute section.
 void parse_math(const YamlField& top, train::TrainConfig& c) {
-  if (!top.has("compute") || !top.at("compute").has("math")) return;
-  c.math = top.at("compute").at("math").text_in({"full", "timing"});
+  if (!top.has("compute")) return;
+  const YamlField compute = top.at("compute");
+  if (compute.has("math")) c.math = compute.at("math").text_in({"full", "timing"});
+  if (!compute.has("stage_sample")) return;
+  const YamlField sample = compute.at("stage_sample");
+  if (c.math != "timing")
+    sample.fail("samples only timing runs (compute.math: timing); a run that measures accuracy keeps every stage whole");
+  sample.allow_only({"fraction", "min_elements"});
+  c.stage_sample.fraction = sample.at("fraction").number_in(1e-6, 1);
+  c.stage_sample.min_elements =
+      static_cast<std::size_t>(sample.integer_or("min_elements", static_cast<long long>(c.stage_sample.min_elements),
+                                                 16, 1LL << 40));
 }
 
 // Where forward and backward run (cpu, cuda, cuda:N). Whether this build

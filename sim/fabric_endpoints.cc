@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace st::sim {
 
@@ -42,10 +43,15 @@ bool FabricEndpoints::close(comm::Rank rank) {
   return true;
 }
 
-void FabricEndpoints::count_sent(comm::Rank rank, uint64_t payload_bytes) {
+comm::Message message_of(comm::Rank source, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes) {
+  const uint64_t stood_for = wire_bytes == payload.size() ? 0 : wire_bytes;
+  return comm::Message{source, tag, std::move(payload), stood_for};
+}
+
+void FabricEndpoints::count_sent(comm::Rank rank, uint64_t wire_bytes) {
   comm::TransportStats& stats = endpoints_[static_cast<std::size_t>(rank)].stats;
   stats.messages_sent += 1;
-  stats.bytes_sent += payload_bytes;
+  stats.bytes_sent += wire_bytes;
 }
 
 bool FabricEndpoints::first_report(comm::Rank rank, comm::Rank peer) {
@@ -61,7 +67,7 @@ void FabricEndpoints::deliver(comm::Rank to, comm::Message&& message) {
     return;
   }
   endpoint.stats.messages_received += 1;
-  endpoint.stats.bytes_received += message.payload.size();
+  endpoint.stats.bytes_received += comm::wire_size(message);
   endpoint.receive(std::move(message));
 }
 

@@ -15,6 +15,10 @@
 
 namespace st::sim {
 
+// The message a receiver gets; wire_bytes only where the payload stood for
+// more (comm::Transport::send_standing_for).
+comm::Message message_of(comm::Rank source, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes);
+
 class FabricEndpoints {
  public:
   // `transport`: how errors name it ("ns-3 transport", "flow transport").
@@ -32,8 +36,9 @@ class FabricEndpoints {
   bool closed(comm::Rank rank) const { return endpoints_[static_cast<std::size_t>(rank)].closed; }
   // Marks `rank` closed; false when it already was.
   bool close(comm::Rank rank);
-  // A send of `rank` completed without error.
-  void count_sent(comm::Rank rank, uint64_t payload_bytes);
+  // A send of `rank` completed without error (its wire bytes: the payload's,
+  // or what a sample stood for).
+  void count_sent(comm::Rank rank, uint64_t wire_bytes);
   // True, once per (rank, peer), when `rank` is open and should be told of
   // a failure involving `peer`.
   bool first_report(comm::Rank rank, comm::Rank peer);

@@ -114,7 +114,8 @@ void Ns3Fabric::detach() {
 
 // --- data ------------------------------------------------------------------
 
-void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
+void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                     comm::SendCallback on_done) {
   check_rank(from, "source rank");
   check_rank(to, "destination rank");
   if (endpoints_.closed(from)) {
@@ -122,7 +123,7 @@ void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payl
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(from, why)), 0);
     return;
   }
-  if (from == to) return send_to_self(from, tag, std::move(payload), std::move(on_done));
+  if (from == to) return send_to_self(from, tag, std::move(payload), wire_bytes, std::move(on_done));
   Pair& link = pair(from, to);
   if (endpoints_.closed(to) || link.failed) {
     const std::string why = endpoints_.closed(to) ? endpoints_.left_message(to)
@@ -131,19 +132,18 @@ void Ns3Fabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payl
     report_later(from, to, why);
     return;
   }
-  const uint64_t payload_bytes = payload.size();
-  const uint64_t stream_bytes = kFrameHeaderBytes + payload_bytes;
+  const uint64_t stream_bytes = kFrameHeaderBytes + wire_bytes;
   link.stream_queued += stream_bytes;
   link.arriving.push_back(Arriving{link.stream_queued, std::make_shared<comm::Message>(
-                                                           comm::Message{from, tag, std::move(payload)})});
-  link.outgoing.push_back(Outgoing{stream_bytes, 0, payload_bytes, std::move(on_done)});
+                                                           message_of(from, tag, std::move(payload), wire_bytes))});
+  link.outgoing.push_back(Outgoing{stream_bytes, 0, wire_bytes, std::move(on_done)});
   pump(from, to);
 }
 
-void Ns3Fabric::send_to_self(Rank rank, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
-  const uint64_t payload_bytes = payload.size();
-  auto message = std::make_shared<comm::Message>(comm::Message{rank, tag, std::move(payload)});
-  complete_later(rank, std::move(on_done), nullptr, payload_bytes);
+void Ns3Fabric::send_to_self(Rank rank, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                             comm::SendCallback on_done) {
+  auto message = std::make_shared<comm::Message>(message_of(rank, tag, std::move(payload), wire_bytes));
+  complete_later(rank, std::move(on_done), nullptr, wire_bytes);
   deliver_later(rank, std::move(message));
 }
 

@@ -46,7 +46,10 @@ class Ns3Fabric : public std::enable_shared_from_this<Ns3Fabric> {
   int world_size() const { return static_cast<int>(config_.nodes.size()); }
   void set_receive_handler(comm::Rank rank, comm::ReceiveHandler handler);
   void set_error_handler(comm::Rank rank, comm::ErrorHandler handler);
-  void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done);
+  // `wire_bytes`: what the message takes on the wire (its payload's size,
+  // or more for a sample: comm::Transport::send_standing_for).
+  void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+            comm::SendCallback on_done);
   comm::TransportStats stats(comm::Rank rank) const;
   void close(comm::Rank rank);
   uint64_t stream_bytes(comm::Rank from, comm::Rank to) const;
@@ -85,7 +88,8 @@ class Ns3Fabric : public std::enable_shared_from_this<Ns3Fabric> {
   void pump(comm::Rank from, comm::Rank to);
   void read(comm::Rank from, comm::Rank to, ns3::Ptr<ns3::Socket> socket);
   void connection_failed(comm::Rank from, comm::Rank to, const std::string& why);
-  void send_to_self(comm::Rank rank, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done);
+  void send_to_self(comm::Rank rank, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                    comm::SendCallback on_done);
   void fail_outgoing(comm::Rank from, comm::Rank to, comm::Rank blamed, const std::string& why, bool report);
 
   // Deferred calls into user code (never inline, see ns3_transport.h).

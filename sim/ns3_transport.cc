@@ -15,7 +15,13 @@ void Ns3Transport::on_error(comm::ErrorHandler handler) { fabric_->set_error_han
 
 void Ns3Transport::send(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload,
                         comm::SendCallback on_done) {
-  fabric_->send(rank_, destination, tag, std::move(payload), std::move(on_done));
+  const uint64_t wire_bytes = payload.size();
+  fabric_->send(rank_, destination, tag, std::move(payload), wire_bytes, std::move(on_done));
+}
+
+void Ns3Transport::send_standing_for(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload,
+                                     uint64_t wire_bytes, comm::SendCallback on_done) {
+  fabric_->send(rank_, destination, tag, std::move(payload), wire_bytes, std::move(on_done));
 }
 
 comm::TransportStats Ns3Transport::stats() const { return fabric_->stats(rank_); }

@@ -48,6 +48,8 @@ class Ns3Transport final : public comm::Transport {
   void on_receive(comm::ReceiveHandler handler) override;
   void on_error(comm::ErrorHandler handler) override;
   void send(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) override;
+  void send_standing_for(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                         comm::SendCallback on_done) override;
   comm::TransportStats stats() const override;
   void close() override;
 

@@ -20,10 +20,10 @@ std::string dir_of(const std::string& file) { return fs::path(file).parent_path(
 
 void parse_compute(const YamlField& f, ComputeModelConfig& c, SimExecutorOptions& executor, const std::string& base_dir,
                    const std::string& default_profile) {
-  // `math` (full or timing) belongs to the training side (TrainConfig::math);
-  // the scenario reads it.
+  // `math` (full or timing) and `stage_sample` belong to the training side
+  // (TrainConfig::math, TrainConfig::stage_sample); the scenario reads them.
   f.allow_only({"model", "scale", "profile", "device_tflops", "device_gbps", "cpu_gbps", "h2d_gbps", "cpu_cores",
-                "stall_timeout_s", "math"});
+                "stall_timeout_s", "math", "stage_sample"});
   c.kind = f.at("model").text_in({"measured", "profile", "analytic"});
   c.scale = f.number_or("scale", c.scale, 1e-6, 1e6);
   if (f.has("profile")) c.profile_path = net::resolve_path(f.at("profile").text(), base_dir);

@@ -277,6 +277,31 @@ for refused in flow-real flow-word; do
   [ ! -e "$WORK/$refused" ] || fail "a refused --network must not create the results folder ($refused)"
 done
 
+echo "== --stage-sample: CPU stages on layer samples in a timing run, also in --jobs's children"
+sed -e '/^target_accuracy:/d' -e '/^eval:/d' \
+    -e "s|^compute: {model: profile, |compute: {math: timing, model: profile, |" tiny.yaml > tiny-timing.yaml
+SAMPLED=$WORK/sampled
+"$STELLATRAIN" run tiny-timing.yaml --stage-sample 0.25 --network flow --jobs 2 --out "$SAMPLED" --quiet > sampled.txt 2>&1 ||
+  { cat sampled.txt; fail "run --stage-sample 0.25 --jobs 2"; }
+python3 - "$SAMPLED" <<'PY'
+import glob, json, sys
+out = sys.argv[1]
+manifests = glob.glob(f"{out}/*/manifest.json")
+assert len(manifests) == 2, manifests
+for path in manifests:
+    m = json.load(open(path))
+    assert m["stage_sample"] == {"fraction": 0.25, "min_elements": 4096}, (path, m.get("stage_sample"))
+    assert m["summary"]["stage_sample"] == 0.25, path
+print(f"ok: --stage-sample 0.25 reached {len(manifests)} runs (children of --jobs)")
+PY
+expect_error "--stage-sample 0.5: st: train config: stage_sample samples only timing runs" "$STELLATRAIN" run tiny.yaml --stage-sample 0.5 --out "$WORK/sample-full-math"
+expect_error "--stage-sample: 2 not in" "$STELLATRAIN" run tiny-timing.yaml --stage-sample 2 --out "$WORK/sample-two"
+sed -e 's|^compute: {math: timing, |compute: {stage_sample: {fraction: 0.1}, |' tiny-timing.yaml > sample-full-math.yaml
+expect_error "compute.stage_sample: samples only timing runs" "$STELLATRAIN" run sample-full-math.yaml --out "$WORK/sample-key"
+for refused in sample-full-math sample-two sample-key; do
+  [ ! -e "$WORK/$refused" ] || fail "a refused --stage-sample must not create the results folder ($refused)"
+done
+
 echo "== figures (stellatrain plot) of the sim runs"
 for dir in "$ONE_SEED" "$TWO_SEEDS"; do
   "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }

@@ -10,6 +10,7 @@
 
 #include "core/collective/communicator.h"
 #include "core/collective/ring_allreduce.h"
+#include "core/collective/sparse_allgather.h"
 #include "core/comm/mailbox.h"
 #include "core/model/model.h"
 #include "sim/sim_executor.h"
@@ -53,17 +54,55 @@ Cluster build(int nodes_per_cluster) {
   return c;
 }
 
-// Simulated seconds one allreduce of `n` floats takes on every rank.
-double time_allreduce(Cluster& c, std::size_t n, std::vector<std::vector<float>>& data) {
+// Simulated seconds one allreduce of `n` floats takes on every rank; rank
+// 0's traffic into `stats` when given.
+double time_allreduce(Cluster& c, std::size_t n, std::vector<std::vector<float>>& data,
+                      collective::AllreduceOptions options = {}, collective::CollectiveStats* stats = nullptr) {
   const int world = c.network->world_size();
   int done = 0;
   const auto start = c.executor->now();
   for (int r = 0; r < world; ++r)
     c.executor->post([&, r] {
-      collective::ring_allreduce(*c.comms[r], data[r].data(), n, {}, [&](std::exception_ptr error, const auto&) {
-        if (error) std::rethrow_exception(error);
-        ++done;
-      });
+      collective::ring_allreduce(*c.comms[r], data[r].data(), n, options,
+                                 [&, r](std::exception_ptr error, const collective::CollectiveStats& s) {
+                                   if (error) std::rethrow_exception(error);
+                                   if (r == 0 && stats) *stats = s;
+                                   ++done;
+                                 });
+    });
+  c.executor->run_until([&] { return done == world; });
+  return std::chrono::duration<double>(c.executor->now() - start).count();
+}
+
+// Simulated seconds one sparse allgather takes: every rank contributes
+// `count` entries spread evenly over `numel` (not whole blocks, so indices
+// go as u32 or u16), standing for `wire_numel`. Rank 0's result and traffic
+// come back through the pointers.
+double time_allgather(Cluster& c, std::size_t numel, std::size_t count, std::size_t wire_numel,
+                      collective::CollectiveStats* stats, std::size_t* union_count) {
+  const int world = c.network->world_size();
+  std::vector<compress::SparseChunk> chunks(world);
+  for (int r = 0; r < world; ++r) {
+    chunks[r].reserve(count);
+    for (std::size_t j = 0; j < count; ++j) {
+      chunks[r].indices[j] = static_cast<uint32_t>(j * (numel / count) + static_cast<std::size_t>(r));
+      chunks[r].values[j] = 1.0f;
+    }
+    chunks[r].count = count;
+  }
+  collective::SparseAllgatherOptions options;
+  options.wire_numel = wire_numel;
+  int done = 0;
+  const auto start = c.executor->now();
+  for (int r = 0; r < world; ++r)
+    c.executor->post([&, r] {
+      collective::sparse_ring_allgather(
+          *c.comms[r], chunks[r].view(), numel, options,
+          [&, r](std::exception_ptr error, compress::SparseChunk&& sum, const collective::CollectiveStats& s) {
+            if (error) std::rethrow_exception(error);
+            if (r == 0) *stats = s, *union_count = sum.count;
+            ++done;
+          });
     });
   c.executor->run_until([&] { return done == world; });
   return std::chrono::duration<double>(c.executor->now() - start).count();
@@ -132,6 +171,63 @@ TEST_P(SimRingAllreduce, CnnGradientTakesTheAnalyticTimeWithin10Percent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(NodesPerCluster, SimRingAllreduce, ::testing::Values(1, 2));
+
+// Sampled stages (core/train/node/layer_sampling.h): a collective over a
+// sample of a tensor, told what it stands for, puts exactly the full
+// tensor's bytes on ns-3's wire, so it takes the full tensor's time.
+class SampledCollectives : public ::testing::Test {
+ protected:
+  void TearDown() override { ns3::Simulator::Destroy(); }
+};
+
+TEST_F(SampledCollectives, ASparseAllgatherOfASampleTakesTheFullChunksTimeAndBytes) {
+  // 262144 elements keep 4096 (u32 indices, f32 values); a 1/16 sample of
+  // 16384 keeps 256, which alone would go as u16 indices.
+  const std::size_t full = 1u << 18, sample = full / 16;
+  collective::CollectiveStats full_stats, sampled_stats;
+  std::size_t full_union = 0, sampled_union = 0;
+  Cluster whole = build(1);
+  const double full_s = time_allgather(whole, full, 4096, 0, &full_stats, &full_union);
+  Cluster sampled = build(1);
+  const double sampled_s = time_allgather(sampled, sample, 256, full, &sampled_stats, &sampled_union);
+  std::cout << "allgather: full " << full_s << " s, " << full_stats.bytes_sent << " B; sample " << sampled_s << " s, "
+            << sampled_stats.bytes_sent << " B\n";
+  EXPECT_EQ(full_stats.bytes_sent, 4u + 16u + 4096u * 8u);
+  EXPECT_EQ(sampled_stats.bytes_sent, full_stats.bytes_sent);
+  EXPECT_EQ(sampled_stats.bytes_received, full_stats.bytes_received);
+  EXPECT_EQ(sampled_s, full_s);
+  EXPECT_EQ(sampled_union, 2u * 256u);  // the sample's own result, whole
+  EXPECT_EQ(full_union, 2u * 4096u);
+  const auto wire = sampled.network->transport(0).stats();
+  EXPECT_EQ(wire.bytes_sent, full_stats.bytes_sent);  // the transport counts what it carried
+}
+
+TEST_F(SampledCollectives, ARingAllreduceOfASampleTakesTheFullBuffersTimeAndBytes) {
+  const std::size_t full = 1u << 20, sample = full / 32;
+  collective::CollectiveStats full_stats, sampled_stats;
+  Cluster whole = build(1);
+  std::vector<std::vector<float>> full_data(2, std::vector<float>(full, 1.0f));
+  const double full_s = time_allreduce(whole, full, full_data, {}, &full_stats);
+  Cluster sampled = build(1);
+  std::vector<std::vector<float>> sample_data(2, std::vector<float>(sample, 1.0f));
+  collective::AllreduceOptions options;
+  options.wire_scale = 32;
+  const double sampled_s = time_allreduce(sampled, sample, sample_data, options, &sampled_stats);
+  std::cout << "allreduce: full " << full_s << " s, " << full_stats.bytes_sent << " B; sample " << sampled_s
+            << " s, " << sampled_stats.bytes_sent << " B\n";
+  EXPECT_EQ(sampled_stats.bytes_sent, full_stats.bytes_sent);
+  EXPECT_EQ(sampled_s, full_s);
+  EXPECT_EQ(sample_data[0].front(), 2.0f);  // the sample itself is reduced
+  EXPECT_EQ(sample_data[1].back(), 2.0f);
+}
+
+// A sample cannot stand for fewer elements than it has: every rank fails.
+TEST_F(SampledCollectives, AWireNumelBelowTheSampleFailsTheAllgather) {
+  Cluster c = build(1);
+  collective::CollectiveStats stats;
+  std::size_t count = 0;
+  EXPECT_THROW(time_allgather(c, 4096, 64, 1024, &stats, &count), collective::CollectiveError);
+}
 
 }  // namespace
 }  // namespace st::sim

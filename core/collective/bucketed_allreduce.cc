@@ -12,6 +12,14 @@
 namespace st::collective {
 
 BucketPlan plan_buckets(const std::vector<std::size_t>& tensor_numels, BucketOptions options) {
+  return plan_sampled_buckets(tensor_numels, tensor_numels, options);
+}
+
+BucketPlan plan_sampled_buckets(const std::vector<std::size_t>& tensor_numels,
+                                const std::vector<std::size_t>& wire_numels, BucketOptions options) {
+  if (wire_numels.size() != tensor_numels.size())
+    throw std::invalid_argument(fmt::format("bucket plan: {} full sizes for {} tensors", wire_numels.size(),
+                                            tensor_numels.size()));
   BucketPlan plan;
   plan.tensor_numels = tensor_numels;
   plan.bucket_of.resize(tensor_numels.size());
@@ -26,9 +34,13 @@ BucketPlan plan_buckets(const std::vector<std::size_t>& tensor_numels, BucketOpt
     plan.offset_of[i] = current.numel;
     current.tensors.push_back(i);
     current.offsets.push_back(current.numel);
+    if (wire_numels[i] < tensor_numels[i])
+      throw std::invalid_argument(fmt::format("bucket plan: tensor {} has {} elements but stands for {}", i,
+                                              tensor_numels[i], wire_numels[i]));
     current.numel += tensor_numels[i];
+    current.wire_numel += wire_numels[i];
     const std::size_t cap = plan.buckets.empty() ? options.first_bucket_cap_bytes : options.bucket_cap_bytes;
-    if (current.numel * sizeof(float) >= cap) close_current();
+    if (current.wire_numel * sizeof(float) >= cap) close_current();
   }
   if (!current.tensors.empty()) close_current();
   return plan;
@@ -105,10 +117,18 @@ class BucketedAllreduce::State : public std::enable_shared_from_this<State> {
     return bucket;
   }
 
+  // A sampled bucket's ring sends what its full tensors would.
+  AllreduceOptions options_of(const BucketPlan::Bucket& bucket) const {
+    AllreduceOptions options = options_;
+    if (bucket.numel > 0 && bucket.wire_numel != bucket.numel)
+      options.wire_scale = static_cast<double>(bucket.wire_numel) / static_cast<double>(bucket.numel);
+    return options;
+  }
+
   void start_bucket(std::size_t bucket) {
     auto self = shared_from_this();
     ring_allreduce_with_id(comm_, first_id_ + static_cast<uint32_t>(bucket), buffers_[bucket].data(),
-                           plan_.buckets[bucket].numel, options_,
+                           plan_.buckets[bucket].numel, options_of(plan_.buckets[bucket]),
                            [self, bucket](std::exception_ptr error, const CollectiveStats& stats) {
                              self->bucket_done(bucket, error, stats);
                            });

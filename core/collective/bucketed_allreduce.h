@@ -39,6 +39,9 @@ struct BucketPlan {
     std::vector<std::size_t> tensors;  // indices into tensor_numels, in order
     std::vector<std::size_t> offsets;  // each tensor's first element in the bucket
     std::size_t numel = 0;
+    // The elements it stands for on the wire: numel, or the full tensors'
+    // sum when the tensors are samples (plan_buckets' wire_numels).
+    std::size_t wire_numel = 0;
   };
   std::vector<std::size_t> tensor_numels;
   std::vector<Bucket> buckets;
@@ -48,6 +51,15 @@ struct BucketPlan {
 
 // Tensor sizes (float elements) in the order backward produces them.
 BucketPlan plan_buckets(const std::vector<std::size_t>& tensor_numels, BucketOptions options = {});
+
+// The same for tensors that are samples of larger ones (sampled CPU stages in
+// timing mode, docs/sim.md): buckets close by the full tensors' sizes
+// `wire_numels` (so there are as many, with the same tensors, as without
+// sampling) and each bucket's ring sends its sample as its full size
+// (AllreduceOptions::wire_scale). Throws std::invalid_argument when the two
+// lists differ in length or a full size is below its sample's.
+BucketPlan plan_sampled_buckets(const std::vector<std::size_t>& tensor_numels,
+                                const std::vector<std::size_t>& wire_numels, BucketOptions options = {});
 
 class BucketedAllreduce {
  public:

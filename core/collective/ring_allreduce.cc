@@ -146,7 +146,8 @@ void ring_allreduce_with_id(Communicator& comm, uint32_t collective_id, float* d
   for (int step = 0; step < ring.steps(); ++step)
     if (ring.size(ring.chunk_out(step)) > 0) send_steps.push_back(step);
 
-  auto run = detail::RingRun::create(comm, collective_id, std::move(send_steps), std::move(done));
+  auto run = detail::RingRun::create(comm, collective_id, std::move(send_steps), std::move(done),
+                                     WireScale{options.wire_scale, detail::kHeaderBytes});
   if (n > 0 && data == nullptr) {
     // Still joins the ring, to abort it: the others are waiting for this rank.
     run->fail(std::make_exception_ptr(CollectiveError("ring allreduce: null buffer with n > 0")));

@@ -30,6 +30,10 @@ struct AllreduceOptions {
   // again): PyTorch's fp16_compress_hook divides each bucket by the world
   // size before the allreduce, so that fp16 sums stay in range. 1: none.
   float predivide = 1.0f;
+  // Elements of the full tensor each element of `data` stands for, when
+  // `data` is a sample (sampled CPU stages in timing mode, docs/sim.md):
+  // every message is sent as that many times its body (WireScale). 1: none.
+  double wire_scale = 1.0;
 };
 
 // Starts the allreduce and returns at once; `done` runs on an executor

@@ -34,17 +34,19 @@ std::vector<uint8_t> abort_payload(const std::string& root_cause) {
 
 }  // namespace
 
-RingRun::RingRun(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps, Finisher finisher)
+RingRun::RingRun(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps, Finisher finisher,
+                 WireScale scale)
     : comm_(comm),
       id_(collective_id),
       send_steps_(std::move(send_steps)),
+      scale_(scale),
       started_at_(comm.executor().now()),
       finisher_(std::move(finisher)),
       step_sent_(send_steps_.size(), false) {}
 
 std::shared_ptr<RingRun> RingRun::create(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps,
-                                         Finisher finisher) {
-  auto run = std::make_shared<RingRun>(comm, collective_id, std::move(send_steps), std::move(finisher));
+                                         Finisher finisher, WireScale scale) {
+  auto run = std::make_shared<RingRun>(comm, collective_id, std::move(send_steps), std::move(finisher), scale);
   std::weak_ptr<RingRun> weak = run;
   const uint64_t watch_id = comm.watch([weak](std::exception_ptr error) {
     if (auto run = weak.lock()) run->fail_with(error, fmt::format("rank {}: {}", run->comm_.rank(), describe(error)));
@@ -70,9 +72,10 @@ void RingRun::expect(int step, MessageHandler handler) {
           return;
         }
         // The arithmetic runs on a worker, not on the transport's thread.
+        const uint64_t wire_bytes = comm::wire_size(message);
         self->comm_.executor().post(
-            [self, step, handler = std::move(handler), payload = std::move(message.payload)]() mutable {
-              self->on_message(step, std::move(payload), handler);
+            [self, step, wire_bytes, handler = std::move(handler), payload = std::move(message.payload)]() mutable {
+              self->on_message(step, std::move(payload), wire_bytes, handler);
               self->operation_done();
             });
       });
@@ -86,11 +89,11 @@ void RingRun::expect(int step, MessageHandler handler) {
   comm_.mailbox().cancel(id);  // failed meanwhile, after fail_with() swept the receives
 }
 
-void RingRun::on_message(int step, std::vector<uint8_t>&& payload, const MessageHandler& handler) {
+void RingRun::on_message(int step, std::vector<uint8_t>&& payload, uint64_t wire_bytes, const MessageHandler& handler) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_) return;
-    stats_.bytes_received += payload.size();
+    stats_.bytes_received += wire_bytes;
     stats_.messages_received += 1;
   }
   if (payload.size() < kHeaderBytes || payload[0] > static_cast<uint8_t>(MessageKind::kAbort)) {
@@ -120,15 +123,21 @@ void RingRun::send(int step, std::vector<uint8_t> payload) {
     const auto at = std::lower_bound(send_steps_.begin(), send_steps_.end(), step);
     if (at != send_steps_.end() && *at == step) step_sent_[at - send_steps_.begin()] = true;
     ++outstanding_;
-    stats_.bytes_sent += payload.size();
+    stats_.bytes_sent += scale_.wire_bytes(payload.size());
     stats_.messages_sent += 1;
   }
   auto self = shared_from_this();
-  comm_.transport().send(next_rank(), collective_tag(id_, step), std::move(payload),
-                         [self](std::exception_ptr error) {
-                           if (error) self->fail_with(error, fmt::format("rank {}: {}", self->comm_.rank(), describe(error)));
-                           self->operation_done();
-                         });
+  auto done = [self](std::exception_ptr error) {
+    if (error) self->fail_with(error, fmt::format("rank {}: {}", self->comm_.rank(), describe(error)));
+    self->operation_done();
+  };
+  if (scale_.identity()) {
+    comm_.transport().send(next_rank(), collective_tag(id_, step), std::move(payload), std::move(done));
+    return;
+  }
+  const uint64_t wire_bytes = scale_.wire_bytes(payload.size());
+  comm_.transport().send_standing_for(next_rank(), collective_tag(id_, step), std::move(payload), wire_bytes,
+                                      std::move(done));
 }
 
 void RingRun::fail(std::exception_ptr error) {

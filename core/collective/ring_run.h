@@ -16,6 +16,9 @@
 // so the abort reaches a receive it has posted, and rank+1 fails and
 // forwards the abort in turn. No rank waits forever for a message that will
 // never come.
+//
+// With a WireScale other than identity, every data message goes out as
+// what it stands for (send_standing_for) and the stats count wire bytes.
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "core/collective/communicator.h"
+#include "core/collective/wire_scale.h"
 
 namespace st::collective::detail {
 
@@ -47,8 +51,9 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   // `send_steps`: every step at which this rank will send, ascending. The
   // run fails as soon as the communicator breaks (at once if it is broken).
   static std::shared_ptr<RingRun> create(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps,
-                                         Finisher finisher);
-  RingRun(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps, Finisher finisher);
+                                         Finisher finisher, WireScale scale = {});
+  RingRun(Communicator& comm, uint32_t collective_id, std::vector<int> send_steps, Finisher finisher,
+          WireScale scale);
 
   uint32_t id() const { return id_; }
   Rank next_rank() const { return (comm_.rank() + 1) % comm_.world_size(); }
@@ -66,7 +71,7 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   void started() { operation_done(); }
 
  private:
-  void on_message(int step, std::vector<uint8_t>&& payload, const MessageHandler& handler);
+  void on_message(int step, std::vector<uint8_t>&& payload, uint64_t wire_bytes, const MessageHandler& handler);
   void fail_with(std::exception_ptr error, std::string root_cause);
   void operation_done();
   void finish(std::exception_ptr error, CollectiveStats stats);
@@ -74,6 +79,7 @@ class RingRun : public std::enable_shared_from_this<RingRun> {
   Communicator& comm_;
   const uint32_t id_;
   const std::vector<int> send_steps_;
+  const WireScale scale_;
   const std::chrono::nanoseconds started_at_;
   std::mutex mutex_;
   Finisher finisher_;

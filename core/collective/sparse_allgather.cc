@@ -28,6 +28,17 @@ struct Gather {
   int origin_received_at(int step) const { return ((rank - step - 1) % world + world) % world; }
 };
 
+constexpr std::size_t kMaxU16Numel = 65536;
+
+// A sampled chunk's messages stand for the full tensor's: headers once,
+// pairs scaled.
+WireScale wire_scale_of(const Gather& gather) {
+  const std::size_t full = gather.options.wire_numel;
+  if (full == 0 || full == gather.numel || gather.numel == 0) return {};
+  return WireScale{static_cast<double>(full) / static_cast<double>(gather.numel),
+                   detail::kHeaderBytes + compress::kWireHeaderBytes};
+}
+
 using GatherFinisher = std::function<void(std::exception_ptr, std::shared_ptr<Gather>, const CollectiveStats&)>;
 
 void check_contribution(compress::SparseView chunk, std::size_t numel) {
@@ -42,8 +53,13 @@ void check_contribution(compress::SparseView chunk, std::size_t numel) {
   }
 }
 
-compress::WireFormat choose_format(compress::SparseView chunk, std::size_t numel, compress::ValueEncoding wanted) {
+// `wire_numel`: the full tensor a sampled chunk stands for (0: none), whose
+// size rules out u16 indices the sample alone would allow.
+compress::WireFormat choose_format(compress::SparseView chunk, std::size_t numel, std::size_t wire_numel,
+                                   compress::ValueEncoding wanted) {
   compress::WireFormat format{compress::best_index_encoding(chunk, numel), wanted};
+  if (format.index == compress::IndexEncoding::kU16 && wire_numel > kMaxU16Numel)
+    format.index = compress::IndexEncoding::kU32;
   if (wanted == compress::ValueEncoding::kF16)
     for (std::size_t j = 0; j < chunk.count; ++j)
       if (std::fabs(chunk.values[j]) > compress::kMaxHalf) return {format.index, compress::ValueEncoding::kF32};
@@ -52,7 +68,7 @@ compress::WireFormat choose_format(compress::SparseView chunk, std::size_t numel
 
 std::vector<uint8_t> encode_contribution(compress::SparseView chunk, std::size_t numel, const Gather& gather) {
   check_contribution(chunk, numel);
-  const auto format = choose_format(chunk, numel, gather.options.values);
+  const auto format = choose_format(chunk, numel, gather.options.wire_numel, gather.options.values);
   const std::size_t size = compress::encoded_size(chunk, numel, format);
   auto payload = detail::data_payload(size);
   compress::encode(chunk, numel, format, payload.data() + detail::kHeaderBytes, size, gather.options.simd);
@@ -86,7 +102,8 @@ void start_gather(Communicator& comm, compress::SparseView chunk, std::shared_pt
       comm, comm.next_collective_id(), steps,
       [gather, finisher = std::move(finisher)](std::exception_ptr error, const CollectiveStats& stats) {
         finisher(error, gather, stats);
-      });
+      },
+      wire_scale_of(*gather));
   std::vector<uint8_t> own;
   try {
     if (gather->argument_error) std::rethrow_exception(gather->argument_error);
@@ -110,6 +127,10 @@ void start_gather(Communicator& comm, compress::SparseView chunk, std::shared_pt
 std::shared_ptr<Gather> make_gather(const Communicator& comm, std::size_t numel, SparseAllgatherOptions options,
                                     std::exception_ptr argument_error) {
   auto gather = std::make_shared<Gather>();
+  if (!argument_error && options.wire_numel != 0 && options.wire_numel < numel)
+    argument_error = std::make_exception_ptr(CollectiveError(fmt::format(
+        "sparse allgather: wire_numel {} is below numel {} (a sample cannot stand for less)", options.wire_numel,
+        numel)));
   gather->argument_error = argument_error;
   gather->numel = numel;
   gather->world = comm.world_size();

@@ -31,6 +31,12 @@ namespace st::collective {
 struct SparseAllgatherOptions {
   compress::ValueEncoding values = compress::ValueEncoding::kF32;
   simd::Level simd = simd::default_level();
+  // The full tensor's elements when the chunk selects from a sample of it
+  // (sampled CPU stages in timing mode, docs/sim.md); 0: numel, no sample.
+  // Every message then goes out as what a chunk of the full tensor would
+  // be: its (index, value) pairs times wire_numel / numel, in the index
+  // encoding the full tensor allows (no u16 above 65536 elements).
+  std::size_t wire_numel = 0;
 };
 
 // `sum`: the sorted union of all indices with the summed values.

@@ -20,6 +20,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace st::comm {
@@ -30,7 +31,15 @@ struct Message {
   Rank source = -1;
   uint32_t tag = 0;  // matches a send to the receive waiting for it
   std::vector<uint8_t> payload;
+  // What the message stood for on the wire when it was sent with
+  // send_standing_for() (a sample of a larger message); 0: the payload's size.
+  uint64_t wire_bytes = 0;
 };
+
+// The bytes `message` took on the wire.
+inline uint64_t wire_size(const Message& message) {
+  return message.wire_bytes ? message.wire_bytes : message.payload.size();
+}
 
 class TransportError : public std::runtime_error {
  public:
@@ -63,6 +72,22 @@ class Transport {
   virtual void on_error(ErrorHandler handler) = 0;
 
   virtual void send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) = 0;
+
+  // Sends `payload` as a message of `wire_bytes`: a sample that stands for a
+  // larger message (sampled CPU stages in timing mode, docs/sim.md). A
+  // simulated network times, counts and delivers it as `wire_bytes`
+  // (Message::wire_bytes); the receiver gets the payload. Only simulated
+  // transports can: this default sends a message whose size is its own and
+  // throws std::logic_error for any other, since a real network would carry
+  // the sample and time the wrong thing.
+  virtual void send_standing_for(Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                                 SendCallback on_done) {
+    if (wire_bytes != payload.size())
+      throw std::logic_error("this transport carries messages as they are: a " + std::to_string(payload.size()) +
+                             "-byte payload cannot stand for " + std::to_string(wire_bytes) +
+                             " bytes (sampled stages need a simulated network)");
+    send(destination, tag, std::move(payload), std::move(on_done));
+  }
 
   virtual TransportStats stats() const = 0;
 

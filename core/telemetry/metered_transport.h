@@ -1,5 +1,5 @@
 #pragma once
-// A Transport decorator that counts every message's payload bytes per peer
+// A Transport decorator that counts every message's wire bytes per peer
 // into a ByteWindow on the executor's clock: sent bytes when send() is
 // called, received bytes when the message is delivered. It changes nothing
 // else (ordering, errors, callbacks pass straight through), so it wraps any
@@ -22,6 +22,8 @@ class MeteredTransport final : public comm::Transport {
   void on_receive(comm::ReceiveHandler handler) override;
   void on_error(comm::ErrorHandler handler) override { inner_.on_error(std::move(handler)); }
   void send(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) override;
+  void send_standing_for(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                         comm::SendCallback on_done) override;
   comm::TransportStats stats() const override { return inner_.stats(); }
   void close() override { inner_.close(); }
 
@@ -29,6 +31,8 @@ class MeteredTransport final : public comm::Transport {
   WindowTotals window_totals() const { return window_.totals(executor_.now()); }
 
  private:
+  void count_sent(comm::Rank destination, uint64_t bytes);
+
   comm::Transport& inner_;
   runtime::Executor& executor_;
   ByteWindow window_;

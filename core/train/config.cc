@@ -39,6 +39,15 @@ void validate(const TrainConfig& c) {
   require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
   require(c.math == "full" || !descriptor.real_network_only, "math",
           fmt::format("timing runs need the simulator's compute model; {} runs only on real networks", c.system));
+  require(c.stage_sample.fraction >= 0 && c.stage_sample.fraction <= 1, "stage_sample.fraction",
+          fmt::format("{} is not in [0, 1] (0: full-size stages)", c.stage_sample.fraction));
+  require(c.stage_sample.min_elements >= 16, "stage_sample.min_elements",
+          fmt::format("{} is below one block of 16 elements", c.stage_sample.min_elements));
+  require(!c.stage_sample.enabled() || c.math == "timing", "stage_sample",
+          "samples only timing runs (math: timing); a run that measures accuracy keeps every stage whole");
+  require(!c.stage_sample.enabled() || descriptor.samples_stages, "stage_sample",
+          fmt::format("{} does not run its stages on samples (systems that do: {})", c.system,
+                      join_names(systems_sampling_stages())));
   require(!c.timeline || !c.out_dir.empty(), "timeline", "needs a results folder (out_dir) to write timeline.json into");
   try {
     device::parse_compute_device(c.compute_device);

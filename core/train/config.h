@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/train/node/layer_sampling.h"
 #include "core/train/system_options.h"
 #include "core/util/clone_ptr.h"
 
@@ -66,6 +67,10 @@ struct TrainConfig {
   // for real. Reports iteration time, traffic and throughput, never
   // accuracy. Needs a backend with a deterministic compute model (sim).
   std::string math = "full";
+  // Timing mode only: run the CPU stages on a sample of each layer, priced
+  // and sent at full size (node/layer_sampling.h, docs/sim.md). Off by
+  // default; a system must support it (SystemDescriptor::samples_stages).
+  StageSampling stage_sample;
   // Where the local workers' forward and backward run: cpu, cuda or
   // cuda:N (core/device/compute_device.h; cuda needs a CUDA LibTorch).
   std::string compute_device = "cpu";

@@ -105,6 +105,13 @@ const SystemDescriptor& speedup_reference() {
   throw std::logic_error("no registered system is the speedup reference");
 }
 
+std::vector<std::string> systems_sampling_stages() {
+  std::vector<std::string> names;
+  for (const auto& d : registered_systems())
+    if (d.samples_stages) names.push_back(d.name);
+  return names;
+}
+
 std::vector<std::string> systems_with_key(const std::string& key) {
   return systems_where([&](const SystemOptions& o) { return o.field(key) != nullptr; });
 }

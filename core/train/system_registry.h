@@ -49,6 +49,10 @@ struct SystemDescriptor {
   std::string simulated_stand_in;
   // The baseline that summaries divide by (speedup_vs_<name>).
   bool speedup_reference = false;
+  // Runs its CPU stages on layer samples in timing mode (TrainConfig::
+  // stage_sample, node/layer_sampling.h): it sizes its collectives' wire by
+  // the full layers (NodeContext's sampling). Others are refused there.
+  bool samples_stages = false;
 };
 
 // The usual descriptor: options of type O (engine defaults), a system S
@@ -88,5 +92,7 @@ const SystemDescriptor& speedup_reference();
 std::vector<std::string> systems_with_key(const std::string& key);
 std::vector<std::string> systems_with_flag(const std::string& flag);
 std::string join_names(const std::vector<std::string>& names);
+// The systems whose stages may run on samples (samples_stages).
+std::vector<std::string> systems_sampling_stages();
 
 }  // namespace st::train

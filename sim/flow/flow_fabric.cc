@@ -22,18 +22,18 @@ FlowFabric::FlowFabric(FlowModel& model, net::ReplayClock& clock, int world, std
     throw std::invalid_argument("flow fabric: one connection per ordered pair of nodes");
 }
 
-void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) {
+void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                      comm::SendCallback on_done) {
   endpoints_.check_rank(from, "source rank");
   endpoints_.check_rank(to, "destination rank");
-  const uint64_t payload_bytes = payload.size();
-  auto message = std::make_shared<comm::Message>(comm::Message{from, tag, std::move(payload)});
+  auto message = std::make_shared<comm::Message>(message_of(from, tag, std::move(payload), wire_bytes));
   if (endpoints_.closed(from)) {
     const std::string why = endpoints_.is_closed_message(from);
     complete_later(from, std::move(on_done), std::make_exception_ptr(TransportError(from, why)), 0);
     return;
   }
   if (from == to) {  // no network, one event later (as the ns-3 transport)
-    complete_later(from, std::move(on_done), nullptr, payload_bytes);
+    complete_later(from, std::move(on_done), nullptr, wire_bytes);
     deliver_later(from, std::move(message), clock_.now_s());
     return;
   }
@@ -44,10 +44,10 @@ void FlowFabric::send(Rank from, Rank to, uint32_t tag, std::vector<uint8_t> pay
     return;
   }
   const uint64_t id = next_id_++;
-  in_flight_[id] = InFlight{from, to, std::move(message), std::move(on_done), payload_bytes};
+  in_flight_[id] = InFlight{from, to, std::move(message), std::move(on_done), wire_bytes};
   const double now = clock_.now_s();
   for (const auto& milestone : model_.advance_to(now)) on_milestone(milestone);
-  model_.send(connection_of_[static_cast<std::size_t>(from) * world_size() + to], kFrameHeaderBytes + payload_bytes, id, now);
+  model_.send(connection_of_[static_cast<std::size_t>(from) * world_size() + to], kFrameHeaderBytes + wire_bytes, id, now);
   wake_at(model_.next_event_s());
 }
 
@@ -84,7 +84,7 @@ void FlowFabric::on_milestone(const FlowModel::Milestone& milestone) {
   if (milestone.kind == FlowModel::Milestone::Kind::handed) {
     if (!sent.failed) {
       sent.handed = true;
-      complete_later(sent.from, std::move(sent.on_done), nullptr, sent.payload_bytes);
+      complete_later(sent.from, std::move(sent.on_done), nullptr, sent.wire_bytes);
     }
     return;
   }
@@ -117,8 +117,8 @@ void FlowFabric::close(Rank rank) {
 
 // --- user callbacks, always deferred (FabricEndpoints says what they do) ------
 
-void FlowFabric::complete_later(Rank rank, comm::SendCallback on_done, std::exception_ptr error, uint64_t payload_bytes) {
-  if (!error) endpoints_.count_sent(rank, payload_bytes);
+void FlowFabric::complete_later(Rank rank, comm::SendCallback on_done, std::exception_ptr error, uint64_t wire_bytes) {
+  if (!error) endpoints_.count_sent(rank, wire_bytes);
   if (!on_done || detached_) return;
   std::weak_ptr<FlowFabric> weak = weak_from_this();
   clock_.call_at(clock_.now_s(), [weak, on_done = std::move(on_done), error]() {

@@ -32,7 +32,10 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
   int world_size() const { return endpoints_.world_size(); }
   void set_receive_handler(comm::Rank rank, comm::ReceiveHandler handler);
   void set_error_handler(comm::Rank rank, comm::ErrorHandler handler);
-  void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done);
+  // `wire_bytes`: what the message takes on the wire (its payload's size,
+  // or more for a sample: comm::Transport::send_standing_for).
+  void send(comm::Rank from, comm::Rank to, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+            comm::SendCallback on_done);
   comm::TransportStats stats(comm::Rank rank) const;
   void close(comm::Rank rank);
 
@@ -47,7 +50,7 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
     comm::Rank from = 0, to = 0;
     std::shared_ptr<comm::Message> message;
     comm::SendCallback on_done;
-    uint64_t payload_bytes = 0;
+    uint64_t wire_bytes = 0;
     bool handed = false;
     bool failed = false;
   };
@@ -55,7 +58,7 @@ class FlowFabric : public std::enable_shared_from_this<FlowFabric> {
   void wake_at(double at_s);
   void fail(uint64_t id, comm::Rank blamed, const std::string& why, bool report);
 
-  void complete_later(comm::Rank rank, comm::SendCallback on_done, std::exception_ptr error, uint64_t payload_bytes);
+  void complete_later(comm::Rank rank, comm::SendCallback on_done, std::exception_ptr error, uint64_t wire_bytes);
   void deliver_later(comm::Rank to, std::shared_ptr<comm::Message> message, double at_s);
   void report_later(comm::Rank rank, comm::Rank peer, const std::string& what);
 
@@ -81,7 +84,12 @@ class FlowTransport final : public comm::Transport {
   void on_receive(comm::ReceiveHandler handler) override { fabric_->set_receive_handler(rank_, std::move(handler)); }
   void on_error(comm::ErrorHandler handler) override { fabric_->set_error_handler(rank_, std::move(handler)); }
   void send(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, comm::SendCallback on_done) override {
-    fabric_->send(rank_, destination, tag, std::move(payload), std::move(on_done));
+    const uint64_t wire_bytes = payload.size();
+    fabric_->send(rank_, destination, tag, std::move(payload), wire_bytes, std::move(on_done));
+  }
+  void send_standing_for(comm::Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                         comm::SendCallback on_done) override {
+    fabric_->send(rank_, destination, tag, std::move(payload), wire_bytes, std::move(on_done));
   }
   comm::TransportStats stats() const override { return fabric_->stats(rank_); }
   void close() override { fabric_->close(rank_); }

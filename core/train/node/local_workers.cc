@@ -69,6 +69,7 @@ struct LocalWorkers::Impl {
   std::unique_ptr<model::Model> evaluator;
   std::vector<std::size_t> numels;
   std::vector<std::string> names;
+  LayerSampling sampling;
   // Timing mode (TrainConfig::math == "timing"): no replicas, no math.
   std::shared_ptr<const SyntheticGradients> synthetic;
   uint64_t steps = 0;  // compute_gradients calls so far
@@ -77,10 +78,11 @@ struct LocalWorkers::Impl {
 
 LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train,
                            runtime::Executor& executor)
-    : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, 0, {}}) {
+    : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, {}, 0, {}}) {
   if (config.math == "timing") {
-    impl_->synthetic = SyntheticGradients::shared(config.model, train, config.seed);
-    impl_->numels = impl_->synthetic->numels();
+    impl_->synthetic = SyntheticGradients::shared(config.model, train, config.seed, config.stage_sample);
+    impl_->sampling = impl_->synthetic->sampling();
+    impl_->numels = impl_->sampling.numels();
     impl_->names = impl_->synthetic->names();
     for (int w = 0; w < config.gpus_per_node; ++w)
       impl_->workers.push_back(std::make_unique<Worker>(
@@ -118,6 +120,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
   }
   for (const auto& p : impl_->workers.front()->params) impl_->numels.push_back(static_cast<std::size_t>(p.numel()));
   for (const auto& p : impl_->workers.front()->model->named_parameters()) impl_->names.push_back(p.name);
+  impl_->sampling = LayerSampling(impl_->numels, {});
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
   if (compute_device.is_cuda()) impl_->evaluator->to(impl_->workers.front()->device);
 }
@@ -127,6 +130,8 @@ LocalWorkers::~LocalWorkers() = default;
 std::size_t LocalWorkers::layers() const { return impl_->numels.size(); }
 
 std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels; }
+
+const LayerSampling& LocalWorkers::sampling() const { return impl_->sampling; }
 
 std::vector<std::string> LocalWorkers::layer_names() const { return impl_->names; }
 

@@ -15,6 +15,7 @@
 
 #include "core/runtime/executor.h"
 #include "core/train/config.h"
+#include "core/train/node/layer_sampling.h"
 
 namespace st::data {
 class Dataset;
@@ -47,7 +48,11 @@ class LocalWorkers {
   ~LocalWorkers();
 
   std::size_t layers() const;
+  // Each layer's elements as the stages see them: the whole layer, or its
+  // sample in a timing run with sampled stages (TrainConfig::stage_sample).
   std::vector<std::size_t> layer_numels() const;
+  // Which layers are samples of what (whole layers outside sampled runs).
+  const LayerSampling& sampling() const;
   std::vector<std::string> layer_names() const;
   std::vector<std::vector<int64_t>> layer_shapes() const;  // each parameter's tensor shape
   std::vector<std::vector<float>> initial_parameters() const;

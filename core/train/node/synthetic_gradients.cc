@@ -92,19 +92,22 @@ void parallel_over(std::size_t count, const std::function<void(std::size_t)>& ta
 }  // namespace
 
 std::shared_ptr<const SyntheticGradients> SyntheticGradients::shared(const std::string& model,
-                                                                     const data::Dataset& train, uint64_t seed) {
+                                                                     const data::Dataset& train, uint64_t seed,
+                                                                     StageSampling sample) {
   static std::mutex mutex;
-  static std::map<std::tuple<std::string, const data::Dataset*, uint64_t>, std::weak_ptr<const SyntheticGradients>> cache;
+  using Key = std::tuple<std::string, const data::Dataset*, uint64_t, double, std::size_t>;
+  static std::map<Key, std::weak_ptr<const SyntheticGradients>> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[{model, &train, seed}];
+  auto& slot = cache[{model, &train, seed, sample.fraction, sample.min_elements}];
   if (auto existing = slot.lock()) return existing;
   std::shared_ptr<SyntheticGradients> made(new SyntheticGradients());
-  made->record_and_draw(model, train, seed);
+  made->record_and_draw(model, train, seed, sample);
   slot = made;
   return made;
 }
 
-void SyntheticGradients::record_and_draw(const std::string& model_name, const data::Dataset& train, uint64_t seed) {
+void SyntheticGradients::record_and_draw(const std::string& model_name, const data::Dataset& train, uint64_t seed,
+                                         StageSampling sample) {
   const auto shape = train.image_shape();
   const auto m = model::make_model(model_name, {shape.channels, shape.height, shape.width, train.classes()}, seed);
   std::vector<std::size_t> first(kRecordBatch);
@@ -126,6 +129,7 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
     layer_stream.push_back(stream);
     stream.discard(static_cast<uint64_t>(numels_.back()) * kPoolBuffers);
   }
+  sampling_ = LayerSampling(numels_, sample);
   // LibTorch on this thread (its ops may start thread teams of their own),
   // plain memory on the pool's threads.
   std::vector<at::Tensor> magnitudes;
@@ -143,7 +147,7 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
     const auto q = abs_samples(data[layer], numels_[layer], kSamples);
     data::SplitMix64 buffer_stream = layer_stream[layer];
     for (int b = 0; b < kPoolBuffers; ++b) {
-      pool_[layer].emplace_back(numels_[layer]);
+      pool_[layer].emplace_back(sampling_.numels()[layer]);
       draw_buffer(q, buffer_stream, pool_[layer].back());
       buffer_stream.discard(numels_[layer]);
     }

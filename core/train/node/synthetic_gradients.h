@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/train/node/layer_sampling.h"
+
 namespace st::data {
 class Dataset;
 }
@@ -27,15 +29,21 @@ class SyntheticGradients {
   // Builds the model (`model` name, the dataset's shape, `seed`), runs one
   // forward and backward on the dataset's first `batch` training samples and
   // draws the pools. Shared by every node of a process: a run with many
-  // nodes pays for one model and one pool.
+  // nodes pays for one model and one pool. With `sample` enabled each
+  // layer's pool buffers hold only its sample's elements (the first ones of
+  // what the full buffers would hold): sampling().numels().
   static std::shared_ptr<const SyntheticGradients> shared(const std::string& model, const data::Dataset& train,
-                                                          uint64_t seed);
+                                                          uint64_t seed, StageSampling sample = {});
 
   const std::vector<std::string>& names() const { return names_; }
+  // The model's layers, whole.
   const std::vector<std::size_t>& numels() const { return numels_; }
+  // Which of them fill() hands out as samples, and how large.
+  const LayerSampling& sampling() const { return sampling_; }
   const std::vector<std::vector<int64_t>>& shapes() const { return shapes_; }
 
-  // out[0, numel) = scale x one of layer `layer`'s pool buffers, rotated by
+  // out[0, n) = scale x one of layer `layer`'s pool buffers (n: its sample's
+  // size, sampling().numels()[layer]), rotated by
   // an offset derived from `draw` (callers mix node, iteration and layer in).
   void fill(std::size_t layer, uint64_t draw, float scale, float* out) const;
 
@@ -45,11 +53,12 @@ class SyntheticGradients {
 
  private:
   SyntheticGradients() = default;
-  void record_and_draw(const std::string& model, const data::Dataset& train, uint64_t seed);
+  void record_and_draw(const std::string& model, const data::Dataset& train, uint64_t seed, StageSampling sample);
 
   std::vector<std::string> names_;
   std::vector<std::size_t> numels_;
   std::vector<std::vector<int64_t>> shapes_;
+  LayerSampling sampling_;
   std::vector<std::vector<std::vector<float>>> pool_;  // [layer][buffer]
 };
 

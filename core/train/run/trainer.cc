@@ -24,6 +24,8 @@
 #include "core/train/system_registry.h"
 #include "core/train/node/control_agent.h"
 #include "core/train/node/local_workers.h"
+#include "core/train/node/synthetic_gradients.h"
+#include "core/train/run/sampled_cost_executor.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
 
@@ -76,6 +78,9 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
                         {"samples", c.eval_samples},
                         {"interval_after", c.eval_interval_after},
                         {"dense_until", c.eval_dense_until}}}};
+  // Only where it is on: runs at full size keep the manifest they had.
+  if (c.stage_sample.enabled())
+    m["stage_sample"] = {{"fraction", c.stage_sample.fraction}, {"min_elements", c.stage_sample.min_elements}};
   m.update(host.manifest());
   return m;
 }
@@ -184,13 +189,14 @@ class Monitor {
 };
 
 // The node's agent; rank 0's holds the controller, priced for this model's
-// layers and the wire encoding the exchange will use.
+// layers and the wire encoding the exchange will use (the full layers, when
+// the stages run on samples: the wire carries full-size messages).
 std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const ControlledSystem& controlled, int rank,
                                                  Node& node, runtime::Executor& executor, ResultsWriter& results) {
   const std::vector<int> even(static_cast<std::size_t>(c.gpus_per_node), static_cast<int>(c.batch_per_worker));
   std::unique_ptr<control::Controller> controller;
   if (rank == 0) {
-    control::TrafficModel traffic{node.workers->layer_numels(), controlled.block_compressor, controlled.fp16_values,
+    control::TrafficModel traffic{node.workers->sampling().full_numels(), controlled.block_compressor, controlled.fp16_values,
                                   c.nodes};
     controller = std::make_unique<control::Controller>(
         *controlled.options, traffic, std::vector<std::vector<int>>(static_cast<std::size_t>(c.nodes), even),
@@ -265,6 +271,16 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   if (config.timeline) {
     timed_executor = std::make_unique<runtime::TimelineExecutor>(*executor, timeline);
     executor = timed_executor.get();
+  }
+  // Sampled stages: every node's tasks are charged at full size. The
+  // gradients' pools (one per process) are made here, once, and the nodes'
+  // workers find them shared.
+  std::shared_ptr<const SyntheticGradients> synthetic;
+  std::unique_ptr<SampledCostExecutor> sampled_executor;
+  if (config.stage_sample.enabled()) {
+    synthetic = SyntheticGradients::shared(config.model, *train, config.seed, config.stage_sample);
+    sampled_executor = std::make_unique<SampledCostExecutor>(*executor, synthetic->sampling());
+    executor = sampled_executor.get();
   }
 
   Monitor monitor(config, *executor, *test, results);
@@ -367,6 +383,7 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   if (host.wall_clock()) summary["wall_s"] = result.wall_s;
   if (out_of_time) summary["stopped_by_time_budget"] = true;
   summary["math"] = config.math;
+  if (config.stage_sample.enabled()) summary["stage_sample"] = config.stage_sample.fraction;
   summary["iterations_completed"] = monitor.completed_iterations();
   summary["global_batch"] = static_cast<double>(config.nodes * config.gpus_per_node) *
                             static_cast<double>(config.batch_per_worker);

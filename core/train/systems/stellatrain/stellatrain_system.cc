@@ -256,6 +256,7 @@ class StellaTrainSystem final : public System {
     const auto& chunk = chunks_[slot_of(t)][l];
     collective::SparseAllgatherOptions options;
     options.values = o_.fp16_values ? compress::ValueEncoding::kF16 : compress::ValueEncoding::kF32;
+    options.wire_numel = ctx_.workers.sampling().full_numels()[l];
     collective::sparse_ring_allgather(
         ctx_.comm, chunk.view(), numels_[l], options,
         [this, t, l, start](std::exception_ptr error, compress::SparseChunk&& sum, const collective::CollectiveStats& stats) {
@@ -399,10 +400,12 @@ class StellaTrainSystem final : public System {
 }  // namespace
 
 SystemDescriptor stellatrain_system() {
-  return describe_system<StellaTrainOptions, StellaTrainSystem>(
+  auto d = describe_system<StellaTrainOptions, StellaTrainSystem>(
       "stellatrain",
       "StellaTrain: per-layer CPU compression, sparse exchange and sparse SGD overlapped with the next iteration "
       "(staleness 1), density picked by the controller");
+  d.samples_stages = true;
+  return d;
 }
 
 }  // namespace st::train

@@ -149,9 +149,11 @@ class DdpPowerSgdSystem final : public DdpSystem {
 }  // namespace
 
 SystemDescriptor ddp_fp16_system() {
-  return describe_system<NoOptions, DdpFp16System>(
+  auto d = describe_system<NoOptions, DdpFp16System>(
       "ddp-fp16",
       "DDP with PyTorch's fp16_compress_hook: buckets allreduced as halves");
+  d.samples_stages = true;  // DdpSystem's buckets
+  return d;
 }
 
 SystemDescriptor ddp_powersgd_system() {

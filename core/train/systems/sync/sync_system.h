@@ -149,8 +149,11 @@ class DdpSystem : public SyncSystem {
   explicit DdpSystem(NodeContext& ctx, collective::AllreduceOptions options = {}, std::string name = "ddp")
       : SyncSystem(ctx), options_(options), name_(std::move(name)) {
     // Buckets in the order backward produces gradients: last layer first.
+    // Sampled stages: buckets as the full layers would form them, each
+    // sent at its full size.
     std::vector<std::size_t> reversed(numels_.rbegin(), numels_.rend());
-    plan_ = collective::plan_buckets(reversed);
+    const auto& full = ctx.workers.sampling().full_numels();
+    plan_ = collective::plan_sampled_buckets(reversed, std::vector<std::size_t>(full.rbegin(), full.rend()));
   }
   std::string name() const override { return name_; }
 

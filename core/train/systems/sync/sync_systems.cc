@@ -64,8 +64,10 @@ class TopkSyncSystem final : public SyncSystem {
     for (std::size_t j = 0; j < layers; ++j) {
       const std::size_t l = layers - 1 - j;
       std::fill(grads[l].begin(), grads[l].end(), 0.0f);  // the dense sum accumulates here
+      collective::SparseAllgatherOptions options;
+      options.wire_numel = ctx_.workers.sampling().full_numels()[l];
       collective::sparse_ring_allgather_dense(
-          ctx_.comm, chunks_[l].view(), numels_[l], grads[l].data(), {},
+          ctx_.comm, chunks_[l].view(), numels_[l], grads[l].data(), options,
           [this, &record, remaining, done](std::exception_ptr error, const collective::CollectiveStats& stats) {
             if (error) std::rethrow_exception(error);
             {
@@ -92,13 +94,16 @@ SystemDescriptor ddp_system() {
       "ddp",
       "PyTorch DDP's algorithm: bucketed dense ring allreduce started during backward, then one SGD step");
   d.speedup_reference = true;
+  d.samples_stages = true;
   return d;
 }
 
 SystemDescriptor topk_sync_system() {
-  return describe_system<TopkSyncOptions, TopkSyncSystem>(
+  auto d = describe_system<TopkSyncOptions, TopkSyncSystem>(
       "topk-sync",
       "Synchronous top-k with error feedback and a sparse allgather (the paper's compressed baseline)");
+  d.samples_stages = true;
+  return d;
 }
 
 }  // namespace st::train

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Side by side: one scenario run in its faithful mode (ns-3 packets, CPU
+stages at full size) and in the fast ones (the flow-level WAN, stages on
+layer samples), as scripts/compare_fast_modes.sh lays them out:
+OUT/<network>-<stages>/ with summary.json and wall_s.txt (the `run`
+command's whole wall time, setup included). Per system: mean iteration time
+and, for runs that measure accuracy, time to accuracy (median over seeds),
+each with its ratio to the faithful mode's; then what each mode cost the
+host. Markdown on stdout.
+
+    analysis/fast_modes_table.py results/fast/resnet152-fluct-115
+"""
+import json
+import sys
+from pathlib import Path
+
+MODES = [("packet-full", "packet, full stages"), ("flow-full", "flow, full stages"),
+         ("packet-sampled", "packet, sampled stages"), ("flow-sampled", "flow, sampled stages")]
+FAITHFUL = "packet-full"
+
+
+def load(out: Path):
+    runs = {}
+    for folder, title in MODES:
+        summary = out / folder / "summary.json"
+        if summary.is_file():
+            wall = out / folder / "wall_s.txt"
+            runs[folder] = (title, json.loads(summary.read_text()),
+                            float(wall.read_text()) if wall.is_file() else float("nan"))
+    if FAITHFUL not in runs:
+        raise SystemExit(f"{out}/{FAITHFUL}/summary.json: no faithful run to compare with "
+                         f"(scripts/compare_fast_modes.sh makes it)")
+    return runs
+
+
+def ratio(value, reference):
+    if value is None or reference in (None, 0):
+        return "-"
+    return f"{value / reference:.3f}"
+
+
+def system_table(runs):
+    modes = [m for m, _ in MODES if m in runs]
+    header = ["system", "measure"] + [runs[m][0] for m in modes] + [f"{runs[m][0]} / faithful" for m in modes[1:]]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    faithful = runs[FAITHFUL][1]["systems"]
+    for label in faithful:
+        measures = [("mean iteration s", "mean_iteration_s")]
+        if faithful[label].get("tta_s") is not None:
+            measures.append(("TTA s (median)", "tta_s"))
+        for name, key in measures:
+            values = [runs[m][1]["systems"].get(label, {}).get(key) for m in modes]
+            cells = [f"{v:.4g}" if v is not None else "-" for v in values]
+            ratios = [ratio(v, values[0]) for v in values[1:]]
+            lines.append("| " + " | ".join([label, name] + cells + ratios) + " |")
+    return lines
+
+
+def cost_table(runs):
+    header = ["mode", "simulated s (all systems)", "wall s (whole `run`)", "simulated s per wall s"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for folder, _ in MODES:
+        if folder not in runs:
+            continue
+        title, summary, wall = runs[folder]
+        seeds = max(1, len(summary.get("seeds", [1])))
+        simulated = sum(s.get("duration_s", 0) * seeds for s in summary["systems"].values())
+        lines.append(f"| {title} | {simulated:.1f} | {wall:.1f} | {simulated / wall:.2f} |")
+    return lines
+
+
+def main(argv):
+    if len(argv) != 2:
+        raise SystemExit(__doc__)
+    runs = load(Path(argv[1]))
+    print("\n".join(system_table(runs)))
+    print()
+    print("\n".join(cost_table(runs)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
