@@ -6,7 +6,9 @@ OUT/<network>-<stages>/ with summary.json and wall_s.txt (the `run`
 command's whole wall time, setup included). Per system: mean iteration time
 and, for runs that measure accuracy, time to accuracy (median over seeds),
 each with its ratio to the faithful mode's; then what each mode cost the
-host. Markdown on stdout.
+host. The reference is the faithful mode, or where it was not run (it
+may not fit in memory) the packet mode with sampled stages, which the
+table then names. Markdown on stdout.
 
     analysis/fast_modes_table.py results/fast/resnet152-fluct-115
 """
@@ -16,7 +18,7 @@ from pathlib import Path
 
 MODES = [("packet-full", "packet, full stages"), ("flow-full", "flow, full stages"),
          ("packet-sampled", "packet, sampled stages"), ("flow-sampled", "flow, sampled stages")]
-FAITHFUL = "packet-full"
+REFERENCES = ["packet-full", "packet-sampled"]
 
 
 def load(out: Path):
@@ -27,10 +29,11 @@ def load(out: Path):
             wall = out / folder / "wall_s.txt"
             runs[folder] = (title, json.loads(summary.read_text()),
                             float(wall.read_text()) if wall.is_file() else float("nan"))
-    if FAITHFUL not in runs:
-        raise SystemExit(f"{out}/{FAITHFUL}/summary.json: no faithful run to compare with "
-                         f"(scripts/compare_fast_modes.sh makes it)")
-    return runs
+    reference = next((m for m in REFERENCES if m in runs), None)
+    if reference is None:
+        raise SystemExit(f"{out}: neither packet-full/ nor packet-sampled/ holds a summary.json to compare with "
+                         f"(scripts/compare_fast_modes.sh makes them)")
+    return runs, reference
 
 
 def ratio(value, reference):
@@ -39,11 +42,12 @@ def ratio(value, reference):
     return f"{value / reference:.3f}"
 
 
-def system_table(runs):
-    modes = [m for m, _ in MODES if m in runs]
-    header = ["system", "measure"] + [runs[m][0] for m in modes] + [f"{runs[m][0]} / faithful" for m in modes[1:]]
+def system_table(runs, reference):
+    modes = [reference] + [m for m, _ in MODES if m in runs and m != reference]
+    name = "faithful" if reference == "packet-full" else runs[reference][0]
+    header = ["system", "measure"] + [runs[m][0] for m in modes] + [f"{runs[m][0]} / {name}" for m in modes[1:]]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    faithful = runs[FAITHFUL][1]["systems"]
+    faithful = runs[reference][1]["systems"]
     for label in faithful:
         measures = [("mean iteration s", "mean_iteration_s")]
         if faithful[label].get("tta_s") is not None:
@@ -72,8 +76,8 @@ def cost_table(runs):
 def main(argv):
     if len(argv) != 2:
         raise SystemExit(__doc__)
-    runs = load(Path(argv[1]))
-    print("\n".join(system_table(runs)))
+    runs, reference = load(Path(argv[1]))
+    print("\n".join(system_table(runs, reference)))
     print()
     print("\n".join(cost_table(runs)))
 

@@ -12,7 +12,10 @@
 #   scripts/compare_fast_modes.sh SCENARIO OUT [extra `run` arguments, e.g. --iterations 6]
 #
 # SAMPLE (default 0.03125) is the sampled modes' share of each layer. A
-# scenario that measures accuracy runs the two full-stage modes only.
+# scenario that measures accuracy runs the two full-stage modes only. MODES
+# picks some of them (e.g. MODES="packet-sampled flow-sampled" where the
+# faithful run would not fit in memory); the table then compares with
+# packet-sampled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCENARIO=${1:?usage: compare_fast_modes.sh SCENARIO OUT [run arguments]}
@@ -23,6 +26,7 @@ SAMPLE=${SAMPLE:-0.03125}
 [ -x "$STELLATRAIN" ] || { echo "no $STELLATRAIN: build first (scripts/build.sh)" >&2; exit 1; }
 modes="packet-full flow-full"
 grep -Eq '^\s*math:\s*timing' "$SCENARIO" && modes="$modes packet-sampled flow-sampled"
+modes=${MODES:-$modes}
 mkdir -p "$OUT"
 for mode in $modes; do
   network=${mode%-*}

@@ -24,6 +24,12 @@
 #             (about 30 minutes)
 #   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
 #             timing mode on three links (about 25 minutes)
+#   fast      docs/sim.md's "Fast modes against the faithful one": each
+#             paper and scale scenario in the faithful mode and with the
+#             flow-level WAN and sampled stages (scripts/compare_fast_modes.sh;
+#             about 1 hour, one mode at a time so the wall times compare;
+#             the 16-cluster one without its faithful mode, which needs
+#             17 GB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -31,7 +37,7 @@ JOBS=${JOBS:-$(nproc)}
 OUT=${OUT:-results}
 [ -x "$BIN" ] || { echo "regenerate_results: $BIN is missing; build first (bash scripts/build.sh)" >&2; exit 2; }
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(headline systems paper)  # sweep only when asked: it changes a scenario by hand
+[ ${#steps[@]} -eq 0 ] && steps=(headline systems paper fast)  # sweep only when asked: it changes a scenario by hand
 
 run() {  # prints and runs one command
   echo "+ $*"
@@ -88,11 +94,20 @@ step_paper() {
   run python3 analysis/timing_table.py "${dirs[@]}"
 }
 
+step_fast() {
+  for f in paper/resnet152-fluct-115 paper/resnet152-const-100 paper/resnet152-const-500 paper/vit-b16-fluct-115 \
+    paper/vit-b16-const-100 paper/vit-b16-const-500 paper/scale/resnet50-4-clusters; do
+    STELLATRAIN="$BIN" run bash scripts/compare_fast_modes.sh "scenarios/$f.yaml" "$OUT/fast/$(basename "$f")"
+  done
+  MODES="packet-sampled flow-full flow-sampled" STELLATRAIN="$BIN" run bash scripts/compare_fast_modes.sh \
+    scenarios/paper/scale/resnet50-16-clusters.yaml "$OUT/fast/resnet50-16-clusters"
+}
+
 record_machine
 for step in "${steps[@]}"; do
   case "$step" in
-    sweep | headline | systems | paper) echo "== $step"; "step_$step" ;;
-    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper)" >&2; exit 2 ;;
+    sweep | headline | systems | paper | fast) echo "== $step"; "step_$step" ;;
+    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper, fast)" >&2; exit 2 ;;
   esac
 done
 echo "regenerate_results: done; quote tables with their command and $OUT/MACHINE.txt"

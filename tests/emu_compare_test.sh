@@ -5,7 +5,9 @@
 # density: the controller off, so both backends exchange the same bytes). Per system (ddp,
 # stellatrain), the median exchange time per iteration (iterations.csv's
 # exchange_ms, first 3 iterations left out: connection start-up) is within
-# 10% between backends; and ddp-gloo's median iteration time is within 10%
+# 10% between backends, and so is the flow-level model's (docs/sim-flow.md,
+# the sim backend's `--network flow`) against the emulator's; and ddp-gloo's
+# median iteration time is within 10%
 # of ddp's on one emulated link (115 Mbps, 2 ms one way; at 20 ms it is
 # printed, not checked: gloo's ring pays about one more one-way delay per
 # allreduce than the engine's, measured in docs/emu.md). Prints the
@@ -62,6 +64,7 @@ write_scenario compare-emu "[ddp, {name: stellatrain, controller: off}, ddp-gloo
 write_scenario gloo "[ddp, ddp-gloo]" 2 50
 
 "$STELLATRAIN" run compare.yaml --backend sim --out sim --quiet > sim.log 2>&1 || { cat sim.log; echo "FAIL: sim run"; exit 1; }
+"$STELLATRAIN" run compare.yaml --backend sim --network flow --out flow --quiet > flow.log 2>&1 || { cat flow.log; echo "FAIL: sim run (flow)"; exit 1; }
 "$STELLATRAIN" run compare-emu.yaml --backend emu --out emu --quiet > emu.log 2>&1 || { cat emu.log; echo "FAIL: emu run"; exit 1; }
 "$STELLATRAIN" run gloo.yaml --backend emu --out gloo --quiet > gloo.log 2>&1 || { cat gloo.log; echo "FAIL: gloo run"; exit 1; }
 
@@ -75,20 +78,22 @@ WARMUP = 3
 failed = []
 load = json.load(open("emu/ddp/manifest.json"))["host"]["at_start"]["load_average"]
 print(f"emu host load average at the start: {load}")
-for system in ("ddp", "stellatrain"):
-    sim = column(f"sim/{system}/iterations.csv", "exchange_ms")
+for (system, model) in (("ddp", "sim"), ("stellatrain", "sim"), ("ddp", "flow"), ("stellatrain", "flow")):
+    sim = column(f"{model}/{system}/iterations.csv", "exchange_ms")
     rank0 = column(f"emu/{system}/iterations.csv", "exchange_ms")
     rank1 = column(f"emu/{system}/rank1/iterations.csv", "exchange_ms")
     emu = [min(a, b) if system == "ddp" else (a + b) / 2 for a, b in zip(rank0, rank1)]
-    print(f"\n{system}: exchange time per iteration (ms), sim (ns-3) vs emu (namespaces, HTB, NFQUEUE delay)")
+    network = "ns-3" if model == "sim" else "flow-level model"
+    print(f"\n{system}: exchange time per iteration (ms), sim ({network}) vs emu (namespaces, HTB, NFQUEUE delay)")
     print(f"{'iteration':>9} {'sim':>9} {'emu':>9} {'emu/sim':>8} {'rank 0':>9} {'rank 1':>9}")
     for i, (s, e) in enumerate(zip(sim, emu)):
         print(f"{i:>9} {s:>9.1f} {e:>9.1f} {e / s if s else float('nan'):>8.2f} {rank0[i]:>9.1f} {rank1[i]:>9.1f}")
     sim_median, emu_median = statistics.median(sim[WARMUP:]), statistics.median(emu[WARMUP:])
     ratio = emu_median / sim_median
-    print(f"{system}: median after {WARMUP} iterations: sim {sim_median:.1f} ms, emu {emu_median:.1f} ms, emu/sim {ratio:.3f}")
+    print(f"{system} ({network}): median after {WARMUP} iterations: sim {sim_median:.1f} ms, emu {emu_median:.1f} ms, "
+          f"emu/sim {ratio:.3f}")
     if abs(ratio - 1) > 0.10:
-        failed.append(f"{system}: exchange time emu/sim = {ratio:.3f}, outside 1 +- 0.10")
+        failed.append(f"{system} ({network}): exchange time emu/sim = {ratio:.3f}, outside 1 +- 0.10")
 for folder, delay, checked in (("emu", 20, False), ("gloo", 2, True)):
     ddp = column(f"{folder}/ddp/iterations.csv", "iteration_ms")
     gloo = column(f"{folder}/ddp-gloo/iterations.csv", "iteration_ms")
