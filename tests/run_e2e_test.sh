@@ -295,9 +295,9 @@ for path in manifests:
 print(f"ok: --stage-sample 0.25 reached {len(manifests)} runs (children of --jobs)")
 PY
 expect_error "--stage-sample 0.5: st: train config: stage_sample samples only timing runs" "$STELLATRAIN" run tiny.yaml --stage-sample 0.5 --out "$WORK/sample-full-math"
-expect_error "--stage-sample: 2 not in" "$STELLATRAIN" run tiny-timing.yaml --stage-sample 2 --out "$WORK/sample-two"
+expect_error "--stage-sample: Value 2 not in range" "$STELLATRAIN" run tiny-timing.yaml --stage-sample 2 --out "$WORK/sample-two"
 sed -e 's|^compute: {math: timing, |compute: {stage_sample: {fraction: 0.1}, |' tiny-timing.yaml > sample-full-math.yaml
-expect_error "compute.stage_sample: samples only timing runs" "$STELLATRAIN" run sample-full-math.yaml --out "$WORK/sample-key"
+expect_error "sample-full-math.yaml: compute.stage_sample (line 9): samples only timing runs" "$STELLATRAIN" run sample-full-math.yaml --out "$WORK/sample-key"
 for refused in sample-full-math sample-two sample-key; do
   [ ! -e "$WORK/$refused" ] || fail "a refused --stage-sample must not create the results folder ($refused)"
 done
