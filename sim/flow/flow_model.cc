@@ -275,15 +275,21 @@ void FlowModel::share_links() {
     caps[i] = loss_cap(c);
     unfrozen.push_back(i);
   }
-  // A link whose data has, since it went busy, sent more than its pipe
-  // holds (BDP + buffer) keeps a standing queue that the other direction's
-  // ACKs wait in; a burst the pipe absorbs leaves none.
+  // A connection whose data has, since it went busy, sent more than its
+  // pipe holds (BDP + buffer) keeps a standing queue at its bottleneck (its
+  // slowest link), and the other direction's ACKs wait in it; a burst the
+  // pipe absorbs leaves none. Its faster links (a LAN hop) hold no queue
+  // worth the name: in a ring, the next hop's ACKs share the sender's LAN
+  // uplink with its data and lose nothing by it.
   reverse_loaded_.assign(links_.size(), false);
   const std::vector<int> backlogged_on = backlogged_per_link();
   for (const std::size_t i : unfrozen) {
     const Connection& c = connections_[i];
     if (c.slow_start || c.passed - c.busy_since_passed < pipe_bytes(c, backlogged_on)) continue;
-    for (const int l : c.links) reverse_loaded_[static_cast<std::size_t>(l)] = true;
+    double slowest = kNever;
+    for (const int l : c.links) slowest = std::min(slowest, links_[static_cast<std::size_t>(l)].rate);
+    for (const int l : c.links)
+      if (links_[static_cast<std::size_t>(l)].rate <= slowest) reverse_loaded_[static_cast<std::size_t>(l)] = true;
   }
   std::vector<double> weight(links_.size());
   while (!unfrozen.empty()) {
