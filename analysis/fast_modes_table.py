@@ -11,6 +11,7 @@ may not fit in memory) the packet mode with sampled stages, which the
 table then names. Markdown on stdout.
 
     analysis/fast_modes_table.py results/fast/resnet152-fluct-115
+    analysis/fast_modes_table.py --summary results/fast/*   # one row per scenario and system
 """
 import json
 import sys
@@ -73,7 +74,42 @@ def cost_table(runs):
     return lines
 
 
+def simulated_and_wall(runs, mode):
+    _, summary, wall = runs[mode]
+    seeds = max(1, len(summary.get("seeds", [1])))
+    return sum(s.get("duration_s", 0) * seeds for s in summary["systems"].values()), wall
+
+
+def summary_tables(outs):
+    """Every scenario's ratios in one table, and each one's speed."""
+    header = ["scenario", "system", "reference iteration s"] + [f"{title} / reference" for _, title in MODES[1:]]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    speed = ["| scenario | reference: simulated s / wall s | ratio | flow, sampled stages: simulated s / wall s | ratio |",
+             "|---|---|---|---|---|"]
+    for out in outs:
+        runs, reference = load(out)
+        name = out.name if reference == "packet-full" else f"{out.name} (reference: packet, sampled stages)"
+        for label, system in runs[reference][1]["systems"].items():
+            base = system["mean_iteration_s"]
+            cells = []
+            for mode, _ in MODES[1:]:
+                if mode == reference:
+                    cells.append("(reference)")
+                elif mode in runs:
+                    cells.append(ratio(runs[mode][1]["systems"].get(label, {}).get("mean_iteration_s"), base))
+                else:
+                    cells.append("-")
+            lines.append("| " + " | ".join([name, label, f"{base:.3f}"] + cells) + " |")
+        if "flow-sampled" in runs:
+            (s1, w1), (s2, w2) = simulated_and_wall(runs, reference), simulated_and_wall(runs, "flow-sampled")
+            speed.append(f"| {name} | {s1:.1f} / {w1:.1f} | {s1 / w1:.2f} | {s2:.1f} / {w2:.1f} | {s2 / w2:.2f} |")
+    return lines + [""] + speed
+
+
 def main(argv):
+    if len(argv) >= 3 and argv[1] == "--summary":
+        print("\n".join(summary_tables([Path(a) for a in argv[2:] if (Path(a)).is_dir()])))
+        return
     if len(argv) != 2:
         raise SystemExit(__doc__)
     runs, reference = load(Path(argv[1]))

@@ -101,6 +101,7 @@ step_fast() {
   done
   MODES="packet-sampled flow-full flow-sampled" STELLATRAIN="$BIN" run bash scripts/compare_fast_modes.sh \
     scenarios/paper/scale/resnet50-16-clusters.yaml "$OUT/fast/resnet50-16-clusters"
+  run python3 analysis/fast_modes_table.py --summary "$OUT"/fast/*
 }
 
 record_machine
