@@ -32,8 +32,8 @@
 //   start ends, losslessly, in the first round that stays backlogged
 //   without using its window up.
 // * Both directions loaded: a connection in congestion avoidance whose ACK
-//   path carries a standing queue of data keeps `avoidance_utilization` of
-//   its share busy.
+//   path crosses a standing queue of data (at that data's bottleneck link)
+//   keeps `avoidance_utilization` of its share busy.
 // * Idle restart (optional: Linux does it, ns-3 3.37 does not): a
 //   connection idle for an RTO halves cwnd per RTO idle, down to the
 //   initial window, and slow-starts again.
@@ -74,7 +74,8 @@ struct TcpConstants {
   // with both directions loaded delivered 77-87% (docs/sim-flow.md); one
   // way it keeps the link full.
   // It applies once that other direction's data has sent more than its pipe
-  // (BDP + buffer) since it went busy: a standing queue has built.
+  // (BDP + buffer) since it went busy: a standing queue has built, at that
+  // data's bottleneck (its slowest link) only.
   double avoidance_utilization = 0.82;
   // Slow start runs until the window overflows the pipe (BDP + buffer
   // share), and a burst from a larger window overflows it at once: the
