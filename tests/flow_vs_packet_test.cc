@@ -1,7 +1,8 @@
-// The flow-level network against ns-3's packets on the shipped scenarios
-// that quote it (docs/sim-flow.md): the headline (scenarios/fluct-115mbps.yaml)
-// and the Starlink trace (scenarios/real-starlink.yaml, skipped where its
-// third-party trace is absent). Short runs: every system of the file at its
+// The flow-level network against ns-3's packets on the shipped CNN scenarios
+// (docs/sim-flow.md): the headline (scenarios/fluct-115mbps.yaml), the
+// constant 100 and 500 Mbps links, and the Starlink trace
+// (scenarios/real-starlink.yaml, skipped where its third-party trace is
+// absent). Short runs: every system of the file at its
 // first seed and trace offset, 40 iterations in timing mode (the iteration
 // time does not depend on the math, tests/sim_timing_test.cc), once per
 // network model; the mean iteration times must agree within 5%. The time
@@ -49,6 +50,11 @@ void expect_flow_within_five_percent(const std::string& file) {
 
 TEST(FlowVsPacket, TheHeadlineScenarioWithinFivePercent) {
   expect_flow_within_five_percent(std::string(ST_SOURCE_DIR) + "/scenarios/fluct-115mbps.yaml");
+}
+
+TEST(FlowVsPacket, TheConstantLinkScenariosWithinFivePercent) {
+  expect_flow_within_five_percent(std::string(ST_SOURCE_DIR) + "/scenarios/const-100mbps.yaml");
+  expect_flow_within_five_percent(std::string(ST_SOURCE_DIR) + "/scenarios/const-500mbps.yaml");
 }
 
 TEST(FlowVsPacket, TheStarlinkScenarioWithinFivePercent) {
