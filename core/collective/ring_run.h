@@ -17,8 +17,8 @@
 // forwards the abort in turn. No rank waits forever for a message that will
 // never come.
 //
-// With a WireScale other than identity, every data message goes out as
-// what it stands for (send_standing_for) and the stats count wire bytes.
+// Data messages go out through send_standing_for with their WireScale's
+// size (their own, unless they carry a sample) and the stats count it.
 #include <cstdint>
 #include <exception>
 #include <functional>

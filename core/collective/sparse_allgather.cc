@@ -28,8 +28,6 @@ struct Gather {
   int origin_received_at(int step) const { return ((rank - step - 1) % world + world) % world; }
 };
 
-constexpr std::size_t kMaxU16Numel = 65536;
-
 // A sampled chunk's messages stand for the full tensor's: headers once,
 // pairs scaled.
 WireScale wire_scale_of(const Gather& gather) {
@@ -58,7 +56,7 @@ void check_contribution(compress::SparseView chunk, std::size_t numel) {
 compress::WireFormat choose_format(compress::SparseView chunk, std::size_t numel, std::size_t wire_numel,
                                    compress::ValueEncoding wanted) {
   compress::WireFormat format{compress::best_index_encoding(chunk, numel), wanted};
-  if (format.index == compress::IndexEncoding::kU16 && wire_numel > kMaxU16Numel)
+  if (format.index == compress::IndexEncoding::kU16 && wire_numel > compress::kU16MaxNumel)
     format.index = compress::IndexEncoding::kU32;
   if (wanted == compress::ValueEncoding::kF16)
     for (std::size_t j = 0; j < chunk.count; ++j)

@@ -13,7 +13,6 @@ namespace {
 
 constexpr uint8_t kVersion = 1;
 constexpr std::size_t kBlock = 16;
-constexpr std::size_t kU16Limit = 65536;
 
 std::size_t blocks_in(std::size_t count) { return (count + kBlock - 1) / kBlock; }
 
@@ -52,8 +51,8 @@ T get(const uint8_t*& p) {
 void check_format_fits(SparseView chunk, std::size_t numel, WireFormat f) {
   if (chunk.count > 0xffffffffu || numel > 0xffffffffull)
     throw WireError(fmt::format("sparse chunk: count {} or numel {} exceeds u32", chunk.count, numel));
-  if (f.index == IndexEncoding::kU16 && numel > kU16Limit)
-    throw WireError(fmt::format("sparse chunk: index_enc u16 needs numel <= {}, got {}", kU16Limit, numel));
+  if (f.index == IndexEncoding::kU16 && numel > kU16MaxNumel)
+    throw WireError(fmt::format("sparse chunk: index_enc u16 needs numel <= {}, got {}", kU16MaxNumel, numel));
   if (f.index == IndexEncoding::kBlock16 && !is_block_structured(chunk, numel))
     throw WireError("sparse chunk: index_enc block16 needs whole 16-element blocks");
 }
@@ -95,7 +94,7 @@ bool is_block_structured(SparseView chunk, std::size_t numel) {
 
 IndexEncoding best_index_encoding(SparseView chunk, std::size_t numel) {
   if (chunk.count >= kBlock && is_block_structured(chunk, numel)) return IndexEncoding::kBlock16;
-  return numel <= kU16Limit ? IndexEncoding::kU16 : IndexEncoding::kU32;
+  return numel <= kU16MaxNumel ? IndexEncoding::kU16 : IndexEncoding::kU32;
 }
 
 std::size_t encoded_size(SparseView chunk, std::size_t numel, WireFormat f) {
@@ -158,8 +157,8 @@ WireHeader peek_header(const uint8_t* data, std::size_t size) {
   h.numel = get<uint64_t>(p);
   if (h.numel > 0xffffffffull) throw WireError(fmt::format("sparse chunk: field 'numel' is {}, above u32", h.numel));
   if (h.count > h.numel) throw WireError(fmt::format("sparse chunk: field 'count' {} exceeds numel {}", h.count, h.numel));
-  if (h.format.index == IndexEncoding::kU16 && h.numel > kU16Limit)
-    throw WireError(fmt::format("sparse chunk: index_enc u16 with numel {} > {}", h.numel, kU16Limit));
+  if (h.format.index == IndexEncoding::kU16 && h.numel > kU16MaxNumel)
+    throw WireError(fmt::format("sparse chunk: index_enc u16 with numel {} > {}", h.numel, kU16MaxNumel));
   const std::size_t expect = kWireHeaderBytes + index_bytes(h.format.index, h.count) + value_bytes(h.format.value, h.count);
   if (size != expect)
     throw WireError(fmt::format("sparse chunk: field 'count' = {} implies {} bytes, got {}", h.count, expect, size));

@@ -43,6 +43,8 @@ class WireError : public std::runtime_error {
 };
 
 constexpr std::size_t kWireHeaderBytes = 16;
+// The largest tensor whose indices may go as u16.
+constexpr std::size_t kU16MaxNumel = 65536;
 constexpr float kMaxHalf = 65504.0f;
 
 // True when the chunk consists of whole 16-element blocks (block16 applies).

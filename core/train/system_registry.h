@@ -51,7 +51,7 @@ struct SystemDescriptor {
   bool speedup_reference = false;
   // Runs its CPU stages on layer samples in timing mode (TrainConfig::
   // stage_sample, node/layer_sampling.h): it sizes its collectives' wire by
-  // the full layers (NodeContext's sampling). Others are refused there.
+  // the full layers (LocalWorkers::sampling). Others are refused there.
   bool samples_stages = false;
 };
 

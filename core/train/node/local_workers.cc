@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
@@ -67,9 +68,11 @@ struct LocalWorkers::Impl {
   int node = 0;
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<model::Model> evaluator;
-  std::vector<std::size_t> numels;
   std::vector<std::string> names;
+  // Each layer as the stages see it: whole, or its sample in a timing run
+  // with sampled stages.
   LayerSampling sampling;
+  const std::vector<std::size_t>& numels() const { return sampling.numels(); }
   // Timing mode (TrainConfig::math == "timing"): no replicas, no math.
   std::shared_ptr<const SyntheticGradients> synthetic;
   uint64_t steps = 0;  // compute_gradients calls so far
@@ -78,16 +81,15 @@ struct LocalWorkers::Impl {
 
 LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Dataset& train,
                            runtime::Executor& executor)
-    : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, {}, 0, {}}) {
+    : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, 0, {}}) {
   if (config.math == "timing") {
     impl_->synthetic = SyntheticGradients::shared(config.model, train, config.seed, config.stage_sample);
     impl_->sampling = impl_->synthetic->sampling();
-    impl_->numels = impl_->sampling.numels();
     impl_->names = impl_->synthetic->names();
     for (int w = 0; w < config.gpus_per_node; ++w)
       impl_->workers.push_back(std::make_unique<Worker>(
           Worker{nullptr, data::BatchStream(data::ShardSampler(train.size(), 1, 0, config.seed)), {}, {}, {},
-                 static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels.size(), 0), {},
+                 static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels().size(), 0), {},
                  torch::kCPU, {}}));
     return;
   }
@@ -118,18 +120,19 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     });
     impl_->workers.push_back(std::move(worker));
   }
-  for (const auto& p : impl_->workers.front()->params) impl_->numels.push_back(static_cast<std::size_t>(p.numel()));
+  std::vector<std::size_t> numels;
+  for (const auto& p : impl_->workers.front()->params) numels.push_back(static_cast<std::size_t>(p.numel()));
   for (const auto& p : impl_->workers.front()->model->named_parameters()) impl_->names.push_back(p.name);
-  impl_->sampling = LayerSampling(impl_->numels, {});
+  impl_->sampling = LayerSampling(std::move(numels), {});
   impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
   if (compute_device.is_cuda()) impl_->evaluator->to(impl_->workers.front()->device);
 }
 
 LocalWorkers::~LocalWorkers() = default;
 
-std::size_t LocalWorkers::layers() const { return impl_->numels.size(); }
+std::size_t LocalWorkers::layers() const { return impl_->numels().size(); }
 
-std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels; }
+std::vector<std::size_t> LocalWorkers::layer_numels() const { return impl_->numels(); }
 
 const LayerSampling& LocalWorkers::sampling() const { return impl_->sampling; }
 
@@ -147,7 +150,7 @@ std::vector<std::vector<int64_t>> LocalWorkers::layer_shapes() const {
 std::vector<std::vector<float>> LocalWorkers::initial_parameters() const {
   std::vector<std::vector<float>> out;
   if (impl_->synthetic) {
-    for (auto n : impl_->numels) out.emplace_back(n, 0.0f);
+    for (auto n : impl_->numels()) out.emplace_back(n, 0.0f);
     return out;
   }
   for (const auto& p : impl_->workers.front()->model->parameters()) {
@@ -168,7 +171,7 @@ void LocalWorkers::load(VersionedParameters& master, int target, std::vector<std
   auto& ex = impl_->executor;
   const auto started = ex.now();
   double elements = 0;
-  for (auto n : impl_->numels) elements += static_cast<double>(n);
+  for (auto n : impl_->numels()) elements += static_cast<double>(n);
   const bool read = !impl_->synthetic || values_needed;
   const auto kind = master.has_view() ? runtime::TaskKind::kView : runtime::TaskKind::kCopy;
   ex.compute(
@@ -220,7 +223,7 @@ void LocalWorkers::set_batches(const std::vector<int>& batch) {
 void LocalWorkers::compute_gradients(std::vector<std::vector<float>>& out, std::function<void(std::size_t)> on_layer,
                                      std::function<void(const LocalStepTimes&)> done) {
   Step& step = impl_->step;
-  const std::size_t layers = impl_->numels.size();
+  const std::size_t layers = impl_->numels().size();
   out.resize(layers);
   step.out = &out;
   step.on_layer = std::move(on_layer);
@@ -272,7 +275,7 @@ void LocalWorkers::worker_layer_ready(std::size_t layer) {
 }
 
 void LocalWorkers::gather_layer(std::size_t layer) {
-  const double work = static_cast<double>(impl_->numels[layer] * impl_->workers.size());
+  const double work = static_cast<double>(impl_->numels()[layer] * impl_->workers.size());
   impl_->executor.compute([this, layer] { sum_layer(layer); },
                           runtime::ComputeCost{runtime::TaskKind::kGather, static_cast<int>(layer), work, impl_->node, -1},
                           [this, layer] {
@@ -338,7 +341,7 @@ void LocalWorkers::backward(Worker& worker) {
 // Worker order: the sums are deterministic.
 void LocalWorkers::sum_layer(std::size_t layer) {
   auto& out = (*impl_->step.out)[layer];
-  const std::size_t n = impl_->numels[layer];
+  const std::size_t n = impl_->numels()[layer];
   const auto even = static_cast<int>(impl_->config.batch_per_worker);
   if (impl_->synthetic) {
     // One draw per node, layer and step stands for the workers' sum.
