@@ -98,7 +98,9 @@ class CloudlessAsgdSystem final : public LocalStepSystem {
   }
 
   // Every peer's rounds, then one step with what is left of them.
-  void drain(runtime::Task next) override {
+  // Its sends are counted where they leave (send_to_peers), in the
+  // iterations' records; the drain only applies what arrived.
+  void drain(IterationRecord&, runtime::Task next) override {
     const int last = ctx_.config.iterations - 1;
     when_peers_reach(last, [this, last, next] {
       ctx_.executor.compute(

@@ -32,7 +32,7 @@ void LocalStepSystem::start(runtime::Task finished) {
 void LocalStepSystem::before_iteration(int, IterationRecord&, runtime::Task next) { next(); }
 void LocalStepSystem::before_step(int, IterationRecord&, runtime::Task next) { next(); }
 void LocalStepSystem::after_step(int, IterationRecord&, runtime::Task next) { next(); }
-void LocalStepSystem::drain(runtime::Task next) { next(); }
+void LocalStepSystem::drain(IterationRecord&, runtime::Task next) { next(); }
 
 float LocalStepSystem::node_mean_scale() const { return 1.0f / static_cast<float>(ctx_.config.gpus_per_node); }
 float LocalStepSystem::world_mean_scale() const {
@@ -40,10 +40,6 @@ float LocalStepSystem::world_mean_scale() const {
 }
 
 void LocalStepSystem::run_iteration(int t) {
-  if (t == ctx_.config.iterations) {
-    drain([this] { ctx_.executor.post(finished_); });
-    return;
-  }
   record_ = IterationRecord{};
   record_.rank = ctx_.rank;
   record_.iteration = t;
@@ -67,12 +63,20 @@ void LocalStepSystem::after_gradients(int t) {
       after_step(t, record_, [this, t] {
         record_.iteration_ms =
             (std::chrono::duration<double>(ctx_.executor.now()).count() - record_.start_s) * 1e3;
-        ctx_.on_iteration_done(t, record_);
-        run_iteration(t + 1);
+        if (t + 1 < ctx_.config.iterations) {
+          report(t);
+          return run_iteration(t + 1);
+        }
+        drain(record_, [this, t] {
+          report(t);
+          ctx_.executor.post(finished_);
+        });
       });
     });
   });
 }
+
+void LocalStepSystem::report(int t) { ctx_.on_iteration_done(t, record_); }
 
 // The dense step runs where DDP runs it, on the GPU (device 0).
 void LocalStepSystem::step_master(int t, float scale, runtime::Task done) {

@@ -11,7 +11,11 @@
 // the master with gradient x step_scale(t), after_step(t). The hooks pass
 // continuations (nothing blocks inside a task), so a system may wait in any
 // of them (for a round of model averaging, for a peer's accumulation) or go
-// on at once. drain() runs after the last iteration, before `finished`.
+// on at once. drain() runs after the last iteration, before `finished`; the
+// last iteration is reported once it is done, with the traffic of the
+// rounds that drain() completed added to its record (they happened after
+// its step but belong to the run: a round that lands after the last
+// iteration would otherwise count nowhere).
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -39,7 +43,9 @@ class LocalStepSystem : public System {
   virtual void before_step(int t, IterationRecord& record, runtime::Task next);
   // The master holds version t + 1 of every layer.
   virtual void after_step(int t, IterationRecord& record, runtime::Task next);
-  virtual void drain(runtime::Task next);
+  // Adds what its rounds sent and received to `last`, the last iteration's
+  // record, which is reported after `next`.
+  virtual void drain(IterationRecord& last, runtime::Task next);
   // What the step multiplies the gradient by: 1 / G averages over the
   // node's own workers, 1 / (N G) over every worker of every node.
   virtual float step_scale(int t) const = 0;
@@ -66,6 +72,7 @@ class LocalStepSystem : public System {
  private:
   void run_iteration(int t);
   void after_gradients(int t);
+  void report(int t);
 
   std::unique_ptr<optim::DenseSgd> optimizer_;
   std::vector<std::unique_ptr<optim::DenseSgdState>> optim_states_;

@@ -137,14 +137,19 @@ class CloudlessMaSystem final : public LocalStepSystem {
   }
 
   // Every round due up to the last iteration is run (and applied) before
-  // the node reports that it has finished.
-  void drain(runtime::Task next) override {
+  // the node reports that it has finished; their traffic joins the last
+  // iteration's record.
+  void drain(IterationRecord& last, runtime::Task next) override {
     const int done = ctx_.config.iterations;
     if (in_flight_) {
-      wait_for_landing([this, done, next] { apply_round(done, drain_record_, [this, next] { drain(next); }); });
+      wait_for_landing([this, done, &last, next] {
+        apply_round(done, drain_record_, [this, &last, next] { drain(last, next); });
+      });
       return;
     }
-    if (due_ <= done) return start_round(done, drain_record_, [this, next] { drain(next); });
+    if (due_ <= done) return start_round(done, drain_record_, [this, &last, next] { drain(last, next); });
+    last.bytes_sent += drain_record_.bytes_sent;
+    last.bytes_received += drain_record_.bytes_received;
     next();
   }
 
@@ -273,7 +278,7 @@ class CloudlessMaSystem final : public LocalStepSystem {
   const std::size_t nodes_;
   std::vector<float> payload_;   // model, then N latenesses, then N mean iteration times
   std::vector<float> snapshot_;  // this node's model when the round started
-  IterationRecord drain_record_;  // rounds after the last iteration report nowhere
+  IterationRecord drain_record_;  // rounds applied after the last iteration
   mutable std::mutex mutex_;
   bool in_flight_ = false, landed_ = false;
   int due_;  // iterations done at which the next round falls due
