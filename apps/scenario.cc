@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/data/npz_dataset.h"
 #include "core/data/random.h"
 #include "core/device/compute_device.h"
 #include "core/model/model.h"
@@ -97,25 +98,71 @@ std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::s
   return clusters;
 }
 
-std::string parse_model(const YamlField& field) {
+// `model: NAME` (the zoo) or, for a TorchScript file of one's own,
+// `model: {torchscript: FILE, name: N, flops: F, input: [C, H, W],
+// classes: K}` (all but the file optional: the name defaults to the file's
+// stem, FLOPs are measured, input and classes are checked against the
+// dataset when given; core/model/torchscript_model.h). A relative file is
+// read from the scenario's folder.
+void parse_model(const YamlField& field, train::TrainConfig& c, const std::string& base_dir) {
   const auto names = model::model_names();
-  const auto name = field.text();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    field.fail(fmt::format("'{}' is not one of: {}", name, fmt::join(names, ", ")));
-  return name;
-}
-
-// `dataset: NAME` or `dataset: {name: NAME, dir: FOLDER}`.
-void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::string& base_dir) {
   if (field.is_scalar()) {
-    c.dataset = field.text_in({"fashion-mnist", "cifar10", "synthetic"});
+    const auto name = field.text();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      field.fail(fmt::format("'{}' is not one of: {} (or {{torchscript: FILE}} for a model of one's own)", name,
+                             fmt::join(names, ", ")));
+    c.model = name;
     return;
   }
-  field.allow_only({"name", "dir", "shape", "classes"});
-  c.dataset = field.at("name").text_in({"fashion-mnist", "cifar10", "synthetic"});
+  if (!field.is_map()) field.fail("expected a zoo model's name or {torchscript: FILE, ...}");
+  field.allow_only({"torchscript", "name", "flops", "input", "classes"});
+  if (!field.has("torchscript")) field.fail("a model given as a map needs `torchscript: FILE`");
+  c.model_file = resolve(field.at("torchscript").text(), base_dir);
+  if (!std::filesystem::is_regular_file(c.model_file))
+    field.at("torchscript").fail(fmt::format("no such file: {}", c.model_file));
+  c.model = field.has("name") ? field.at("name").text() : std::filesystem::path(c.model_file).stem().string();
+  if (std::find(names.begin(), names.end(), c.model) != names.end())
+    field.at(field.has("name") ? "name" : "torchscript")
+        .fail(fmt::format("'{}' is a zoo model's name; give the file another (name: ...)", c.model));
+  if (field.has("flops")) c.model_flops = field.at("flops").number_in(1, 1e18);
+  if (field.has("input")) {
+    const auto input = field.at("input");
+    input.require_sequence();
+    if (input.size() != 3) input.fail("expected [channels, height, width]");
+    for (std::size_t i = 0; i < 3; ++i) c.model_input.push_back(input.at(i).integer_in(1, 4096));
+  }
+  if (field.has("classes")) c.model_classes = field.at("classes").integer_in(2, 1000000);
+}
+
+// `dataset: NAME`, `dataset: {name: NAME, dir: FOLDER}` or, for a dataset
+// file of one's own, `dataset: {name: npz, file: FILE.npz}`
+// (core/data/npz_dataset.h); a relative file is read from the scenario's
+// folder.
+void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::string& base_dir) {
+  const std::vector<std::string> names = {"fashion-mnist", "cifar10", "synthetic", "npz"};
+  if (field.is_scalar()) {
+    c.dataset = field.text_in(names);
+    if (c.dataset == "npz") field.fail("the npz dataset needs its file: dataset: {name: npz, file: FILE.npz}");
+    return;
+  }
+  field.allow_only({"name", "dir", "file", "shape", "classes"});
+  c.dataset = field.at("name").text_in(names);
   if (field.has("dir")) {
-    if (c.dataset == "synthetic") field.at("dir").fail("the synthetic dataset has no files");
+    if (c.dataset == "synthetic" || c.dataset == "npz")
+      field.at("dir").fail(c.dataset == "npz" ? "the npz dataset takes `file`, not `dir`" : "the synthetic dataset has no files");
     c.data_dir = resolve(field.at("dir").text(), base_dir);
+  }
+  if (c.dataset == "npz") {
+    if (!field.has("file")) field.fail("the npz dataset needs `file: FILE.npz`");
+    c.data_file = resolve(field.at("file").text(), base_dir);
+    // Checked here, so that a bad file stops the scenario before any run.
+    try {
+      (void)data::describe_npz_dataset(c.data_file);
+    } catch (const data::DatasetFileError& e) {
+      field.at("file").fail(e.what());
+    }
+  } else if (field.has("file")) {
+    field.at("file").fail("only the npz dataset reads a file");
   }
   // The synthetic dataset's images: shape [channels, height, width].
   for (const char* key : {"shape", "classes"})
@@ -378,7 +425,7 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
   train::TrainConfig base;
   base.nodes = s.total_nodes();
   base.gpus_per_node = s.clusters.front().gpus_per_node;
-  base.model = parse_model(top.at("model"));
+  parse_model(top.at("model"), base, base_dir);
   parse_dataset(top.at("dataset"), base, base_dir);
   parse_math(top, base);
   if (top.has("compute_device")) parse_compute_device(top.at("compute_device"), base);

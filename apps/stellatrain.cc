@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/bench/bench_command.h"
+#include "apps/data_command.h"
 #include "apps/emu_command.h"
 #include "apps/info_command.h"
 #include "apps/plot_command.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   st::apps::add_info_command(app);
   st::apps::add_train_command(app);
   st::apps::add_trace_command(app);
+  st::apps::add_data_command(app);
   st::apps::add_run_command(app);
   st::apps::add_sweep_command(app);
   st::apps::add_plot_command(app);

@@ -112,12 +112,17 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--system", c.system, train::system_names_text() + " (docs/systems.md)")
       ->check(CLI::IsMember(train::system_names()))
       ->capture_default_str();
-  cmd->add_option("--model", c.model, "mlp, cnn, resnet18 or vit")->capture_default_str();
+  cmd->add_option("--model", c.model, "A zoo model (mlp, cnn, resnet18, vit, ...), or the name of --model-file's")
+      ->capture_default_str();
+  cmd->add_option("--model-file", c.model_file, "A TorchScript model of one's own (docs/byo.md)");
+  cmd->add_option("--model-flops", c.model_flops, "--model-file's forward FLOPs per sample (default: measured)");
   cmd->add_flag("--timeline", c.timeline, "Also write OUT/timeline.json: every compute task and send (Chrome trace)");
   cmd->add_option("--compute-device", c.compute_device, "Where forward and backward run: cpu, cuda or cuda:N")
       ->capture_default_str();
-  cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10 or synthetic")->capture_default_str();
+  cmd->add_option("--dataset", c.dataset, "fashion-mnist, cifar10, synthetic or npz (with --data-file)")
+      ->capture_default_str();
   cmd->add_option("--data-dir", c.data_dir, "Dataset folder (default: the dataset's own)");
+  cmd->add_option("--data-file", c.data_file, "npz: the dataset file (docs/byo.md)");
   cmd->add_option("--nodes", c.nodes, "Nodes (processes over tcp; WORLD_SIZE)")->capture_default_str();
   cmd->add_option("--gpus-per-node", c.gpus_per_node, "Local workers per node")->capture_default_str();
   cmd->add_option("--batch", c.batch_per_worker, "Batch size per worker")->capture_default_str();

@@ -10,6 +10,7 @@ PACKAGES=(
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libgloo-dev libasio-dev zlib1g-dev
+  libzip-dev   # .npz dataset files (core/data/npz.h)
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
   python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/)

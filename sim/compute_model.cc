@@ -117,6 +117,14 @@ struct KernelRates {
   }
 };
 
+model::ModelSpec spec_of(const ComputeModelConfig& c) {
+  model::ModelSpec spec;
+  spec.name = c.model;
+  spec.torchscript = c.model_file;
+  spec.forward_flops = c.model_flops;
+  return spec;
+}
+
 // Deterministic per-parameter readiness inside a backward: the share of the
 // backward's time after which parameter p's gradient exists. Without a
 // measured table (a profile's `layers:`), from FLOPs: backward walks the
@@ -124,7 +132,7 @@ struct KernelRates {
 // its operation cost forward (2 x, like the whole), so
 // share[p] = FLOPs of parameters p..P-1 / all FLOPs.
 std::vector<double> backward_shares_from_flops(const ComputeModelConfig& c) {
-  const auto flops = model::parameter_forward_flops(c.model, {c.channels, c.height, c.width, c.classes});
+  const auto flops = model::parameter_forward_flops(spec_of(c), {c.channels, c.height, c.width, c.classes});
   double total = 0;
   for (const auto& f : flops) total += f.forward_flops;
   std::vector<double> share(flops.size(), 1.0);
@@ -169,7 +177,7 @@ class RateModel final : public ComputeTimeModel {
 // backward started (at the profile's batch).
 std::vector<double> backward_shares_from_profile(const util::YamlField& layers, const ComputeModelConfig& c,
                                                  double backward_ms) {
-  const auto expected = model::parameter_forward_flops(c.model, {c.channels, c.height, c.width, c.classes});
+  const auto expected = model::parameter_forward_flops(spec_of(c), {c.channels, c.height, c.width, c.classes});
   layers.require_sequence();
   if (layers.size() != expected.size())
     layers.fail(fmt::format("{} entries, but model '{}' has {} parameters", layers.size(), c.model, expected.size()));
@@ -321,7 +329,7 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const ComputeModelConfig& 
                              {"h2d_gbps", c.h2d_gbps}})
     if (!(value > 0) || !std::isfinite(value))
       throw std::invalid_argument(fmt::format("compute.{}: must be a positive number, got {}", name, value));
-  const double flops = model::forward_flops_per_sample(c.model, {c.channels, c.height, c.width, c.classes});
+  const double flops = model::forward_flops_per_sample(spec_of(c), {c.channels, c.height, c.width, c.classes});
   KernelRates rates;
   rates.forward_ms_per_sample = flops / (c.device_tflops * 1e12) * 1e3;
   rates.backward_ms_per_sample = 2 * rates.forward_ms_per_sample;

@@ -22,8 +22,11 @@ struct ComputeModelConfig {
   std::string kind = "measured";  // measured, profile or analytic
   double scale = 1.0;             // measured: multiplies the wall time
   std::string profile_path;       // profile: a YAML file (scenarios/profiles/*.yaml)
-  // The run's model and per-worker batch (from the training config).
+  // The run's model and per-worker batch (from the training config); a
+  // TorchScript model's file and declared FLOPs (model::ModelSpec).
   std::string model = "cnn";
+  std::string model_file;
+  double model_flops = 0;
   double batch = 64;
   // analytic: rates of the modelled hardware.
   double device_tflops = 10.0;  // sustained forward/backward rate of one GPU

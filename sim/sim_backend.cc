@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/data/npz_dataset.h"
 #include "sim/sim_wan.h"
 #include "sim/sim_plan.h"
 
@@ -39,8 +40,15 @@ nlohmann::json describe_direction(const WanDirection& d) {
 ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::TrainConfig& train) {
   ComputeModelConfig compute = base;
   compute.model = train.model;
+  compute.model_file = train.model_file;
+  compute.model_flops = train.model_flops;
   compute.batch = static_cast<double>(train.batch_per_worker);
   if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
+  if (train.dataset == "npz") {
+    const data::NpzDatasetInfo file = data::describe_npz_dataset(train.data_file);
+    compute.channels = file.channels, compute.height = file.height, compute.width = file.width;
+    compute.classes = file.classes;
+  }
   if (train.dataset == "synthetic") {
     compute.channels = train.synthetic_channels, compute.height = train.synthetic_height;
     compute.width = train.synthetic_width, compute.classes = train.synthetic_classes;

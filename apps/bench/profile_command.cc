@@ -16,12 +16,14 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -34,6 +36,7 @@
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
+#include "core/model/torchscript_model.h"
 #include "core/optim/sparse_optimizer.h"
 #include "core/runtime/cpu_cores.h"
 
@@ -98,6 +101,21 @@ Readiness time_readiness(const model::Model& m, const torch::Tensor& images, con
   return out;
 }
 
+// A --models entry: a zoo name, a TorchScript file (named by its stem) or
+// NAME=FILE; the name keys the profile's `models:` entry.
+model::ModelSpec spec_of(const std::string& entry) {
+  const auto names = model::model_names();
+  if (std::find(names.begin(), names.end(), entry) != names.end()) return model::ModelSpec{entry};
+  const auto equals = entry.find('=');
+  model::ModelSpec spec;
+  spec.torchscript = equals == std::string::npos ? entry : entry.substr(equals + 1);
+  spec.name = equals == std::string::npos ? std::filesystem::path(entry).stem().string() : entry.substr(0, equals);
+  if (!std::filesystem::is_regular_file(spec.torchscript))
+    throw std::invalid_argument(fmt::format("--models: '{}' is neither a zoo model ({}) nor a TorchScript file",
+                                            entry, fmt::join(names, ", ")));
+  return model::with_file_metadata(spec);
+}
+
 // The inputs each model is profiled at: what its scenarios train on.
 model::ModelShape profile_shape(const std::string& name) {
   if (name == "resnet50" || name == "resnet152" || name == "vit-b16") return {3, 224, 224, 100};  // ImageNet-100
@@ -105,11 +123,22 @@ model::ModelShape profile_shape(const std::string& name) {
   return {1, 28, 28, 10};                                                                          // Fashion-MNIST
 }
 
-ModelTimes time_model(const std::string& name, int batch, const TimerOptions& timer, const device::ComputeDevice& on,
-                      const std::vector<int>& input) {
-  const model::ModelShape shape =
-      input.empty() ? profile_shape(name) : model::ModelShape{input[0], input[1], input[2], input[3]};
-  const auto m = model::make_model(name, shape, 1);
+// --input, else what a TorchScript file says of itself, else the zoo
+// model's scenarios' shape.
+model::ModelShape shape_for(const model::ModelSpec& spec, const std::vector<int>& input) {
+  if (!input.empty()) return {input[0], input[1], input[2], input[3]};
+  if (!spec.is_torchscript()) return profile_shape(spec.name);
+  if (spec.input.size() != 3 || spec.classes == 0)
+    throw std::invalid_argument(fmt::format(
+        "{}: the file does not say its input and classes (stellatrain.json); give --input C,H,W,CLASSES",
+        spec.torchscript));
+  return {spec.input[0], spec.input[1], spec.input[2], spec.classes};
+}
+
+ModelTimes time_model(const model::ModelSpec& spec, int batch, const TimerOptions& timer,
+                      const device::ComputeDevice& on, const std::vector<int>& input) {
+  const model::ModelShape shape = shape_for(spec, input);
+  const auto m = model::make_model(spec, shape, 1);
   const auto where = device::torch_device(on);
   if (on.is_cuda()) m.to(where);
   const auto images = torch::randn({batch, shape.channels, shape.height, shape.width}).to(where);
@@ -139,7 +168,7 @@ ModelTimes time_model(const std::string& name, int batch, const TimerOptions& ti
   if (!(out.forward_ms > 0) || !(out.backward_ms > 0))
     throw std::runtime_error(fmt::format("profile: {}: measured forward {:.3f} ms, backward {:.3f} ms: the machine is "
                                          "too busy to time it; rerun when it is idle",
-                                         name, out.forward_ms, out.backward_ms));
+                                         spec.name, out.forward_ms, out.backward_ms));
   return out;
 }
 
@@ -399,10 +428,11 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
     out << YAML::Key << "h2d_gbps" << YAML::Value << rates.h2d << YAML::EndMap;
   }
   out << YAML::Key << "models" << YAML::Value << YAML::BeginMap;
-  for (const auto& name : o.models) {
-    spdlog::info("profile: timing {} forward and backward at batch {}", name, o.batch);
-    const ModelTimes m = time_model(name, o.batch, timer, on, o.input);
-    out << YAML::Key << name << YAML::Value << YAML::BeginMap;
+  for (const auto& entry : o.models) {
+    const model::ModelSpec spec = spec_of(entry);
+    spdlog::info("profile: timing {} forward and backward at batch {}", spec.name, o.batch);
+    const ModelTimes m = time_model(spec, o.batch, timer, on, o.input);
+    out << YAML::Key << spec.name << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "batch" << YAML::Value << o.batch;
     out << YAML::Key << "forward_ms" << YAML::Value << m.forward_ms;
     out << YAML::Key << "backward_ms" << YAML::Value << m.backward_ms;
@@ -423,7 +453,9 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
 void add_profile_command(CLI::App& bench) {
   auto options = std::make_shared<ProfileOptions>();
   auto* cmd = bench.add_subcommand("profile", "Measure this machine's compute rates; write a compute profile (YAML)");
-  cmd->add_option("--models", options->models, "Models to time")->delimiter(',')->check(CLI::IsMember(model::model_names()));
+  cmd->add_option("--models", options->models,
+                  "Models to time: zoo names, TorchScript files (named by their stem) or NAME=FILE")
+      ->delimiter(',');
   cmd->add_option("--batch", options->batch, "Per-worker batch size")->check(CLI::PositiveNumber);
   cmd->add_option("--device", options->device, "Name of the device this profile describes");
   cmd->add_option("--compute-device", options->compute_device, "Where to run the models: cpu, cuda or cuda:N")

@@ -74,6 +74,7 @@ class ImageDataset final : public Dataset {
 
   // Raw 8-bit pixels of one sample (channels * height * width bytes).
   Span<const uint8_t> raw_pixels(std::size_t index) const;
+  const Normalization& normalization() const { return normalization_; }
 
  private:
   void check_index(std::size_t index) const;

@@ -1,4 +1,5 @@
 #include "core/model/flops.h"
+#include "core/model/torchscript_model.h"
 
 #include <fmt/format.h>
 
@@ -206,6 +207,17 @@ std::vector<ParameterFlops> parameter_forward_flops(const std::string& model, co
 double forward_flops_per_sample(const std::string& model, const ModelShape& shape) {
   double total = 0;
   for (const ParameterFlops& entry : parameter_forward_flops(model, shape)) total += entry.forward_flops;
+  return total;
+}
+
+std::vector<ParameterFlops> parameter_forward_flops(const ModelSpec& spec, const ModelShape& shape) {
+  if (spec.is_torchscript()) return torchscript_parameter_flops(spec, shape);
+  return parameter_forward_flops(spec.name, shape);
+}
+
+double forward_flops_per_sample(const ModelSpec& spec, const ModelShape& shape) {
+  double total = 0;
+  for (const ParameterFlops& entry : parameter_forward_flops(spec, shape)) total += entry.forward_flops;
   return total;
 }
 

@@ -35,4 +35,9 @@ std::vector<ParameterFlops> parameter_forward_flops(const std::string& model, co
 // The sum of parameter_forward_flops; same exceptions.
 double forward_flops_per_sample(const std::string& model, const ModelShape& shape);
 
+// Either kind of model: a TorchScript file's are measured or declared
+// (torchscript_parameter_flops, core/model/torchscript_model.h).
+std::vector<ParameterFlops> parameter_forward_flops(const ModelSpec& spec, const ModelShape& shape);
+double forward_flops_per_sample(const ModelSpec& spec, const ModelShape& shape);
+
 }  // namespace st::model

@@ -1,6 +1,7 @@
 #pragma once
 // The model zoo: LibTorch modules chosen by name (mlp, cnn, resnet18, vit for
-// 28x28 / 32x32 images; resnet50, resnet152, vit-b16 for ImageNet-sized ones).
+// 28x28 / 32x32 images; resnet50, resnet152, vit-b16 for ImageNet-sized ones),
+// and TorchScript files of one's own (ModelSpec, core/model/torchscript_model.h).
 // This header includes only <ATen/core/Tensor.h> (about 2 s per TU, against
 // 17 s for <torch/torch.h>); torch::nn::Module is only declared, so callers
 // that need the module itself include <torch/torch.h> on their own.
@@ -10,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "core/model/model_spec.h"
 
 namespace torch::nn {
 class Module;
@@ -30,13 +33,15 @@ struct NamedTensor {
   at::Tensor tensor;
 };
 
-class ZooModule;  // the torch module behind a Model (core/model/zoo_module.h)
+// What a Model runs: a zoo module or a TorchScript module
+// (core/model/model_backend.h).
+class ModelBackend;
 
 // A handle to one model instance. Copies share the same module and hence the
 // same parameters, like torch::nn::ModuleHolder.
 class Model {
  public:
-  Model(std::string name, ModelShape shape, std::shared_ptr<ZooModule> module);
+  Model(std::string name, ModelShape shape, std::shared_ptr<ModelBackend> backend);
 
   const std::string& name() const { return name_; }
   const ModelShape& shape() const { return shape_; }
@@ -63,7 +68,7 @@ class Model {
  private:
   std::string name_;
   ModelShape shape_;
-  std::shared_ptr<ZooModule> module_;
+  std::shared_ptr<ModelBackend> backend_;
 };
 
 // The names make_model accepts, in a fixed order.
@@ -78,5 +83,12 @@ Model make_model(const std::string& name, const ModelShape& shape);
 // calls with the same seed build identical parameters (e.g. one replica per
 // rank, as DDP's initial broadcast would give).
 Model make_model(const std::string& name, const ModelShape& shape, uint64_t init_seed);
+
+// Either kind of model. A TorchScript model starts from the file's own
+// parameters whatever the seed (every replica alike, as DDP's broadcast
+// makes them); its shape must be what the spec declares, and its forward
+// must take [N, channels, height, width] and give [N, classes]. Throws
+// std::invalid_argument naming the file and the problem.
+Model make_model(const ModelSpec& spec, const ModelShape& shape, uint64_t init_seed);
 
 }  // namespace st::model

@@ -34,8 +34,10 @@ void validate(const TrainConfig& c) {
   const auto& descriptor = system_named(c.system);
   require(c.options && typeid(*c.options) == typeid(*descriptor.make_options()), "options",
           fmt::format("are not {}'s (set the system with use_system)", c.system));
-  require(c.dataset == "fashion-mnist" || c.dataset == "cifar10" || c.dataset == "synthetic", "dataset",
-          fmt::format("'{}' is not one of fashion-mnist, cifar10, synthetic", c.dataset));
+  require(c.dataset == "fashion-mnist" || c.dataset == "cifar10" || c.dataset == "synthetic" || c.dataset == "npz",
+          "dataset", fmt::format("'{}' is not one of fashion-mnist, cifar10, synthetic, npz", c.dataset));
+  require(c.dataset != "npz" || !c.data_file.empty(), "data_file", "the npz dataset needs its file");
+  require(c.dataset == "npz" || c.data_file.empty(), "data_file", "only the npz dataset reads a file");
   require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
   require(c.math == "full" || !descriptor.real_network_only, "math",
           fmt::format("timing runs need the simulator's compute model; {} runs only on real networks", c.system));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/model_spec.h"
 #include "core/train/node/layer_sampling.h"
 #include "core/train/system_options.h"
 #include "core/util/clone_ptr.h"
@@ -54,9 +55,18 @@ struct TrainConfig {
     return checked_options<O>(options.get());
   }
 
-  std::string model = "cnn";           // st::model::model_names()
-  std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic
+  std::string model = "cnn";           // st::model::model_names(), or model_file's name
+  // A TorchScript model of one's own (core/model/torchscript_model.h): its
+  // file, declared forward FLOPs per sample (0: measured) and, when
+  // declared, its input [channels, height, width] and classes.
+  std::string model_file;
+  double model_flops = 0;
+  std::vector<int64_t> model_input;
+  int64_t model_classes = 0;
+  model::ModelSpec model_spec() const { return {model, model_file, model_flops, model_input, model_classes}; }
+  std::string dataset = "fashion-mnist";  // fashion-mnist, cifar10, synthetic, npz
   std::string data_dir;                // empty: the dataset's default
+  std::string data_file;               // npz: the dataset file (core/data/npz_dataset.h)
   // The synthetic dataset's images and classes (e.g. 3 x 224 x 224 and 100
   // classes for the ImageNet-shaped models).
   int64_t synthetic_channels = 1, synthetic_height = 28, synthetic_width = 28, synthetic_classes = 10;

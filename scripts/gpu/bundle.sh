@@ -45,6 +45,9 @@ PACKAGES=(
   # core/data reads the gzip'd IDX files; only the headers and the libz.so
   # link are used: build.sh points the link at the machine's own libz.so.1
   zlib1g-dev
+  # .npz dataset files (core/data/npz.h); libzip4 needs libbz2 and liblzma,
+  # which every distribution has
+  libzip-dev libzip4
   # core/comm's TCP transport (standalone Asio, header-only)
   libasio-dev
   # the ns-3 backend (sim/): ns-3 3.37 and the GSL that libns3-core needs.

@@ -83,7 +83,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
                            runtime::Executor& executor)
     : impl_(new Impl{config, train, executor, node, {}, {}, {}, {}, {}, 0, {}}) {
   if (config.math == "timing") {
-    impl_->synthetic = SyntheticGradients::shared(config.model, train, config.seed, config.stage_sample);
+    impl_->synthetic = SyntheticGradients::shared(config.model_spec(), train, config.seed, config.stage_sample);
     impl_->sampling = impl_->synthetic->sampling();
     impl_->names = impl_->synthetic->names();
     for (int w = 0; w < config.gpus_per_node; ++w)
@@ -101,7 +101,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     data::ShardSampler sampler(train.size(), world, global, config.seed);
     // Same init seed everywhere: every replica starts from identical weights.
     auto worker = std::make_unique<Worker>(
-        Worker{std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed)),
+        Worker{std::make_unique<model::Model>(model::make_model(config.model_spec(), shape_of(train), config.seed)),
                data::BatchStream(sampler), {}, {}, {}, static_cast<int>(config.batch_per_worker), {}, {}, torch::kCPU, {}});
     // Initialised on the CPU from the seed, then moved: identical weights on every device.
     worker->device = device::torch_device(compute_device, w);
@@ -124,7 +124,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
   for (const auto& p : impl_->workers.front()->params) numels.push_back(static_cast<std::size_t>(p.numel()));
   for (const auto& p : impl_->workers.front()->model->named_parameters()) impl_->names.push_back(p.name);
   impl_->sampling = LayerSampling(std::move(numels), {});
-  impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model, shape_of(train), config.seed));
+  impl_->evaluator = std::make_unique<model::Model>(model::make_model(config.model_spec(), shape_of(train), config.seed));
   if (compute_device.is_cuda()) impl_->evaluator->to(impl_->workers.front()->device);
 }
 

@@ -91,14 +91,14 @@ void parallel_over(std::size_t count, const std::function<void(std::size_t)>& ta
 
 }  // namespace
 
-std::shared_ptr<const SyntheticGradients> SyntheticGradients::shared(const std::string& model,
+std::shared_ptr<const SyntheticGradients> SyntheticGradients::shared(const model::ModelSpec& model,
                                                                      const data::Dataset& train, uint64_t seed,
                                                                      StageSampling sample) {
   static std::mutex mutex;
-  using Key = std::tuple<std::string, const data::Dataset*, uint64_t, double, std::size_t>;
+  using Key = std::tuple<std::string, std::string, const data::Dataset*, uint64_t, double, std::size_t>;
   static std::map<Key, std::weak_ptr<const SyntheticGradients>> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[{model, &train, seed, sample.fraction, sample.min_elements}];
+  auto& slot = cache[{model.name, model.torchscript, &train, seed, sample.fraction, sample.min_elements}];
   if (auto existing = slot.lock()) return existing;
   std::shared_ptr<SyntheticGradients> made(new SyntheticGradients());
   made->record_and_draw(model, train, seed, sample);
@@ -106,10 +106,10 @@ std::shared_ptr<const SyntheticGradients> SyntheticGradients::shared(const std::
   return made;
 }
 
-void SyntheticGradients::record_and_draw(const std::string& model_name, const data::Dataset& train, uint64_t seed,
+void SyntheticGradients::record_and_draw(const model::ModelSpec& model_spec, const data::Dataset& train, uint64_t seed,
                                          StageSampling sample) {
   const auto shape = train.image_shape();
-  const auto m = model::make_model(model_name, {shape.channels, shape.height, shape.width, train.classes()}, seed);
+  const auto m = model::make_model(model_spec, {shape.channels, shape.height, shape.width, train.classes()}, seed);
   std::vector<std::size_t> first(kRecordBatch);
   std::iota(first.begin(), first.end(), std::size_t{0});
   const auto batch = train.get_batch(Span<const std::size_t>(first));
@@ -137,7 +137,7 @@ void SyntheticGradients::record_and_draw(const std::string& model_name, const da
     const auto grad = p.tensor.grad().defined() ? p.tensor.grad() : torch::zeros_like(p.tensor);
     if (torch::isnan(grad).any().item<bool>())
       throw std::runtime_error(fmt::format("timing mode: the gradient of {} recorded from model {} has NaN values",
-                                           p.name, model_name));
+                                           p.name, model_spec.name));
     magnitudes.push_back(grad.detach().abs().flatten().contiguous());
   }
   std::vector<const float*> data;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/model_spec.h"
 #include "core/train/node/layer_sampling.h"
 
 namespace st::data {
@@ -32,7 +33,7 @@ class SyntheticGradients {
   // nodes pays for one model and one pool. With `sample` enabled each
   // layer's pool buffers hold only its sample's elements (the first ones of
   // what the full buffers would hold): sampling().numels().
-  static std::shared_ptr<const SyntheticGradients> shared(const std::string& model, const data::Dataset& train,
+  static std::shared_ptr<const SyntheticGradients> shared(const model::ModelSpec& model, const data::Dataset& train,
                                                           uint64_t seed, StageSampling sample = {});
 
   const std::vector<std::string>& names() const { return names_; }
@@ -53,7 +54,7 @@ class SyntheticGradients {
 
  private:
   SyntheticGradients() = default;
-  void record_and_draw(const std::string& model, const data::Dataset& train, uint64_t seed, StageSampling sample);
+  void record_and_draw(const model::ModelSpec& model, const data::Dataset& train, uint64_t seed, StageSampling sample);
 
   std::vector<std::string> names_;
   std::vector<std::size_t> numels_;

@@ -9,10 +9,7 @@
 
 #include "core/collective/communicator.h"
 #include "core/comm/mailbox.h"
-#include "core/data/cifar10.h"
 #include "core/data/dataset.h"
-#include "core/data/fashion_mnist.h"
-#include "core/data/synthetic.h"
 #include "core/model/local_training.h"
 #include "core/model/math_kernels.h"
 #include "core/runtime/executor.h"
@@ -26,29 +23,13 @@
 #include "core/train/node/local_workers.h"
 #include "core/train/node/synthetic_gradients.h"
 #include "core/train/run/sampled_cost_executor.h"
+#include "core/train/run/training_data.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
+#include "core/util/file_fingerprint.h"
 
 namespace st::train {
 namespace {
-
-std::unique_ptr<data::Dataset> load_dataset(const TrainConfig& c, data::Split split) {
-  if (c.dataset == "fashion-mnist") {
-    if (c.data_dir.empty()) return data::load_fashion_mnist(split);
-    return data::load_fashion_mnist(split, c.data_dir);
-  }
-  if (c.dataset == "cifar10") {
-    if (c.data_dir.empty()) return data::load_cifar10(split);
-    return data::load_cifar10(split, c.data_dir);
-  }
-  data::SyntheticOptions options;
-  options.seed = c.seed;
-  options.channels = c.synthetic_channels;
-  options.height = c.synthetic_height;
-  options.width = c.synthetic_width;
-  options.classes = c.synthetic_classes;
-  return data::make_synthetic_dataset(options, split);
-}
 
 // What the run is: the settings every system shares, the system's own
 // options (its table, system_options.h) and what the host adds (backend,
@@ -78,6 +59,15 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
                         {"samples", c.eval_samples},
                         {"interval_after", c.eval_interval_after},
                         {"dense_until", c.eval_dense_until}}}};
+  if (!c.model_file.empty()) {
+    const util::FileFingerprint file = util::fingerprint_file(c.model_file);
+    m["model_file"] = {{"path", file.path}, {"bytes", file.bytes}, {"crc32", file.crc32}};
+    if (c.model_flops > 0) m["model_flops"] = c.model_flops;
+  }
+  if (c.dataset == "npz") {
+    const util::FileFingerprint file = util::fingerprint_file(c.data_file);
+    m["dataset_file"] = {{"path", file.path}, {"bytes", file.bytes}, {"crc32", file.crc32}};
+  }
   // Only where it is on: runs at full size keep the manifest they had.
   if (c.stage_sample.enabled())
     m["stage_sample"] = {{"fraction", c.stage_sample.fraction}, {"min_elements", c.stage_sample.min_elements}};
@@ -253,12 +243,11 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   require_real_network(system, host.name(), !host.wall_clock());
   const auto controlled = config.options->controlled();
   model::ThreadCountGuard one_torch_thread(1);
-  // Training never sees the validation tenth; evaluations read the test
+  // Training never sees the validation split; evaluations read the test
   // set, or the validation set for tuning (TrainConfig::evaluate_on).
-  auto parts = data::carve_validation(load_dataset(config, data::Split::kTrain));
-  const std::unique_ptr<data::Dataset> train = std::move(parts.train);
-  const std::unique_ptr<data::Dataset> test =
-      config.evaluate_on == "validation" ? std::move(parts.validation) : load_dataset(config, data::Split::kTest);
+  TrainingData data = load_training_data(config);
+  const std::unique_ptr<data::Dataset> train = std::move(data.train);
+  const std::unique_ptr<data::Dataset> test = std::move(data.evaluation);
   const std::string out_dir = results_dir(config, host);
   ResultsWriter results(out_dir, manifest_of(config, host));
   if (system.run_own) return run_own(system, config, *train, *test, results);
@@ -278,7 +267,7 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   std::shared_ptr<const SyntheticGradients> synthetic;
   std::unique_ptr<SampledCostExecutor> sampled_executor;
   if (config.stage_sample.enabled()) {
-    synthetic = SyntheticGradients::shared(config.model, *train, config.seed, config.stage_sample);
+    synthetic = SyntheticGradients::shared(config.model_spec(), *train, config.seed, config.stage_sample);
     sampled_executor = std::make_unique<SampledCostExecutor>(*executor, synthetic->sampling());
     executor = sampled_executor.get();
   }

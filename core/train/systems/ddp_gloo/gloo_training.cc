@@ -55,7 +55,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
     static std::mutex init_mutex;
     std::lock_guard<std::mutex> init_lock(init_mutex);
     for (int w = 0; w < c.gpus_per_node; ++w) {
-      replicas.push_back(model::make_model(c.model, model_shape, c.seed));
+      replicas.push_back(model::make_model(c.model_spec(), model_shape, c.seed));
       streams.emplace_back(data::ShardSampler(train.size(), world, rank * c.gpus_per_node + w, c.seed));
     }
   }
@@ -134,7 +134,7 @@ TrainResult run_gloo_training(const TrainConfig& c, const data::Dataset& train, 
   result.final_parameters = outcomes.front().parameters;
   if (ranks.front() == 0) {
     const auto shape = train.image_shape();
-    auto evaluator = model::make_model(c.model, {shape.channels, shape.height, shape.width, train.classes()}, c.seed);
+    auto evaluator = model::make_model(c.model_spec(), {shape.channels, shape.height, shape.width, train.classes()}, c.seed);
     const auto params = evaluator.parameters();
     for (std::size_t l = 0; l < params.size(); ++l)
       std::memcpy(params[l].data_ptr<float>(), result.final_parameters[l].data(), result.final_parameters[l].size() * 4);
