@@ -13,6 +13,7 @@
 #include "core/data/random.h"
 #include "core/device/compute_device.h"
 #include "core/model/model.h"
+#include "core/train/run/training_data.h"
 #include "core/util/yaml_fields.h"
 #include "apps/backends.h"
 #include "core/train/system_registry.h"
@@ -28,6 +29,12 @@ using util::YamlField;
 std::string resolve(const std::string& path, const std::string& base_dir) {
   if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
   return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+// A user's file (a model, a dataset), as an absolute path: manifests and
+// summaries say exactly which file a run read, wherever it was started.
+std::string resolve_absolute(const std::string& path, const std::string& base_dir) {
+  return fs::absolute(resolve(path, base_dir)).lexically_normal().string();
 }
 
 // yaml-cpp keeps both of two equal keys and reads the first, so a repeated
@@ -117,7 +124,7 @@ void parse_model(const YamlField& field, train::TrainConfig& c, const std::strin
   if (!field.is_map()) field.fail("expected a zoo model's name or {torchscript: FILE, ...}");
   field.allow_only({"torchscript", "name", "flops", "input", "classes"});
   if (!field.has("torchscript")) field.fail("a model given as a map needs `torchscript: FILE`");
-  c.model_file = resolve(field.at("torchscript").text(), base_dir);
+  c.model_file = resolve_absolute(field.at("torchscript").text(), base_dir);
   if (!std::filesystem::is_regular_file(c.model_file))
     field.at("torchscript").fail(fmt::format("no such file: {}", c.model_file));
   c.model = field.has("name") ? field.at("name").text() : std::filesystem::path(c.model_file).stem().string();
@@ -132,6 +139,17 @@ void parse_model(const YamlField& field, train::TrainConfig& c, const std::strin
     for (std::size_t i = 0; i < 3; ++i) c.model_input.push_back(input.at(i).integer_in(1, 4096));
   }
   if (field.has("classes")) c.model_classes = field.at("classes").integer_in(2, 1000000);
+}
+
+// A TorchScript model is loaded once here against the dataset's shape, so
+// that a file that cannot train on it stops the scenario before any run.
+void check_model_fits_data(const YamlField& field, const train::TrainConfig& c) {
+  const train::DataShape d = train::dataset_shape(c);
+  try {
+    (void)model::make_model(c.model_spec(), {d.channels, d.height, d.width, d.classes}, c.seed);
+  } catch (const std::invalid_argument& e) {
+    field.fail(e.what());
+  }
 }
 
 // `dataset: NAME`, `dataset: {name: NAME, dir: FOLDER}` or, for a dataset
@@ -154,7 +172,7 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
   }
   if (c.dataset == "npz") {
     if (!field.has("file")) field.fail("the npz dataset needs `file: FILE.npz`");
-    c.data_file = resolve(field.at("file").text(), base_dir);
+    c.data_file = resolve_absolute(field.at("file").text(), base_dir);
     // Checked here, so that a bad file stops the scenario before any run.
     try {
       (void)data::describe_npz_dataset(c.data_file);
@@ -427,6 +445,7 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
   base.gpus_per_node = s.clusters.front().gpus_per_node;
   parse_model(top.at("model"), base, base_dir);
   parse_dataset(top.at("dataset"), base, base_dir);
+  if (!base.model_file.empty()) check_model_fits_data(top.at("model"), base);
   parse_math(top, base);
   if (top.has("compute_device")) parse_compute_device(top.at("compute_device"), base);
   if (top.has("optimizer")) parse_optimizer(top.at("optimizer"), base);

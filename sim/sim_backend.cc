@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/data/npz_dataset.h"
+#include "core/train/run/training_data.h"
 #include "sim/sim_wan.h"
 #include "sim/sim_plan.h"
 
@@ -43,16 +43,9 @@ ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::Train
   compute.model_file = train.model_file;
   compute.model_flops = train.model_flops;
   compute.batch = static_cast<double>(train.batch_per_worker);
-  if (train.dataset == "cifar10") compute.channels = 3, compute.height = 32, compute.width = 32;
-  if (train.dataset == "npz") {
-    const data::NpzDatasetInfo file = data::describe_npz_dataset(train.data_file);
-    compute.channels = file.channels, compute.height = file.height, compute.width = file.width;
-    compute.classes = file.classes;
-  }
-  if (train.dataset == "synthetic") {
-    compute.channels = train.synthetic_channels, compute.height = train.synthetic_height;
-    compute.width = train.synthetic_width, compute.classes = train.synthetic_classes;
-  }
+  const train::DataShape shape = train::dataset_shape(train);
+  compute.channels = shape.channels, compute.height = shape.height, compute.width = shape.width;
+  compute.classes = shape.classes;
   return compute;
 }
 

@@ -53,4 +53,14 @@ TrainingData load_training_data(const TrainConfig& config) {
   return out;
 }
 
+DataShape dataset_shape(const TrainConfig& c) {
+  if (c.dataset == "cifar10") return {3, 32, 32, 10};
+  if (c.dataset == "synthetic") return {c.synthetic_channels, c.synthetic_height, c.synthetic_width, c.synthetic_classes};
+  if (c.dataset == "npz") {
+    const data::NpzDatasetInfo file = data::describe_npz_dataset(c.data_file);
+    return {file.channels, file.height, file.width, file.classes};
+  }
+  return {1, 28, 28, 10};  // fashion-mnist
+}
+
 }  // namespace st::train
