@@ -13,7 +13,8 @@ from pathlib import Path
 
 def rows(run_dir: Path):
     summary = json.loads((run_dir / "summary.json").read_text())
-    gpus = summary["nodes"] * summary["gpus_per_node"]
+    # Clusters of different sizes list each node's GPUs (node_gpus).
+    gpus = sum(summary["node_gpus"]) if "node_gpus" in summary else summary["nodes"] * summary["gpus_per_node"]
     for label, s in summary["systems"].items():
         if "error" in s:
             yield [summary["scenario"], label, "failed: " + s["error"]] + [""] * 7

@@ -214,6 +214,7 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const train::Backend& b
           {"gpus_per_node", c.gpus_per_node},
           {"batch_per_worker", c.batch_per_worker},
           {"wan_shaping", backend.has_network()}};
+  if (c.unequal_gpus()) top_["node_gpus"] = c.node_gpus;
   if (!c.model_file.empty()) top_["model_file"] = c.model_file;
   if (c.dataset == "npz") top_["dataset_file"] = c.data_file;
   if (!backend.summary_note().empty()) top_["note"] = backend.summary_note();

@@ -61,22 +61,6 @@ YamlField empty_section(const YamlField& parent, const std::string& key) {
   return YamlField(YAML::Node(YAML::NodeType::Map), parent.file(), key);
 }
 
-// The engine runs one gpus_per_node on every node, so per-cluster values
-// must agree (devices and compute profiles may differ: the sim backend
-// prices each node by its own cluster's).
-template <typename T>
-void require_same_as_first(const YamlField& clusters, const std::vector<ScenarioCluster>& parsed, const char* key,
-                           T ScenarioCluster::*member) {
-  for (std::size_t i = 1; i < parsed.size(); ++i) {
-    if (parsed[i].*member == parsed[0].*member) continue;
-    const auto cluster = clusters.at(i);
-    const auto where = cluster.has(key) ? cluster.at(key) : cluster;
-    where.fail(fmt::format("differs from clusters[0].{}: clusters with different {} are not supported yet "
-                           "(the engine runs the same value on every node)",
-                           key, key));
-  }
-}
-
 std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::string& base_dir) {
   field.require_sequence();
   if (field.size() == 0) field.fail("needs at least one cluster");
@@ -101,7 +85,6 @@ std::vector<ScenarioCluster> parse_clusters(const YamlField& field, const std::s
     cluster.egress_per_gb = c.number_or("egress_per_gb", 0, 0, 1e6);
     clusters.push_back(cluster);
   }
-  require_same_as_first(field, clusters, "gpus_per_node", &ScenarioCluster::gpus_per_node);
   return clusters;
 }
 
@@ -248,7 +231,7 @@ void parse_batch(const YamlField& f, train::TrainConfig& c, int workers) {
   const auto global = f.at("global");
   const auto total = global.integer_in(1, 1LL << 30);
   if (total % workers != 0)
-    global.fail(fmt::format("{} does not split evenly over {} GPUs (nodes x gpus_per_node)", total, workers));
+    global.fail(fmt::format("{} does not split evenly over {} GPUs (every cluster's nodes x gpus_per_node)", total, workers));
   c.batch_per_worker = static_cast<std::size_t>(total / workers);
 }
 
@@ -443,13 +426,19 @@ Scenario parse_scenario(const util::YamlField& top, const std::string& base_dir)
   train::TrainConfig base;
   base.nodes = s.total_nodes();
   base.gpus_per_node = s.clusters.front().gpus_per_node;
+  // Clusters of different sizes: each node runs its own cluster's GPUs
+  // (engine nodes are numbered cluster by cluster, as net/ numbers them).
+  const bool unequal = std::any_of(s.clusters.begin(), s.clusters.end(),
+                                   [&](const ScenarioCluster& c) { return c.gpus_per_node != base.gpus_per_node; });
+  if (unequal)
+    for (const auto& c : s.clusters) base.node_gpus.insert(base.node_gpus.end(), static_cast<std::size_t>(c.nodes), c.gpus_per_node);
   parse_model(top.at("model"), base, base_dir);
   parse_dataset(top.at("dataset"), base, base_dir);
   if (!base.model_file.empty()) check_model_fits_data(top.at("model"), base);
   parse_math(top, base);
   if (top.has("compute_device")) parse_compute_device(top.at("compute_device"), base);
   if (top.has("optimizer")) parse_optimizer(top.at("optimizer"), base);
-  if (top.has("batch")) parse_batch(top.at("batch"), base, base.nodes * base.gpus_per_node);
+  if (top.has("batch")) parse_batch(top.at("batch"), base, base.total_workers());
   parse_budget(top.at("budget"), base);
   if (top.has("eval")) parse_eval(top.at("eval"), base);
   // A timing run measures no accuracy: a target would promise a TTA it

@@ -191,7 +191,7 @@ void powersgd_iteration(std::vector<train::PowerSgd>& nodes, std::vector<Grads>&
   allreduce(&train::PowerSgd::uncompressed);
   for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n].compute_q(grads[n]);
   allreduce(&train::PowerSgd::q);
-  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n].decompress(grads[n], static_cast<int>(nodes.size()));
+  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n].decompress(grads[n], 1, static_cast<int>(nodes.size()));
 }
 
 double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {

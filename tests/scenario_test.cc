@@ -407,14 +407,25 @@ TEST_F(ScenarioFile, UnknownSystemIsNamed) {
                 error_of);
 }
 
-TEST_F(ScenarioFile, PerClusterGpuCountsAreNotSupportedYet) {
+// Clusters of different sizes: each node runs its own cluster's GPUs, and
+// the global batch splits over all of them.
+TEST_F(ScenarioFile, ClustersMayHaveDifferentGpuCounts) {
+  const auto s = load_scenario(write(text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 1}\n"
+                                                        "  - {name: b, nodes: 2, gpus_per_node: 3}\n"}},
+                                          "batch: {global: 56}\n")));
+  const auto& c = s.systems[0].config;
+  EXPECT_EQ(c.node_gpus, (std::vector<int>{1, 3, 3}));
+  EXPECT_EQ(c.total_workers(), 7);
+  EXPECT_EQ(c.first_worker(2), 4);
+  EXPECT_EQ(c.gpus_of(0), 1);
+  EXPECT_EQ(c.batch_per_worker, 8u);  // 56 over 1 + 3 + 3 GPUs
+  // Equal clusters keep the uniform form (manifests and results as before).
+  EXPECT_TRUE(load_scenario(write(text())).systems[0].config.node_gpus.empty());
   expect_errors(
       {
-          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b, gpus_per_node: 1}\n"}}),
-           "clusters[1].gpus_per_node (line 3): differs from clusters[0].gpus_per_node: clusters with different "
-           "gpus_per_node are not supported yet"},
-          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b}\n"}}),
-           "clusters[1] (line 3): differs from clusters[0].gpus_per_node"},
+          {text({{"clusters", "clusters:\n  - {name: a, gpus_per_node: 2}\n  - {name: b, gpus_per_node: 1}\n"}},
+                "batch: {global: 32}\n"),
+           "batch.global (line 14): 32 does not split evenly over 3 GPUs"},
           {text({{"clusters", "clusters:\n  - {name: a, profile: x.yaml, tflops: 10}\n  - {name: b}\n"}}),
            "clusters[0].tflops (line 2): give either profile (profile model) or tflops (analytic model)"},
       },

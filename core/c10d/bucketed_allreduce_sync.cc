@@ -53,6 +53,8 @@ class BucketedAllreduceSync final : public GradientSync {
       : group_(group),
         replicas_(std::move(replica_parameters)),
         workers_(static_cast<int>(replicas_.size())),
+        workers_in_job_(options.workers_in_job > 0 ? static_cast<double>(options.workers_in_job)
+                                                   : static_cast<double>(group.options.world_size) * workers_),
         arrivals_(replicas_.at(0).size(), 0) {
     build_buckets(ready_order_buckets(replicas_[0], options.first_bucket_cap_bytes, options.bucket_cap_bytes));
     register_hooks();
@@ -78,10 +80,9 @@ class BucketedAllreduceSync final : public GradientSync {
 
   void after_backward() override {
     complete_unused_parameters();
-    const double workers_in_job = static_cast<double>(group_.options.world_size) * workers_;
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       wait_for(b);
-      buckets_[b].flat.div_(workers_in_job);
+      buckets_[b].flat.div_(workers_in_job_);
     }
     write_gradients_into_replica_zero();
   }
@@ -191,6 +192,7 @@ class BucketedAllreduceSync final : public GradientSync {
   const GlooGroupState& group_;
   std::vector<std::vector<at::Tensor>> replicas_;  // [worker][parameter]
   const int workers_;
+  const double workers_in_job_;  // the sum is divided by it
   std::vector<Bucket> buckets_;
   std::vector<at::Tensor> slots_;       // per parameter: its view into its bucket
   std::vector<std::size_t> bucket_of_;  // per parameter

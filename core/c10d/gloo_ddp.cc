@@ -51,9 +51,13 @@ class LastGradientClock {
   std::atomic<int64_t> last_ns_{0};
 };
 
-GradientEngine resolve_engine(GradientEngine requested, int local_workers) {
+GradientEngine resolve_engine(GradientEngine requested, int local_workers, bool unequal_ranks) {
   if (requested == GradientEngine::kAuto)
-    return local_workers == 1 ? GradientEngine::kReducer : GradientEngine::kBucketedAllreduce;
+    return local_workers == 1 && !unequal_ranks ? GradientEngine::kReducer : GradientEngine::kBucketedAllreduce;
+  if (requested == GradientEngine::kReducer && unequal_ranks)
+    throw std::invalid_argument(
+        "GlooDdp: c10d::Reducer averages over ranks, not over ranks of unequal worker counts; use kBucketedAllreduce "
+        "(or kAuto)");
   if (requested == GradientEngine::kReducer && local_workers != 1)
     throw std::invalid_argument(fmt::format(
         "GlooDdp: c10d::Reducer handles one replica per process, got {} local workers; use kBucketedAllreduce "
@@ -268,7 +272,7 @@ GlooDdp::GlooDdp(GlooGroup group, std::vector<model::Model> replicas, GlooDdpOpt
   if (options.bucket_cap_bytes <= 0 || options.first_bucket_cap_bytes <= 0)
     throw std::invalid_argument("GlooDdp: bucket caps must be positive");
   // Decided before any collective runs, so a bad choice fails on every rank alike.
-  options.engine = resolve_engine(options.engine, static_cast<int>(replicas.size()));
+  options.engine = resolve_engine(options.engine, static_cast<int>(replicas.size()), options.workers_in_job > 0);
   if (options.comm_hook != CommHook::kNone && options.engine != GradientEngine::kReducer)
     throw std::invalid_argument(fmt::format(
         "GlooDdp: a communication hook needs the c10d::Reducer engine (one local worker), got {} local workers",

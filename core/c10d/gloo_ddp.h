@@ -50,6 +50,11 @@ struct GlooDdpOptions {
   // Like DDP's constructor: check every rank has the same parameter shapes,
   // then broadcast parameters and buffers from rank 0.
   bool broadcast_initial_state = true;
+  // Workers over every rank, when ranks have different numbers of local
+  // workers (clusters of unequal size): the bucketed engine divides the sum
+  // by it, and kAuto picks that engine on every rank (c10d's Reducer
+  // divides by the number of ranks). 0: ranks x this rank's local workers.
+  int workers_in_job = 0;
 };
 
 // One step's measurements on this process. Times are wall-clock.

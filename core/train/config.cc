@@ -60,6 +60,9 @@ void validate(const TrainConfig& c) {
           "synthetic shape", "channels, height and width must be at least 1 and classes at least 2");
   require(c.nodes >= 1, "nodes", "must be at least 1");
   require(c.gpus_per_node >= 1, "gpus_per_node", "must be at least 1");
+  require(c.node_gpus.empty() || static_cast<int>(c.node_gpus.size()) == c.nodes, "node_gpus",
+          fmt::format("has {} entries for {} nodes", c.node_gpus.size(), c.nodes));
+  for (const int g : c.node_gpus) require(g >= 1, "node_gpus", "every node needs at least 1 GPU");
   require(c.batch_per_worker >= 1, "batch_per_worker", "must be at least 1");
   require(c.iterations >= 1, "iterations", "must be at least 1");
   require(c.iterations < kUnboundedIterations || c.time_budget_s > 0, "iterations",
@@ -86,6 +89,24 @@ void validate(const TrainConfig& c) {
 double lr_scale_at(const TrainConfig& c, int iteration) {
   if (iteration >= c.warmup_iterations) return 1.0;
   return static_cast<double>(iteration + 1) / c.warmup_iterations;
+}
+
+int TrainConfig::gpus_of(int node) const {
+  return node_gpus.empty() ? gpus_per_node : node_gpus.at(static_cast<std::size_t>(node));
+}
+
+int TrainConfig::total_workers() const {
+  if (node_gpus.empty()) return nodes * gpus_per_node;
+  int total = 0;
+  for (const int g : node_gpus) total += g;
+  return total;
+}
+
+int TrainConfig::first_worker(int node) const {
+  if (node_gpus.empty()) return node * gpus_per_node;
+  int first = 0;
+  for (int n = 0; n < node; ++n) first += node_gpus.at(static_cast<std::size_t>(n));
+  return first;
 }
 
 }  // namespace st::train

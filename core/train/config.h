@@ -86,6 +86,13 @@ struct TrainConfig {
   std::string compute_device = "cpu";
   int nodes = 2;
   int gpus_per_node = 1;  // local workers per node (threads, one replica each)
+  // Clusters with different GPU counts: node n's workers (one entry per
+  // node, in engine-node order); empty: every node has gpus_per_node.
+  std::vector<int> node_gpus;
+  int gpus_of(int node) const;
+  int total_workers() const;       // over every node
+  int first_worker(int node) const;  // global index of node's worker 0
+  bool unequal_gpus() const { return !node_gpus.empty(); }
   std::size_t batch_per_worker = 64;
   // kUnboundedIterations: as many as the time budget allows.
   int iterations = 100;

@@ -86,7 +86,7 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
     impl_->synthetic = SyntheticGradients::shared(config.model_spec(), train, config.seed, config.stage_sample);
     impl_->sampling = impl_->synthetic->sampling();
     impl_->names = impl_->synthetic->names();
-    for (int w = 0; w < config.gpus_per_node; ++w)
+    for (int w = 0; w < config.gpus_of(node); ++w)
       impl_->workers.push_back(std::make_unique<Worker>(
           Worker{nullptr, data::BatchStream(data::ShardSampler(train.size(), 1, 0, config.seed)), {}, {}, {},
                  static_cast<int>(config.batch_per_worker), std::vector<char>(impl_->numels().size(), 0), {},
@@ -95,9 +95,9 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
   }
   const auto compute_device = device::parse_compute_device(config.compute_device);
   device::require_available(compute_device);
-  const int world = config.nodes * config.gpus_per_node;
-  for (int w = 0; w < config.gpus_per_node; ++w) {
-    const int global = node * config.gpus_per_node + w;
+  const int world = config.total_workers();
+  for (int w = 0; w < config.gpus_of(node); ++w) {
+    const int global = config.first_worker(node) + w;
     data::ShardSampler sampler(train.size(), world, global, config.seed);
     // Same init seed everywhere: every replica starts from identical weights.
     auto worker = std::make_unique<Worker>(

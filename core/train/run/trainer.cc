@@ -1,6 +1,7 @@
 #include "core/train/run/trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -59,6 +60,8 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
                         {"samples", c.eval_samples},
                         {"interval_after", c.eval_interval_after},
                         {"dense_until", c.eval_dense_until}}}};
+  // Only where clusters differ: runs of equal clusters keep their manifest.
+  if (c.unequal_gpus()) m["node_gpus"] = c.node_gpus;
   if (!c.model_file.empty()) {
     const util::FileFingerprint file = util::fingerprint_file(c.model_file);
     m["model_file"] = {{"path", file.path}, {"bytes", file.bytes}, {"crc32", file.crc32}};
@@ -183,17 +186,21 @@ class Monitor {
 // the stages run on samples: the wire carries full-size messages).
 std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const ControlledSystem& controlled, int rank,
                                                  Node& node, runtime::Executor& executor, ResultsWriter& results) {
-  const std::vector<int> even(static_cast<std::size_t>(c.gpus_per_node), static_cast<int>(c.batch_per_worker));
+  // Every GPU starts at the configured batch, on nodes of any size.
+  auto even = [&c](int n) {
+    return std::vector<int>(static_cast<std::size_t>(c.gpus_of(n)), static_cast<int>(c.batch_per_worker));
+  };
   std::unique_ptr<control::Controller> controller;
   if (rank == 0) {
     control::TrafficModel traffic{node.workers->sampling().full_numels(), controlled.block_compressor, controlled.fp16_values,
                                   c.nodes};
-    controller = std::make_unique<control::Controller>(
-        *controlled.options, traffic, std::vector<std::vector<int>>(static_cast<std::size_t>(c.nodes), even),
-        controlled.initial_density, controlled.staleness);
+    std::vector<std::vector<int>> batches;
+    for (int n = 0; n < c.nodes; ++n) batches.push_back(even(n));
+    controller = std::make_unique<control::Controller>(*controlled.options, traffic, batches, controlled.initial_density,
+                                                       controlled.staleness);
   }
   return std::make_unique<ControlAgent>(rank, c.nodes, executor, *node.metered, *node.mailbox, std::move(controller),
-                                        controlled.initial_density, even, rank == 0 ? &results : nullptr);
+                                        controlled.initial_density, even(rank), rank == 0 ? &results : nullptr);
 }
 
 // Where this process writes: the run's folder, or, for a process that is
@@ -319,7 +326,8 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
 
   if (!config.quiet)
     spdlog::info("training {} on {}: {} node(s) x {} worker(s), {} iterations, backend {}; options {}", config.system,
-                 config.model, config.nodes, config.gpus_per_node,
+                 config.model, config.nodes,
+                 config.unequal_gpus() ? fmt::format("[{}]", fmt::join(config.node_gpus, ", ")) : std::to_string(config.gpus_per_node),
                  config.iterations < kUnboundedIterations ? std::to_string(config.iterations) : "unbounded",
                  host.name(), config.options->to_json().dump());
   TrainResult result;
@@ -374,8 +382,7 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   summary["math"] = config.math;
   if (config.stage_sample.enabled()) summary["stage_sample"] = config.stage_sample.fraction;
   summary["iterations_completed"] = monitor.completed_iterations();
-  summary["global_batch"] = static_cast<double>(config.nodes * config.gpus_per_node) *
-                            static_cast<double>(config.batch_per_worker);
+  summary["global_batch"] = static_cast<double>(config.total_workers()) * static_cast<double>(config.batch_per_worker);
   if (!result.evaluations.empty()) summary["final_accuracy"] = result.evaluations.back().accuracy;
   if (!out_of_time) {
     const auto stats = first.system->stats();

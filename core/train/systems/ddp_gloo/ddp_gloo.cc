@@ -20,10 +20,10 @@ void DdpGlooOptions::validate(const TrainConfig& run) const {
   // c10d's loop runs its iterations; it does not watch the run's clock.
   if (run.iterations >= kUnboundedIterations)
     throw std::invalid_argument("train config: iterations ddp-gloo needs a number of iterations (it has no time budget)");
-  if (comm_hook != "none" && run.gpus_per_node != 1)
+  if (comm_hook != "none" && run.total_workers() != run.nodes)
     throw std::invalid_argument(
         "train config: comm_hook c10d's hooks run on the Reducer, which ddp-gloo uses with one local worker "
-        "(gpus_per_node 1)");
+        "(gpus_per_node 1 on every node)");
 }
 
 SystemDescriptor ddp_gloo_system() {

@@ -48,15 +48,15 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   const model::ModelShape model_shape{shape.channels, shape.height, shape.width, train.classes()};
   std::vector<model::Model> replicas;
   std::vector<data::BatchStream> streams;
-  const int world = c.nodes * c.gpus_per_node;
+  const int world = c.total_workers();
   {
     // make_model seeds LibTorch's global generator: nodes on other threads
     // must not build their replicas at the same time.
     static std::mutex init_mutex;
     std::lock_guard<std::mutex> init_lock(init_mutex);
-    for (int w = 0; w < c.gpus_per_node; ++w) {
+    for (int w = 0; w < c.gpus_of(rank); ++w) {
       replicas.push_back(model::make_model(c.model_spec(), model_shape, c.seed));
-      streams.emplace_back(data::ShardSampler(train.size(), world, rank * c.gpus_per_node + w, c.seed));
+      streams.emplace_back(data::ShardSampler(train.size(), world, c.first_worker(rank) + w, c.seed));
     }
   }
   c10d_ddp::GlooGroupOptions group_options;
@@ -68,6 +68,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   group_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.peer_timeout_s * 1000));
   c10d_ddp::GlooDdpOptions options;
   options.sgd = {c.lr, c.momentum, c.weight_decay};
+  if (c.unequal_gpus()) options.workers_in_job = c.total_workers();
   if (c.options_as<DdpGlooOptions>().comm_hook == "fp16") options.comm_hook = c10d_ddp::CommHook::kFp16Compress;
   c10d_ddp::GlooDdp ddp(c10d_ddp::GlooGroup::connect(group_options), replicas, options);
   const auto start = std::chrono::steady_clock::now();

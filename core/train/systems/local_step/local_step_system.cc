@@ -34,9 +34,9 @@ void LocalStepSystem::before_step(int, IterationRecord&, runtime::Task next) { n
 void LocalStepSystem::after_step(int, IterationRecord&, runtime::Task next) { next(); }
 void LocalStepSystem::drain(IterationRecord&, runtime::Task next) { next(); }
 
-float LocalStepSystem::node_mean_scale() const { return 1.0f / static_cast<float>(ctx_.config.gpus_per_node); }
+float LocalStepSystem::node_mean_scale() const { return 1.0f / static_cast<float>(ctx_.config.gpus_of(ctx_.rank)); }
 float LocalStepSystem::world_mean_scale() const {
-  return 1.0f / static_cast<float>(ctx_.config.nodes * ctx_.config.gpus_per_node);
+  return 1.0f / static_cast<float>(ctx_.config.total_workers());
 }
 
 void LocalStepSystem::run_iteration(int t) {

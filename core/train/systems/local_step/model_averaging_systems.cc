@@ -17,6 +17,10 @@
 //   a slow round (an outage) are skipped rather than made up, so a dead link
 //   never stalls training.
 //
+// Clusters of unequal size: a model average weighs each node by its GPUs
+// (its share of the samples), as PyTorch's averaging over one process per
+// GPU does; with equal clusters that is the plain mean, computed as before.
+//
 // Every node must run the same rounds in the same order (they are ring
 // allreduces). Round k starts, on each node, at the first iteration
 // boundary at or after its due point where round k-1 has landed there; the
@@ -46,6 +50,11 @@ runtime::ComputeCost copy_cost(const NodeContext& ctx, std::size_t elements) {
   return runtime::ComputeCost{runtime::TaskKind::kGather, -1, static_cast<double>(elements), ctx.rank, -1};
 }
 
+// The first total_numel() floats of a flat buffer (a model) x factor.
+void scale_model_of(std::vector<float>& flat, std::size_t numel, float factor) {
+  for (std::size_t i = 0; i < numel; ++i) flat[i] *= factor;
+}
+
 collective::AllreduceOptions sum_or_mean(bool average) {
   collective::AllreduceOptions options;
   options.average = average;
@@ -71,14 +80,29 @@ class LocalSgdSystem final : public LocalStepSystem {
     const int local_steps = t + 1 - o_.start_iteration;
     if (local_steps <= 0 || local_steps % o_.averaging_period != 0) return next();
     ++rounds_;
-    allreduce_flat([this] { copy_master_to(flat_.data()); }, true, [this] { copy_master_from(flat_.data()); }, record,
-                   next);
+    if (!ctx_.config.unequal_gpus()) {
+      allreduce_flat([this] { copy_master_to(flat_.data()); }, true, [this] { copy_master_from(flat_.data()); },
+                     record, next);
+      return;
+    }
+    allreduce_flat(
+        [this] {
+          copy_master_to(flat_.data());
+          scale_model(flat_.data(), static_cast<float>(ctx_.config.gpus_of(ctx_.rank)));
+        },
+        false,
+        [this] {
+          scale_model(flat_.data(), 1.0f / static_cast<float>(ctx_.config.total_workers()));
+          copy_master_from(flat_.data());
+        },
+        record, next);
   }
 
   nlohmann::json stats() const override { return {{"averaging_rounds", rounds_}}; }
 
  private:
   bool warming_up(int t) const { return t < o_.start_iteration; }
+  void scale_model(float*, float factor) { scale_model_of(flat_, total_numel(), factor); }
 
   // fill flat_ (a compute task), ring-allreduce it (sum or mean), empty it
   // (a compute task), then `next`; traffic and time go to `record`.
@@ -186,6 +210,7 @@ class CloudlessMaSystem final : public LocalStepSystem {
           copy_master_to(payload_.data());
           std::copy(payload_.begin(), payload_.begin() + static_cast<std::ptrdiff_t>(p), snapshot_.begin());
           std::fill(payload_.begin() + static_cast<std::ptrdiff_t>(p), payload_.end(), 0.0f);
+          if (ctx_.config.unequal_gpus()) scale_model_of(payload_, p, static_cast<float>(ctx_.config.gpus_of(ctx_.rank)));
           payload_[p + static_cast<std::size_t>(ctx_.rank)] = static_cast<float>(done - due_);
           payload_[p + nodes_ + static_cast<std::size_t>(ctx_.rank)] = static_cast<float>(mean_iteration_ms);
         },
@@ -235,7 +260,8 @@ class CloudlessMaSystem final : public LocalStepSystem {
     const std::size_t p = total_numel();
     ctx_.executor.compute(
         [this, p] {
-          const float n = static_cast<float>(nodes_);
+          // The mean over nodes, each weighed by its GPUs when they differ.
+          const float n = static_cast<float>(ctx_.config.unequal_gpus() ? ctx_.config.total_workers() : nodes_);
           for (std::size_t i = 0; i < p; ++i) payload_[i] /= n;
           // Blocking rounds: nothing moved since the snapshot, so the
           // average is taken as is (bitwise, rather than w + (avg - w)).

@@ -26,21 +26,25 @@ class Prediction : public StalenessCompensation {
 // will take for iteration t if every node sent what this one did.
 class Lookahead final : public Prediction {
  public:
-  explicit Lookahead(const CompensationInputs& inputs) : config_(inputs.config), own_chunk_(inputs.own_chunk) {}
+  explicit Lookahead(const CompensationInputs& inputs)
+      : config_(inputs.config), local_workers_(inputs.local_workers), own_chunk_(inputs.own_chunk) {}
 
   bool forward_waits_for_own_compression() const override { return true; }
 
-  // out -= lr x (own chunk of iteration t) / local workers.
+  // out -= lr x (own chunk of iteration t) / local workers: the chunk sums
+  // this node's workers, so chunk / G is its mean per worker, which stands
+  // in for the mean over every worker (clusters of unequal size included).
   void adjust_view(std::size_t layer, int target, int missing, float* out) override {
     if (missing != 1) return;
     const int t = target - 1;
     const auto& chunk = own_chunk_(t, layer);
-    const float step = static_cast<float>(-config_.lr * lr_scale_at(config_, t) / config_.gpus_per_node);
+    const float step = static_cast<float>(-config_.lr * lr_scale_at(config_, t) / local_workers_);
     for (std::size_t j = 0; j < chunk.count; ++j) out[chunk.indices[j]] += step * chunk.values[j];
   }
 
  private:
   const TrainConfig& config_;
+  int local_workers_;
   std::function<const compress::SparseChunk&(int, std::size_t)> own_chunk_;
 };
 

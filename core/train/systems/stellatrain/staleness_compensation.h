@@ -66,6 +66,7 @@ struct CompensationInputs {
   const StellaTrainOptions& options;
   const optim::SparseOptimizer& optimizer;
   std::size_t layers = 0;
+  int local_workers = 1;  // this node's GPUs
   // This node's compressed chunk of iteration t for a layer (lookahead).
   std::function<const compress::SparseChunk&(int t, std::size_t layer)> own_chunk;
   // The values the forward of iteration t used for a layer (dc).

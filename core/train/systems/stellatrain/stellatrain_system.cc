@@ -95,9 +95,9 @@ class StellaTrainSystem final : public System {
       optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
       for (auto& slot : chunks_) slot[l].reserve(compressor_->max_output(numels_[l], ks_[l]));
     }
-    scale_ = 1.0f / static_cast<float>(c.nodes * c.gpus_per_node);
+    scale_ = 1.0f / static_cast<float>(c.total_workers());
     compensation_ = make_staleness_compensation(
-        {c, o_, *optimizer_, layers,
+        {c, o_, *optimizer_, layers, c.gpus_of(ctx.rank),
          [this](int t, std::size_t l) -> const compress::SparseChunk& { return chunks_[slot_of(t)][l]; },
          [this](int t, std::size_t l) -> const std::vector<float>& { return staged_[slot_of(t)][l]; }});
     if (compensation_->shapes_view() || o_.lazy_momentum == "exact") install_view();

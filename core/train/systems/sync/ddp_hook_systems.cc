@@ -25,7 +25,7 @@ collective::AllreduceOptions fp16_compress_hook_options(const TrainConfig& confi
   options.fp16_wire = true;
   // PyTorch divides by the number of DDP processes, one per GPU: here every
   // local worker of every node.
-  options.predivide = static_cast<float>(config.nodes * config.gpus_per_node);
+  options.predivide = static_cast<float>(config.total_workers());
   return options;
 }
 
@@ -130,7 +130,9 @@ class DdpPowerSgdSystem final : public DdpSystem {
     if (exchange->before_decompress.fetch_sub(1) != 1) return;
     run_phase(
         exchange, powersgd_.decompress_bytes(),
-        [this, exchange] { powersgd_.decompress(*exchange->grads, ctx_.comm.world_size()); },
+        [this, exchange] {
+          powersgd_.decompress(*exchange->grads, ctx_.config.gpus_of(ctx_.rank), ctx_.config.total_workers());
+        },
         [exchange] { exchange->done(); });
   }
 

@@ -10,7 +10,7 @@
 namespace st::train {
 
 // ddp-fp16's ring: halves on the wire, each node's bucket divided by the
-// number of workers (nodes x gpus_per_node) first.
+// number of workers (over every node) first.
 collective::AllreduceOptions fp16_compress_hook_options(const TrainConfig& config);
 
 }  // namespace st::train

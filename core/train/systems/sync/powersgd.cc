@@ -111,8 +111,9 @@ void PowerSgd::compute_q(const std::vector<std::vector<float>>& grads) {
   }
 }
 
-void PowerSgd::decompress(std::vector<std::vector<float>>& grads, int world) {
-  const float inverse_world = 1.0f / static_cast<float>(world);
+void PowerSgd::decompress(std::vector<std::vector<float>>& grads, int local_workers, int all_workers) {
+  // G / (N G) is 1 / N exactly, and IEEE division rounds it as 1.0f / N.
+  const float share = static_cast<float>(local_workers) / static_cast<float>(all_workers);
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     auto& layer = layers_[l];
     auto& g = grads[l];
@@ -133,7 +134,7 @@ void PowerSgd::decompress(std::vector<std::vector<float>>& grads, int world) {
     // approximation left out, carried into the next iteration.
     RowMajor approximation = p * q.transpose();
     MatrixMap error(layer.error.data(), m.rows(), m.cols());
-    error = m - approximation * inverse_world;
+    error = m - approximation * share;
     m = approximation;
   }
 }

@@ -16,7 +16,9 @@
 //               P = M Q                                    -> allreduce P
 //   compute_q:  P orthogonalized (Gram-Schmidt); Q = M^T P -> allreduce Q
 //   decompress: grad = P Q^T, the approximation of the sum over the nodes;
-//               error = M - grad / world (this node's M, before reduction)
+//               error = M - grad x share, where share is this node's part
+//               of the sum: its workers over all workers (1 / nodes when
+//               every node has as many)
 // The buffers stay sums (the SyncSystem contract: the step divides by the
 // number of workers); PyTorch divides Q by the world size instead, which
 // is the same up to rounding. Q is only ever used after orthogonalization,
@@ -57,10 +59,11 @@ class PowerSgd {
   const std::vector<float>& error(std::size_t layer) const { return layers_[layer].error; }
 
   // The three phases; `grads` holds one buffer per layer (this node's
-  // gradient in, the approximation of the sum over `world` nodes out).
+  // gradient in, the approximation of the sum over the nodes out).
   void compute_p(std::vector<std::vector<float>>& grads);
   void compute_q(const std::vector<std::vector<float>>& grads);
-  void decompress(std::vector<std::vector<float>>& grads, int world);
+  // `local_workers` of `all_workers` are this node's.
+  void decompress(std::vector<std::vector<float>>& grads, int local_workers, int all_workers);
 
   // Bytes each phase reads and writes in device memory, for the
   // simulator's price (see ddp_hook_systems.cc).

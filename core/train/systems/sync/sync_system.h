@@ -33,7 +33,7 @@ class SyncSystem : public System {
     const auto& c = ctx.config;
     const auto names = ctx.workers.layer_names();
     for (std::size_t l = 0; l < numels_.size(); ++l) optim_states_.push_back(optimizer_.make_state(numels_[l], names[l]));
-    scale_ = 1.0f / static_cast<float>(c.nodes * c.gpus_per_node);
+    scale_ = 1.0f / static_cast<float>(c.total_workers());
   }
 
   void start(runtime::Task finished) override {
