@@ -17,6 +17,7 @@
 #include "apps/scenario.h"
 #include "core/runtime/stop_request.h"
 #include "core/train/run/backend.h"
+#include "core/util/file_fingerprint.h"
 #include "net/network_plan.h"
 
 namespace st::apps {
@@ -127,6 +128,14 @@ std::string run_folder(const std::string& label, uint64_t seed, const std::vecto
   return seeds.size() == 1 ? label : fmt::format("{}/seed-{}", label, seed);
 }
 
+// The runs of every system and seed, in summary order.
+std::vector<RunJob> plan_jobs(const Scenario& scenario, const std::vector<uint64_t>& seeds) {
+  std::vector<RunJob> jobs;
+  for (const auto& system : scenario.systems)
+    for (const auto seed : seeds) jobs.push_back({system.label, seed, run_folder(system.label, seed, seeds)});
+  return jobs;
+}
+
 // One run's configuration: the system's, with this seed (its data order,
 // initialisation and trace offset) and the options' overrides.
 train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& system, uint64_t seed,
@@ -188,9 +197,7 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
     if (system.label == "logs")
       throw std::invalid_argument("--jobs: a system labelled 'logs' would share the runs' output folder OUT/logs; "
                                   "give it another label");
-  std::vector<RunJob> jobs;
-  for (const auto& system : scenario.systems)
-    for (const auto seed : seeds) jobs.push_back({system.label, seed, run_folder(system.label, seed, seeds)});
+  const std::vector<RunJob> jobs = plan_jobs(scenario, seeds);
   JobsOptions job_options;
   job_options.program = self_executable();
   job_options.scenario_file = scenario.source;
@@ -215,6 +222,97 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   }
   write_summary(out, summary.json());
   if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
+}
+
+// --slurm keeps a folder's finished runs: it only checks it is one of ours
+// (a new folder, or earlier `run` or `sweep` results) and copies the scenario.
+void prepare_slurm_out_dir(const fs::path& out, const Scenario& scenario) {
+  if (fs::exists(out) && !fs::is_directory(out))
+    throw std::invalid_argument(fmt::format("--out {}: exists and is not a folder", out.string()));
+  if (fs::exists(out) && !fs::is_empty(out) && !fs::exists(out / "scenario.yaml") && !fs::exists(out / "slurm"))
+    throw std::invalid_argument(fmt::format(
+        "--out {}: the folder is not empty and holds no earlier `stellatrain` results; choose another", out.string()));
+  fs::create_directories(out);
+  fs::copy_file(scenario.source, out / "scenario.yaml", fs::copy_options::overwrite_existing);
+}
+
+// What must not change between the submissions that fill one folder.
+nlohmann::json slurm_settings(const Scenario& scenario, const RunOptions& options, const train::Backend& backend,
+                              const std::vector<uint64_t>& seeds) {
+  nlohmann::json s = options.slurm_settings;
+  s["scenario"] = fs::absolute(scenario.source).lexically_normal().string();
+  s["scenario_crc32"] = util::fingerprint_file(scenario.source).crc32;
+  s["backend"] = backend.name();
+  s["seeds"] = seeds;
+  s["iterations"] = options.iterations;
+  s["mtu"] = options.mtu;
+  s["network"] = options.network;
+  s["stage_sample"] = options.stage_sample;
+  s["timeline"] = options.timeline;
+  return s;
+}
+
+// --slurm: every run a task of a job array; when they have all finished,
+// summary.json from their files as --jobs writes it.
+nlohmann::ordered_json run_on_cluster(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
+                                      const std::vector<uint64_t>& seeds, const fs::path& out) {
+  if (backend.name() == "emu")
+    throw std::invalid_argument("--slurm: the emu backend builds its network namespaces on one host as root; use sim "
+                                "or real");
+  if (options.jobs > 1) throw std::invalid_argument("--slurm and --jobs: choose one (Slurm runs the runs side by side)");
+  for (const auto& system : scenario.systems)
+    if (system.label == "logs" || system.label == "slurm")
+      throw std::invalid_argument(fmt::format("--slurm: a system labelled '{}' would share OUT/{}; give it another "
+                                              "label", system.label, system.label));
+  prepare_slurm_out_dir(out, scenario);
+  check_slurm_settings(out, slurm_settings(scenario, options, backend, seeds));
+  JobsOptions how;
+  how.program = self_executable();
+  how.scenario_file = fs::absolute(scenario.source).lexically_normal().string();
+  how.out = fs::absolute(out).lexically_normal();
+  how.backend = backend.name();
+  how.iterations = options.iterations;
+  how.seeds = options.seeds;
+  how.timeline = options.timeline;
+  how.mtu = options.mtu;
+  how.network = options.network;
+  how.stage_sample = options.stage_sample;
+  how.target_accuracy = scenario.target_accuracy;
+  how.report_targets = scenario.report_targets;
+  how.command = options.job_command;
+  const auto jobs = plan_jobs(scenario, seeds);
+  runtime::clear_stop_request();
+  runtime::StopOnSignals interrupts;
+  const SlurmProgress progress = run_on_slurm(jobs, how, options.slurm, scenario.name);
+  if (!progress.finished()) {
+    nlohmann::ordered_json pending;
+    pending["slurm"] = {{"waiting", progress.waiting}, {"done", progress.done}, {"submitted", progress.submitted}};
+    fmt::print("\nslurm: {} run(s) queued or running, {} done; run the same command again to merge them into {}\n",
+               progress.waiting, progress.done, (out / "summary.json").string());
+    if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
+    return pending;
+  }
+  SummaryBuilder summary(scenario, backend, seeds);
+  std::size_t i = 0;
+  for (const auto& system : scenario.systems) {
+    std::vector<RunOutcome> outcomes;
+    for (std::size_t s = 0; s < seeds.size(); ++s, ++i) {
+      const auto& job = jobs[i];
+      RunOutcome o;
+      if (job_succeeded(how.out, job)) {
+        o = collect_job(job, how, "", 0);
+      } else {
+        o.seed = job.seed;
+        o.dir = job.relative;
+        o.error = slurm_job_failure(how.out, job) + "; run the same command again to resubmit it";
+      }
+      spdlog::info("{} seed {}: {}", system.label, o.seed, describe(o, backend.simulated() ? "simulated" : "wall"));
+      outcomes.push_back(o);
+    }
+    summary.add_system(system, outcomes);
+  }
+  write_summary(out, summary.json());
+  return summary.json();
 }
 
 // A child of --jobs: one run into the folder its parent prepared, and the
@@ -289,6 +387,9 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
   if (options.jobs > 1 && !from_file)
     throw std::invalid_argument("--jobs: the runs' processes load the scenario from its file; a scenario changed in "
                                 "memory runs one run at a time");
+  if (options.slurm.enabled && !from_file && !options.job_command)
+    throw std::invalid_argument("--slurm: the runs' tasks load the scenario from its file; a scenario changed in "
+                                "memory needs a command per run");
   const std::string name = options.backend.empty() ? as_loaded.backend : options.backend;
   // --network first: `--backend emu --network packet` runs a flow scenario's
   // links on the emulator.
@@ -320,6 +421,14 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
   const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
   if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
   if (!options.only_system.empty()) return run_single_job(scenario, options, backend, seeds, out);
+  if (options.slurm.enabled) {
+    const auto summary = run_on_cluster(scenario, options, backend, seeds, out);
+    if (!slurm_pending(summary)) {
+      print_table(summary);
+      fmt::print("\nsummary: {}\n", (out / "summary.json").string());
+    }
+    return summary;
+  }
   if (options.jobs > 1 && !backend.simulated())
     throw std::invalid_argument(fmt::format(
         "--jobs {}: only the sim backend runs several at once (the {} backend measures wall time, which runs "
@@ -391,6 +500,7 @@ void add_run_command(CLI::App& app) {
                   "per process on one thread); results are the same as one at a time; output of each in OUT/logs/")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  add_slurm_options(cmd, options->slurm);
   // A --jobs parent starts its children with these; not for users.
   cmd->add_option("--only-system", options->only_system)->group("");
   cmd->add_option("--only-seed", options->only_seed)->group("");
@@ -404,6 +514,7 @@ void add_run_command(CLI::App& app) {
                     interrupted.signal);
       throw CLI::RuntimeError(128 + interrupted.signal);
     }
+    if (slurm_pending(summary)) return;  // submitted; a later run of the same command merges
     int failed = 0;
     for (const auto& [label, system] : summary["systems"].items()) failed += system.contains("error") ? 1 : 0;
     if (failed > 0) {

@@ -5,7 +5,11 @@
 // mean iteration time, speedup over ddp). docs/scenarios.md describes it.
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "apps/slurm_launcher.h"
 
 namespace CLI {
 class App;
@@ -37,7 +41,18 @@ struct RunOptions {
   // prepared output folder, and write its outcome file instead of summary.json.
   std::string only_system;
   long long only_seed = -1;
+  // --slurm: the runs as a Slurm job array (apps/slurm_launcher.h).
+  SlurmOptions slurm;
+  // A scenario changed in memory (sweep's points): how a job's command
+  // line rebuilds its run, and the settings that must match for a results
+  // folder to be resumed (added to run's own).
+  std::function<std::vector<std::string>(const RunJob&)> job_command;
+  nlohmann::json slurm_settings = nlohmann::json::object();
 };
+
+// What a `run --slurm --slurm-no-wait` returns while runs are still queued:
+// {"slurm": {"waiting": N, "done": M, "submitted": K}} and no "systems".
+inline bool slurm_pending(const nlohmann::ordered_json& summary) { return summary.contains("slurm"); }
 
 // Returns the summary it wrote to DIR/summary.json. Throws on a bad scenario
 // or options (util::YamlError / std::invalid_argument naming the key); a

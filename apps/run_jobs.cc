@@ -33,8 +33,11 @@ std::string job_name(const RunJob& job) {
   return name;
 }
 
-std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& options) {
-  std::vector<std::string> args{options.program, "run",       options.scenario_file, "--backend", "sim",
+}  // namespace
+
+std::vector<std::string> job_command(const RunJob& job, const JobsOptions& options) {
+  if (options.command) return options.command(job);
+  std::vector<std::string> args{options.program, "run",       options.scenario_file, "--backend", options.backend,
                                 "--out",         options.out.string(), "--only-system", job.label,
                                 "--only-seed",   std::to_string(job.seed), "--quiet"};
   if (options.iterations > 0) {
@@ -61,6 +64,8 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
   return args;
 }
 
+namespace {
+
 // posix_spawn rather than fork: the parent may hold LibTorch's threads.
 // - The child gets its own process group, so a terminal's Ctrl-C reaches
 //   only the parent, which then passes the signal on once (a second one
@@ -75,7 +80,7 @@ std::vector<std::string> child_arguments(const RunJob& job, const JobsOptions& o
 // - It runs /proc/self/exe: this very binary, even if the file is rebuilt
 //   or removed while the runs go on.
 pid_t start_child(const RunJob& job, const JobsOptions& options, int lifeline) {
-  const auto args = child_arguments(job, options);
+  const auto args = job_command(job, options);
   std::vector<char*> argv;
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -148,8 +153,19 @@ std::string describe_status(int status) {
   return "unknown status";
 }
 
-// What a finished child left: its outcome file and the run's own files.
-RunOutcome collect(const RunJob& job, const JobsOptions& options, int status, double wall_s) {
+}  // namespace
+
+bool job_succeeded(const std::filesystem::path& out, const RunJob& job) {
+  std::ifstream in(job_outcome_path(out, job));
+  if (!in) return false;
+  try {
+    return !nlohmann::json::parse(in).contains("error");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+RunOutcome collect_job(const RunJob& job, const JobsOptions& options, const std::string& ended, double wall_s) {
   RunOutcome outcome;
   outcome.seed = job.seed;
   outcome.dir = job.relative;
@@ -157,8 +173,7 @@ RunOutcome collect(const RunJob& job, const JobsOptions& options, int status, do
   const auto log = job_log_path(options.out, job).string();
   std::ifstream in(outcome_file);
   if (!in) {
-    outcome.error = fmt::format("the run's process ended ({}) without an outcome; its output: {}",
-                                describe_status(status), log);
+    outcome.error = fmt::format("the run's process ended ({}) without an outcome; its output: {}", ended, log);
   } else {
     try {
       const auto j = nlohmann::json::parse(in);
@@ -177,6 +192,8 @@ RunOutcome collect(const RunJob& job, const JobsOptions& options, int status, do
   outcome.host_wall_s = wall_s;
   return outcome;
 }
+
+namespace {
 
 struct Running {
   std::size_t index;
@@ -275,7 +292,7 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
       // ECHILD (someone else reaped it): what it left still tells.
       const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->started).count();
       const auto& job = jobs[it->index];
-      outcomes[it->index] = collect(job, options, reaped < 0 ? 0 : status, wall_s);
+      outcomes[it->index] = collect_job(job, options, describe_status(reaped < 0 ? 0 : status), wall_s);
       spdlog::info("{} seed {}: {}", job.label, job.seed,
                    outcomes[it->index].error.empty() ? fmt::format("finished in {:.1f} wall s", wall_s)
                                                      : "failed: " + outcomes[it->index].error);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct RunJob {
 struct JobsOptions {
   std::string program;        // this executable (a child is `program run ...`)
   std::string scenario_file;  // the scenario the children load
+  std::string backend = "sim";  // the children's --backend
   std::filesystem::path out;  // the output folder (already prepared)
   int jobs = 2;               // at most this many children at a time
   int iterations = 0;         // forwarded: >0 overrides the budget
@@ -39,7 +41,20 @@ struct JobsOptions {
   double stage_sample = -1;   // forwarded: --stage-sample when >= 0
   double target_accuracy = 0;
   std::vector<double> report_targets;  // the scenario's (apps/run_summary.h)
+  // Set: builds a job's command line in place of `run` (sweep's points).
+  std::function<std::vector<std::string>(const RunJob&)> command;
 };
+
+// The command line that does one job: `program run SCENARIO --only-system
+// LABEL --only-seed SEED ...` with the forwarded options (or `command`'s).
+std::vector<std::string> job_command(const RunJob& job, const JobsOptions& options);
+
+// True when the job's outcome file says it finished without an error.
+bool job_succeeded(const std::filesystem::path& out, const RunJob& job);
+
+// What a finished job left: its outcome file and the run's own files;
+// `ended` says how its process ended, for the error when it left none.
+RunOutcome collect_job(const RunJob& job, const JobsOptions& options, const std::string& ended, double wall_s);
 
 // Where a job's output (stdout and stderr) and outcome file go: the
 // output folder's logs/ (the run's own folder belongs to the trainer).

@@ -27,6 +27,7 @@
 #include <map>
 #include <optional>
 
+#include "apps/backends.h"
 #include "apps/run_command.h"
 #include "apps/scenario.h"
 #include "apps/sweep_grid.h"
@@ -41,6 +42,11 @@ struct SweepOptions {
   SweepGrid grid;
   std::vector<std::string> systems;  // labels; empty: all
   int eval_interval = 0;             // > 0: evaluate every this many iterations throughout, in place of the scenario's
+  // One point's run (a task of `sweep --slurm`): the scenario's system
+  // `point_of` at `point` (lr, momentum, warmup, density), labelled
+  // `point_label`, with RunOptions::only_seed.
+  std::string point_of, point_label;
+  std::vector<double> point;
 };
 
 // The scenario's own setting (density "as-is", e.g. the controller) against
@@ -91,7 +97,46 @@ ScenarioSystem at_setting(const ScenarioSystem& system, const Setting& setting, 
   return copy;
 }
 
-nlohmann::ordered_json sweep(const SweepOptions& options) {
+// A task of `sweep --slurm`: one point's run with one seed, into the folder
+// the submitting sweep prepared (run's single-job path).
+void run_point(const SweepOptions& options) {
+  Scenario scenario = load_scenario(options.run.scenario);
+  const auto original = std::find_if(scenario.systems.begin(), scenario.systems.end(),
+                                     [&](const ScenarioSystem& s) { return s.label == options.point_of; });
+  if (original == scenario.systems.end() || options.point.size() != 4)
+    throw std::invalid_argument(fmt::format("--point-of {}: no such system in {}, or --point is not LR,MOMENTUM,WARMUP,DENSITY",
+                                            options.point_of, scenario.source));
+  const Setting setting{options.point[0], options.point[1], static_cast<int>(options.point[2]), options.point[3]};
+  ScenarioSystem point = at_setting(*original, setting, options);
+  point.label = point.config.label = options.point_label;
+  scenario.systems = {point};
+  RunOptions run = options.run;
+  run.only_system = options.point_label;
+  (void)run_scenario(scenario, run);
+}
+
+// How a task of `sweep --slurm` runs `job` (a point's label and a seed).
+using PointSettings = std::map<std::string, std::pair<std::string, Setting>>;  // label -> (system, setting)
+
+std::function<std::vector<std::string>(const RunJob&)> point_command(const SweepOptions& options,
+                                                                     std::shared_ptr<const PointSettings> points) {
+  const std::string program = self_executable();
+  const std::string scenario = fs::absolute(options.run.scenario).lexically_normal().string();
+  const std::string out = fs::absolute(options.run.out_dir).lexically_normal().string();
+  return [=](const RunJob& job) {
+    const auto& [of, s] = points->at(job.label);
+    std::vector<std::string> args{program,        "sweep", scenario, "--out", out, "--point-of", of, "--point-label",
+                                  job.label,      "--point", fmt::format("{},{},{},{}", s.lr, s.momentum, s.warmup, s.density),
+                                  "--only-seed", std::to_string(job.seed), "--quiet"};
+    if (!options.run.backend.empty()) args.insert(args.end(), {"--backend", options.run.backend});
+    if (options.run.seeds > 0) args.insert(args.end(), {"--seeds", std::to_string(options.run.seeds)});
+    if (options.eval_interval > 0) args.insert(args.end(), {"--eval-interval", std::to_string(options.eval_interval)});
+    return args;
+  };
+}
+
+nlohmann::ordered_json sweep(const SweepOptions& given) {
+  SweepOptions options = given;
   Scenario scenario = load_scenario(options.run.scenario);
   for (const auto& label : options.systems) {
     const bool known = std::any_of(scenario.systems.begin(), scenario.systems.end(),
@@ -113,6 +158,14 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
     }
   }
   const std::size_t originals = points.size();
+  // --slurm: each point's tasks rebuild it from the command line.
+  auto point_settings = std::make_shared<PointSettings>();
+  for (const auto& [label, list] : points)
+    for (const auto& p : list) (*point_settings)[p.label] = {label, p.setting};
+  if (options.run.slurm.enabled) {
+    options.run.slurm_settings = {{"command", "sweep"}, {"eval_interval", options.eval_interval}};
+    options.run.job_command = point_command(options, point_settings);
+  }
   nlohmann::ordered_json summary;  // every round's runs
   constexpr int kMaxExtensions = 3;
   for (int extension = 0; !round.empty(); ++extension) {
@@ -121,6 +174,10 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
                  extension == 0 ? "" : fmt::format(" (grid extended past its edge, round {})", extension),
                  scenario.systems.size());
     const auto ran = run_scenario(scenario, options.run);
+    if (slurm_pending(ran)) {
+      fmt::print("sweep: round {} is still running on Slurm; run the same command again to go on\n", extension + 1);
+      return ran;
+    }
     if (summary.is_null()) summary = ran;
     for (const auto& [label, entry] : ran["systems"].items()) summary["systems"][label] = entry;
     round.clear();
@@ -132,6 +189,7 @@ nlohmann::ordered_json sweep(const SweepOptions& options) {
       for (const auto& setting : beyond_the_edge(list, *best)) {
         round.push_back(at_setting(*original_of.at(label), setting, options));
         list.push_back({setting, round.back().label});
+        (*point_settings)[round.back().label] = {label, setting};
       }
     }
   }
@@ -212,7 +270,14 @@ void add_sweep_command(CLI::App& app) {
                   "Evaluate every point every this many iterations (default: the scenario's eval settings)")
       ->check(CLI::Range(1, 10000000));
   cmd->add_flag("--quiet", options->run.quiet, "Only the runner's lines");
+  add_slurm_options(cmd, options->run.slurm);
+  // A `sweep --slurm` task runs one point with these; not for users.
+  cmd->add_option("--point-of", options->point_of)->group("");
+  cmd->add_option("--point-label", options->point_label)->group("");
+  cmd->add_option("--point", options->point)->delimiter(',')->group("");
+  cmd->add_option("--only-seed", options->run.only_seed)->group("");
   cmd->callback([options] {
+    if (!options->point_of.empty()) return run_point(*options);
     if (options->grid.lrs.empty() && options->grid.momenta.empty() && options->grid.warmups.empty() && options->grid.densities.empty())
       throw std::invalid_argument("sweep: give at least one of --lr, --momentum, --warmup, --density");
     for (double d : options->grid.densities)

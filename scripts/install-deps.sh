@@ -13,7 +13,13 @@ PACKAGES=(
   libzip-dev   # .npz dataset files (core/data/npz.h)
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
-  python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/)
+  python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/),
+                  # and TorchScript models and .npz datasets of one's own (scripts/byo/)
+  # `run --slurm` / `sweep --slurm` and their test's one-node cluster
+  # (tests/slurm_e2e_test.sh, which starts and stops its own daemons). On a
+  # machine with systemd, Debian starts munge's service at install; slurmctld
+  # and slurmd stay down without an /etc/slurm/slurm.conf.
+  slurmctld slurmd slurm-client munge
   # The sanitizer and fuzzer builds (scripts/sanitize.sh, scripts/fuzz.sh):
   # clang with libFuzzer and the sanitizer runtimes, its OpenMP, and
   # llvm-symbolizer for readable reports.
