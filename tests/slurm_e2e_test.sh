@@ -142,7 +142,7 @@ grep -q "run the same command again" later.log || { cat later.log; fail "--slurm
 cmp local/summary.json later/summary.json || fail "summary.json after --slurm-no-wait and a rerun"
 
 # A sweep whose best learning rate sits at the grid's edge (extra rounds).
-SW=(--systems ddp,st --lr 0.02,0.05 --quiet)
+SW=(--systems ddp,st --lr 0.02,0.05 --iterations 15 --quiet)
 "$STELLATRAIN" sweep tiny.yaml "${SW[@]}" --out sweep-local > sweep-local.log 2>&1 || fail "local sweep"
 "$STELLATRAIN" sweep tiny.yaml "${SW[@]}" --out sweep-slurm --slurm --slurm-partition test > sweep-slurm.log 2>&1 ||
   { cat sweep-slurm.log; fail "sweep --slurm"; }
