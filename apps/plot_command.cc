@@ -41,6 +41,8 @@ void plot_results(const PlotOptions& o) {
 
 }  // namespace
 
+void plot_results_folder(const std::string& dir) { plot_results(PlotOptions{dir, "", "png,svg"}); }
+
 void add_plot_command(CLI::App& app) {
   auto options = std::make_shared<PlotOptions>();
   auto* cmd = app.add_subcommand("plot", "Figures and report.md for a `stellatrain run --out DIR` folder (matplotlib)");

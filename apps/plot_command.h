@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 
 namespace CLI {
 class App;
@@ -8,5 +9,9 @@ namespace st::apps {
 // report.md for a `stellatrain run --out DIR` folder, drawn by
 // analysis/plot_run.py (docs/analysis.md).
 void add_plot_command(CLI::App& app);
+
+// The same for `run --plot` and `sweep --plot`: figures of DIR in
+// DIR/figures (PNG and SVG).
+void plot_results_folder(const std::string& dir);
 
 }  // namespace st::apps

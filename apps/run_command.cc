@@ -12,6 +12,7 @@
 
 #include "apps/backends.h"
 #include "apps/interrupt.h"
+#include "apps/plot_command.h"
 #include "apps/run_jobs.h"
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
@@ -495,6 +496,9 @@ void add_run_command(CLI::App& app) {
                   "full size (docs/sim.md, \"Sampled stages\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
+  cmd->add_flag("--plot", options->plot,
+                "Draw the figures and report.md (`stellatrain plot OUT`) once summary.json is written (with --slurm: "
+                "once every run has finished)");
   cmd->add_option("--jobs", options->jobs,
                   "sim: run this many systems/seeds at once, each in a process of its own (ns-3 runs one simulation "
                   "per process on one thread); results are the same as one at a time; output of each in OUT/logs/")
@@ -515,6 +519,8 @@ void add_run_command(CLI::App& app) {
       throw CLI::RuntimeError(128 + interrupted.signal);
     }
     if (slurm_pending(summary)) return;  // submitted; a later run of the same command merges
+    if (options->plot) plot_results_folder(options->out_dir.empty() ? (fs::path("results") / load_scenario(options->scenario).name).string()
+                                                                   : options->out_dir);
     int failed = 0;
     for (const auto& [label, system] : summary["systems"].items()) failed += system.contains("error") ? 1 : 0;
     if (failed > 0) {

@@ -43,6 +43,7 @@ struct RunOptions {
   long long only_seed = -1;
   // --slurm: the runs as a Slurm job array (apps/slurm_launcher.h).
   SlurmOptions slurm;
+  bool plot = false;  // draw the figures (`stellatrain plot`) once summary.json is written
   // A scenario changed in memory (sweep's points): how a job's command
   // line rebuilds its run, and the settings that must match for a results
   // folder to be resumed (added to run's own).

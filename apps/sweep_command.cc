@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "apps/backends.h"
+#include "apps/plot_command.h"
 #include "apps/run_command.h"
 #include "apps/scenario.h"
 #include "apps/sweep_grid.h"
@@ -274,6 +275,7 @@ void add_sweep_command(CLI::App& app) {
                   "Evaluate every point every this many iterations (default: the scenario's eval settings)")
       ->check(CLI::Range(1, 10000000));
   cmd->add_flag("--quiet", options->run.quiet, "Only the runner's lines");
+  cmd->add_flag("--plot", options->run.plot, "Draw the figures of every point (`stellatrain plot OUT`) at the end");
   add_slurm_options(cmd, options->run.slurm);
   // A `sweep --slurm` task runs one point with these; not for users.
   cmd->add_option("--point-of", options->point_of)->group("");
@@ -288,7 +290,8 @@ void add_sweep_command(CLI::App& app) {
       if (!(d > 0 && d <= 1)) throw std::invalid_argument(fmt::format("--density: {} is outside (0, 1]", d));
     if (options->run.out_dir.empty())
       options->run.out_dir = (fs::path("results") / (load_scenario(options->run.scenario).name + "-sweep")).string();
-    (void)sweep(*options);
+    const auto result = sweep(*options);
+    if (options->run.plot && !slurm_pending(result)) plot_results_folder(options->run.out_dir);
   });
 }
 

@@ -7,7 +7,8 @@
 #   * run --slurm writes the same summary.json as the local run;
 #   * a rerun after one run's outcome is lost submits that run alone and
 #     gives the same summary again; other settings are refused;
-#   * --slurm-no-wait returns at once, and rerunning merges;
+#   * --slurm-no-wait returns at once, and rerunning merges (and, with
+#     --plot, draws the figures);
 #   * sweep --slurm (with its grid extended past the edge) writes the same
 #     sweep.json and summary.json as the local sweep.
 # Needs root (slurmd runs the tasks as the submitting user; munged and the
@@ -138,8 +139,9 @@ grep -q "holds runs made with iterations" mixed.log || { cat mixed.log; fail "th
 # Submit and return; the same command later merges.
 "$STELLATRAIN" run tiny.yaml --out later "${S[@]}" --slurm-no-wait > later.log 2>&1 || fail "--slurm-no-wait"
 grep -q "run the same command again" later.log || { cat later.log; fail "--slurm-no-wait should say how to merge"; }
-"$STELLATRAIN" run tiny.yaml --out later "${S[@]}" > later2.log 2>&1 || { cat later2.log; fail "merge after no-wait"; }
+"$STELLATRAIN" run tiny.yaml --out later "${S[@]}" --plot > later2.log 2>&1 || { cat later2.log; fail "merge after no-wait"; }
 cmp local/summary.json later/summary.json || fail "summary.json after --slurm-no-wait and a rerun"
+[ -s later/figures/tta.png ] || fail "--plot: no figures once the runs were merged"
 
 # A sweep whose best learning rate sits at the grid's edge (extra rounds).
 SW=(--systems ddp,st --lr 0.02,0.05 --iterations 15 --quiet)
