@@ -25,11 +25,15 @@ class InProcCluster {
           std::make_unique<collective::Communicator>(fabric_->endpoint(r), *mailboxes_[r], *executor_));
     }
   }
-  // The fabric goes first, while everything its threads may call is alive;
-  // then the executor drains.
+  // The fabric's delivery thread stops first, while everything it may call
+  // is alive; then the executor's threads, whose tasks may still be sending
+  // (a collective that failed on one rank ends the test while another
+  // rank's task is in the middle of a send: ThreadSanitizer saw that send
+  // read an endpoint the fabric was deleting); then the fabric itself.
   ~InProcCluster() {
-    fabric_.reset();
+    fabric_->shutdown();
     executor_.reset();
+    fabric_.reset();
   }
   InProcCluster(const InProcCluster&) = delete;
   InProcCluster& operator=(const InProcCluster&) = delete;

@@ -299,7 +299,9 @@ InProcFabric::InProcFabric(int world_size, LinkDelay delay, uint64_t jitter_seed
   impl_->start_thread();
 }
 
-InProcFabric::~InProcFabric() { impl_->stop_thread(); }
+InProcFabric::~InProcFabric() { shutdown(); }
+
+void InProcFabric::shutdown() { impl_->stop_thread(); }
 
 int InProcFabric::world_size() const { return impl_->world_size(); }
 Transport& InProcFabric::endpoint(Rank rank) { return impl_->endpoint(rank); }

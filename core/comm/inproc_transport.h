@@ -45,7 +45,13 @@ class InProcFabric {
   // Links between distinct ranks get `delay`; a rank's link to itself has
   // none (loopback) unless set_link_delay() says otherwise.
   explicit InProcFabric(int world_size, LinkDelay delay = {}, uint64_t jitter_seed = 1);
-  ~InProcFabric();  // closes every endpoint, then stops the delivery thread
+  ~InProcFabric();  // shutdown(), then the endpoints go
+
+  // Closes every endpoint and stops the delivery thread, keeping the
+  // endpoints: a send from now on fails and its callback never runs, so
+  // threads of the caller's that still hold an endpoint may finish before
+  // the fabric is destroyed. Idempotent.
+  void shutdown();
   InProcFabric(const InProcFabric&) = delete;
   InProcFabric& operator=(const InProcFabric&) = delete;
 

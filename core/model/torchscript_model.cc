@@ -205,6 +205,14 @@ Model load_torchscript_model(const ModelSpec& given, const ModelShape& shape) {
 }
 
 // --- measured FLOPs ----------------------------------------------------------
+//
+// Counted here rather than by the profiler's own computeFlops
+// (torch/csrc/profiler/util.h): in LibTorch 1.13 it knows conv2d, mm,
+// addmm, bmm, baddbmm, add and mul, not linear, matmul, conv1d or conv3d;
+// it counts elementwise adds and multiplies, which the zoo's hand count
+// (core/model/flops.h) leaves out; and its saveExtraArgs reads an op's
+// arguments from the front of RecordFunction::inputs(), which for an op
+// called by the TorchScript interpreter is the interpreter's whole stack.
 
 namespace {
 
