@@ -143,8 +143,8 @@ TEST(StandingFor, ARealTransportRefusesASampleButSendsAWholeMessage) {
 TEST(SampledSyntheticGradients, PoolsHoldTheSamplesDrawnLikeTheWholeLayers) {
   data::SyntheticOptions options;
   const auto train = data::make_synthetic_dataset(options, data::Split::kTrain);
-  const auto whole = SyntheticGradients::shared(model::ModelSpec{"cnn"}, *train, 5);
-  const auto sampled = SyntheticGradients::shared(model::ModelSpec{"cnn"}, *train, 5, {0.1, 256});
+  const auto whole = SyntheticGradients::shared(model::zoo_model("cnn"), *train, 5);
+  const auto sampled = SyntheticGradients::shared(model::zoo_model("cnn"), *train, 5, {0.1, 256});
   EXPECT_EQ(sampled->numels(), whole->numels());
   ASSERT_TRUE(sampled->sampling().sampled());
   for (std::size_t l = 0; l < whole->numels().size(); ++l) {

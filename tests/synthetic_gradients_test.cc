@@ -42,7 +42,7 @@ TEST(SyntheticGradients, DrawsFollowTheRecordedMagnitudes) {
   data::SyntheticOptions options;
   const auto train = data::make_synthetic_dataset(options, data::Split::kTrain);
   const uint64_t seed = 3;
-  const auto synthetic = SyntheticGradients::shared(model::ModelSpec{"cnn"}, *train, seed);
+  const auto synthetic = SyntheticGradients::shared(model::zoo_model("cnn"), *train, seed);
 
   // The real gradient it was recorded from: same model, seed and samples.
   const auto shape = train->image_shape();

@@ -105,7 +105,7 @@ Readiness time_readiness(const model::Model& m, const torch::Tensor& images, con
 // NAME=FILE; the name keys the profile's `models:` entry.
 model::ModelSpec spec_of(const std::string& entry) {
   const auto names = model::model_names();
-  if (std::find(names.begin(), names.end(), entry) != names.end()) return model::ModelSpec{entry};
+  if (std::find(names.begin(), names.end(), entry) != names.end()) return model::zoo_model(entry);
   const auto equals = entry.find('=');
   model::ModelSpec spec;
   spec.torchscript = equals == std::string::npos ? entry : entry.substr(equals + 1);

@@ -4,6 +4,7 @@
 // simulator's compute models carry it.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace st::model {
@@ -27,5 +28,12 @@ struct ModelSpec {
 
   bool is_torchscript() const { return !torchscript.empty(); }
 };
+
+// A zoo model's spec.
+inline ModelSpec zoo_model(std::string name) {
+  ModelSpec spec;
+  spec.name = std::move(name);
+  return spec;
+}
 
 }  // namespace st::model
