@@ -13,12 +13,13 @@
 #include "apps/backends.h"
 #include "apps/interrupt.h"
 #include "apps/plot_command.h"
+#include "apps/run_cluster.h"
 #include "apps/run_jobs.h"
+#include "apps/run_parts.h"
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
 #include "core/runtime/stop_request.h"
 #include "core/train/run/backend.h"
-#include "core/util/file_fingerprint.h"
 #include "net/network_plan.h"
 
 namespace st::apps {
@@ -72,69 +73,6 @@ RunOutcome run_one(const Scenario& scenario, const RunOptions& options, train::B
   }
   outcome.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return outcome;
-}
-
-void write_summary(const fs::path& out, const nlohmann::ordered_json& summary) {
-  // Written to a side file and renamed, so a reader (or a Ctrl-C) never sees half a file.
-  const auto temporary = out / "summary.json.tmp";
-  {
-    std::ofstream file(temporary);
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
-    file << summary.dump(2) << "\n";
-  }
-  fs::rename(temporary, out / "summary.json");
-}
-
-std::string describe(const RunOutcome& o, const std::string& clock) {
-  if (!o.error.empty()) return "failed: " + o.error;
-  if (o.timing)
-    return fmt::format("timing run: {} iterations in {:.2f} {} s ({:.1f} samples/s), {:.1f} wall s", o.iterations,
-                       o.duration_s, clock, o.samples_per_s, o.host_wall_s);
-  const std::string tta = o.tta_s ? fmt::format("TTA {:.2f} {} s (iteration {})", *o.tta_s, clock, o.tta_iteration.value_or(-1))
-                                  : "target not reached";
-  return fmt::format("{}, best accuracy {:.2f}%, {} iterations, {:.1f} wall s", tta, 100 * o.best_accuracy,
-                     o.iterations, o.host_wall_s);
-}
-
-void print_table(const nlohmann::ordered_json& summary) {
-  fmt::print("\n{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9}\n", "system", "TTA s", "best %", "iterations",
-             "WAN bytes", "iter s", "speedup");
-  // A missing key and a null both print "-" (a const json's operator[] on
-  // a missing key is undefined, so look keys up with find).
-  auto number = [](const nlohmann::ordered_json& s, const char* key, const char* format, double scale = 1) {
-    const auto v = s.find(key);
-    return v == s.end() || v->is_null() ? std::string("-") : fmt::format(fmt::runtime(format), scale * v->get<double>());
-  };
-  for (const auto& [label, s] : summary.at("systems").items()) {
-    if (s.contains("error")) {
-      fmt::print("{:<16} failed: {}\n", label, s.at("error").get<std::string>());
-      continue;
-    }
-    if (s.contains("math")) {  // a timing run: no accuracy, no TTA
-      fmt::print("{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9} (timing: iteration-time ratio)\n", label, "-", "-",
-                 number(s, "iterations", "{:.0f}"), number(s, "wan_bytes", "{:.0f}"),
-                 number(s, "mean_iteration_s", "{:.4f}"), number(s, "iteration_speedup_vs_ddp", "{:.2f}x"));
-      continue;
-    }
-    fmt::print("{:<16} {:>12} {:>9} {:>10} {:>14} {:>12} {:>9}\n", label, number(s, "tta_s", "{:.2f}"),
-               number(s, "best_accuracy", "{:.2f}", 100), number(s, "iterations", "{:.0f}"),
-               number(s, "wan_bytes", "{:.0f}"), number(s, "mean_iteration_s", "{:.4f}"),
-               number(s, "speedup_vs_ddp", "{:.2f}x"));
-  }
-}
-
-// A run's folder inside the output folder: the system's label, and a
-// folder per seed when there are several.
-std::string run_folder(const std::string& label, uint64_t seed, const std::vector<uint64_t>& seeds) {
-  return seeds.size() == 1 ? label : fmt::format("{}/seed-{}", label, seed);
-}
-
-// The runs of every system and seed, in summary order.
-std::vector<RunJob> plan_jobs(const Scenario& scenario, const std::vector<uint64_t>& seeds) {
-  std::vector<RunJob> jobs;
-  for (const auto& system : scenario.systems)
-    for (const auto seed : seeds) jobs.push_back({system.label, seed, run_folder(system.label, seed, seeds)});
-  return jobs;
 }
 
 // One run's configuration: the system's, with this seed (its data order,
@@ -199,19 +137,7 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
       throw std::invalid_argument("--jobs: a system labelled 'logs' would share the runs' output folder OUT/logs; "
                                   "give it another label");
   const std::vector<RunJob> jobs = plan_jobs(scenario, seeds);
-  JobsOptions job_options;
-  job_options.program = self_executable();
-  job_options.scenario_file = scenario.source;
-  job_options.out = out;
-  job_options.jobs = options.jobs;
-  job_options.iterations = options.iterations;
-  job_options.seeds = options.seeds;
-  job_options.timeline = options.timeline;
-  job_options.mtu = options.mtu;
-  job_options.network = options.network;
-  job_options.stage_sample = options.stage_sample;
-  job_options.target_accuracy = scenario.target_accuracy;
-  job_options.report_targets = scenario.report_targets;
+  const JobsOptions job_options = jobs_options(scenario, options, out, "sim");
   spdlog::info("{}: {} runs, {} at a time (child processes)", scenario.name, jobs.size(), options.jobs);
   const auto outcomes = run_jobs(jobs, job_options);
   std::size_t i = 0;
@@ -223,97 +149,6 @@ void run_in_processes(const Scenario& scenario, const RunOptions& options, const
   }
   write_summary(out, summary.json());
   if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
-}
-
-// --slurm keeps a folder's finished runs: it only checks it is one of ours
-// (a new folder, or earlier `run` or `sweep` results) and copies the scenario.
-void prepare_slurm_out_dir(const fs::path& out, const Scenario& scenario) {
-  if (fs::exists(out) && !fs::is_directory(out))
-    throw std::invalid_argument(fmt::format("--out {}: exists and is not a folder", out.string()));
-  if (fs::exists(out) && !fs::is_empty(out) && !fs::exists(out / "scenario.yaml") && !fs::exists(out / "slurm"))
-    throw std::invalid_argument(fmt::format(
-        "--out {}: the folder is not empty and holds no earlier `stellatrain` results; choose another", out.string()));
-  fs::create_directories(out);
-  fs::copy_file(scenario.source, out / "scenario.yaml", fs::copy_options::overwrite_existing);
-}
-
-// What must not change between the submissions that fill one folder.
-nlohmann::json slurm_settings(const Scenario& scenario, const RunOptions& options, const train::Backend& backend,
-                              const std::vector<uint64_t>& seeds) {
-  nlohmann::json s = options.slurm_settings;
-  s["scenario"] = fs::absolute(scenario.source).lexically_normal().string();
-  s["scenario_crc32"] = util::fingerprint_file(scenario.source).crc32;
-  s["backend"] = backend.name();
-  s["seeds"] = seeds;
-  s["iterations"] = options.iterations;
-  s["mtu"] = options.mtu;
-  s["network"] = options.network;
-  s["stage_sample"] = options.stage_sample;
-  s["timeline"] = options.timeline;
-  return s;
-}
-
-// --slurm: every run a task of a job array; when they have all finished,
-// summary.json from their files as --jobs writes it.
-nlohmann::ordered_json run_on_cluster(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
-                                      const std::vector<uint64_t>& seeds, const fs::path& out) {
-  if (backend.name() == "emu")
-    throw std::invalid_argument("--slurm: the emu backend builds its network namespaces on one host as root; use sim "
-                                "or real");
-  if (options.jobs > 1) throw std::invalid_argument("--slurm and --jobs: choose one (Slurm runs the runs side by side)");
-  for (const auto& system : scenario.systems)
-    if (system.label == "logs" || system.label == "slurm")
-      throw std::invalid_argument(fmt::format("--slurm: a system labelled '{}' would share OUT/{}; give it another "
-                                              "label", system.label, system.label));
-  prepare_slurm_out_dir(out, scenario);
-  check_slurm_settings(out, slurm_settings(scenario, options, backend, seeds));
-  JobsOptions how;
-  how.program = self_executable();
-  how.scenario_file = fs::absolute(scenario.source).lexically_normal().string();
-  how.out = fs::absolute(out).lexically_normal();
-  how.backend = backend.name();
-  how.iterations = options.iterations;
-  how.seeds = options.seeds;
-  how.timeline = options.timeline;
-  how.mtu = options.mtu;
-  how.network = options.network;
-  how.stage_sample = options.stage_sample;
-  how.target_accuracy = scenario.target_accuracy;
-  how.report_targets = scenario.report_targets;
-  how.command = options.job_command;
-  const auto jobs = plan_jobs(scenario, seeds);
-  runtime::clear_stop_request();
-  runtime::StopOnSignals interrupts;
-  const SlurmProgress progress = run_on_slurm(jobs, how, options.slurm, scenario.name);
-  if (!progress.finished()) {
-    nlohmann::ordered_json pending;
-    pending["slurm"] = {{"waiting", progress.waiting}, {"done", progress.done}, {"submitted", progress.submitted}};
-    fmt::print("\nslurm: {} run(s) queued or running, {} done; run the same command again to merge them into {}\n",
-               progress.waiting, progress.done, (out / "summary.json").string());
-    if (const int signal = runtime::stop_requested(); signal != 0) throw Interrupted(signal);
-    return pending;
-  }
-  SummaryBuilder summary(scenario, backend, seeds);
-  std::size_t i = 0;
-  for (const auto& system : scenario.systems) {
-    std::vector<RunOutcome> outcomes;
-    for (std::size_t s = 0; s < seeds.size(); ++s, ++i) {
-      const auto& job = jobs[i];
-      RunOutcome o;
-      if (job_succeeded(how.out, job)) {
-        o = collect_job(job, how, "", 0);
-      } else {
-        o.seed = job.seed;
-        o.dir = job.relative;
-        o.error = slurm_job_failure(how.out, job) + "; run the same command again to resubmit it";
-      }
-      spdlog::info("{} seed {}: {}", system.label, o.seed, describe(o, backend.simulated() ? "simulated" : "wall"));
-      outcomes.push_back(o);
-    }
-    summary.add_system(system, outcomes);
-  }
-  write_summary(out, summary.json());
-  return summary.json();
 }
 
 // A child of --jobs: one run into the folder its parent prepared, and the

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "apps/run_parts.h"
 #include "core/runtime/stop_request.h"
 
 extern char** environ;
@@ -233,13 +234,7 @@ void write_job_outcome(const fs::path& path, const RunOutcome& outcome) {
   nlohmann::json j;
   j["mean_iteration_s"] = outcome.mean_iteration_s;
   if (!outcome.error.empty()) j["error"] = outcome.error;
-  const auto temporary = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream file(temporary);
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
-    file << j.dump(2) << "\n";
-  }
-  fs::rename(temporary, path);
+  write_file_atomically(path, j.dump(2) + "\n");
 }
 
 std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOptions& options) {

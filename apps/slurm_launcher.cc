@@ -4,7 +4,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cstdio>
@@ -15,6 +21,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "apps/run_parts.h"
 #include "core/runtime/stop_request.h"
 
 namespace st::apps {
@@ -69,24 +76,32 @@ struct Submission {
   std::vector<std::string> tasks;  // RunJob::relative, by array index
 };
 
+// OUT/slurm/'s own files; a damaged one is named.
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not what `stellatrain` wrote there ({}); remove the results folder's "
+                                         "slurm/ to start its Slurm runs over", path.string(), e.what()));
+  }
+}
+
 std::vector<Submission> read_submissions(const fs::path& out) {
   std::vector<Submission> submissions;
-  std::ifstream in(slurm_dir(out) / "submissions.json");
-  if (!in) return submissions;
-  const auto j = nlohmann::json::parse(in);
-  for (const auto& s : j) submissions.push_back({s.at("job_id").get<std::string>(), s.at("tasks").get<std::vector<std::string>>()});
+  const fs::path path = slurm_dir(out) / "submissions.json";
+  if (!fs::exists(path)) return submissions;
+  const auto j = read_json(path);
+  try {
+    for (const auto& s : j)
+      submissions.push_back({s.at("job_id").get<std::string>(), s.at("tasks").get<std::vector<std::string>>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
+  }
   return submissions;
 }
 
-void write_json(const fs::path& path, const nlohmann::json& j) {
-  const auto temporary = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream file(temporary);
-    if (!file) throw std::runtime_error(fmt::format("cannot write {}", temporary.string()));
-    file << j.dump(2) << "\n";
-  }
-  fs::rename(temporary, path);
-}
+void write_json(const fs::path& path, const nlohmann::json& j) { write_file_atomically(path, j.dump(2) + "\n"); }
 
 void add_submission(const fs::path& out, const Submission& s) {
   nlohmann::json all = nlohmann::json::array();
@@ -95,23 +110,60 @@ void add_submission(const fs::path& out, const Submission& s) {
   write_json(slurm_dir(out) / "submissions.json", all);
 }
 
-// The folders of the jobs Slurm still has queued or running, from every
-// earlier submission (a job Slurm no longer knows is not waiting).
+// One array job's tasks still queued or running, by array index. A job
+// Slurm no longer knows ("Invalid job id") has none; any other failure of
+// squeue (a busy or unreachable controller) is retried, then an error:
+// taken for "finished", it would resubmit runs that are still running.
+std::vector<std::size_t> queued_indices(const std::string& job_id) {
+  Captured q;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(2 * attempt));
+    q = capture({"squeue", "--noheader", "--array", "--jobs", job_id, "--format", "%K"});
+    if (q.status == 0) break;
+    if (q.output.find("Invalid job id") != std::string::npos) return {};
+  }
+  if (q.status != 0)
+    throw std::runtime_error(fmt::format("--slurm: squeue --jobs {} failed{}: {}", job_id,
+                                         q.status == 127 ? " (is Slurm's client installed?)" : "", trimmed(q.output)));
+  std::vector<std::size_t> indices;
+  std::istringstream lines(q.output);
+  // With --array each task has a line of its own (its index).
+  for (std::string index; lines >> index;)
+    if (index.find_first_not_of("0123456789") == std::string::npos) indices.push_back(std::stoul(index));
+  return indices;
+}
+
+// The folders of the runs Slurm still has queued or running, from every
+// earlier submission.
 std::set<std::string> waiting_tasks(const fs::path& out) {
   std::set<std::string> waiting;
-  for (const auto& s : read_submissions(out)) {
-    const Captured q = capture({"squeue", "--noheader", "--array", "--jobs", s.job_id, "--format", "%K %T"});
-    if (q.status != 0) continue;  // "Invalid job id": finished and forgotten
-    std::istringstream lines(q.output);
-    for (std::string index, state; lines >> index >> state;) {
-      // A pending array's unstarted tasks print as a range (e.g. "3-5%2").
-      std::size_t first = 0, last = 0;
-      if (std::sscanf(index.c_str(), "%zu-%zu", &first, &last) < 2) last = first;
-      for (std::size_t i = first; i <= last && i < s.tasks.size(); ++i) waiting.insert(s.tasks[i]);
-    }
-  }
+  for (const auto& s : read_submissions(out))
+    for (const std::size_t i : queued_indices(s.job_id))
+      if (i < s.tasks.size()) waiting.insert(s.tasks[i]);
   return waiting;
 }
+
+// One command at a time per results folder: two submitting at once would
+// each take the other's queued runs for missing. Held until the process
+// ends or the lock goes.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw std::runtime_error(fmt::format("--slurm: cannot open {}: {}", path.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw std::runtime_error(fmt::format(
+          "--slurm: another `stellatrain` is submitting to or waiting on this results folder ({} is locked)",
+          path.string()));
+    }
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 std::string array_job_name(const std::string& name) {
   std::string out = "st-" + name;
@@ -133,8 +185,9 @@ fs::path write_array_script(const std::vector<RunJob>& jobs, const JobsOptions& 
   f << "#SBATCH --array=0-" << jobs.size() - 1;
   if (slurm.max_parallel > 0) f << "%" << slurm.max_parallel;
   f << "\n";
-  f << "#SBATCH --output=" << (dir / fmt::format("array-{}-%a.out", number)).string() << "\n";
-  f << "#SBATCH --chdir=" << fs::current_path().string() << "\n";
+  // --output goes on sbatch's command line (paths may hold spaces); every
+  // path in the script is absolute, so the tasks' working folder does not
+  // matter.
   f << "#SBATCH --cpus-per-task=" << slurm.cpus << "\n";
   if (!slurm.partition.empty()) f << "#SBATCH --partition=" << slurm.partition << "\n";
   if (!slurm.time.empty()) f << "#SBATCH --time=" << slurm.time << "\n";
@@ -181,18 +234,26 @@ void add_slurm_options(CLI::App* command, SlurmOptions& o) {
 }
 
 void check_slurm_settings(const fs::path& out, const nlohmann::json& settings) {
-  fs::create_directories(slurm_dir(out));
   const fs::path path = slurm_dir(out) / "settings.json";
-  std::ifstream in(path);
-  if (!in) return write_json(path, settings);
-  const auto earlier = nlohmann::json::parse(in);
-  for (const auto& [key, value] : settings.items()) {
+  if (!fs::exists(path)) {
+    fs::create_directories(slurm_dir(out));
+    return write_json(path, settings);
+  }
+  const auto earlier = read_json(path);
+  // Every key of either: a setting only one of them has differs too.
+  std::set<std::string> keys;
+  for (const auto& [key, value] : settings.items()) keys.insert(key);
+  if (earlier.is_object())
+    for (const auto& [key, value] : earlier.items()) keys.insert(key);
+  for (const auto& key : keys) {
     const auto before = earlier.find(key);
-    if (before == earlier.end() || *before != value)
-      throw std::invalid_argument(fmt::format(
-          "--slurm: {} holds runs made with {} {}, not {}: resubmitting would mix them; choose another --out (or "
-          "remove the folder)",
-          out.string(), key, before == earlier.end() ? std::string("(unset)") : before->dump(), value.dump()));
+    const auto now = settings.find(key);
+    const bool had = before != earlier.end(), has = now != settings.end();
+    if (had && has && *before == *now) continue;
+    throw std::invalid_argument(fmt::format(
+        "--slurm: {} holds runs made with {} {}, not {}: resubmitting would mix them; choose another --out (or "
+        "remove the folder)",
+        out.string(), key, had ? before->dump() : std::string("(unset)"), has ? now->dump() : std::string("(unset)")));
   }
 }
 
@@ -200,6 +261,7 @@ SlurmProgress run_on_slurm(const std::vector<RunJob>& jobs, const JobsOptions& h
                            const std::string& name) {
   fs::create_directories(how.out / "logs");
   fs::create_directories(slurm_dir(how.out));
+  const FolderLock lock(slurm_dir(how.out) / "lock");
   const std::set<std::string> waiting = waiting_tasks(how.out);
   std::vector<RunJob> missing;
   SlurmProgress progress;
@@ -217,14 +279,22 @@ SlurmProgress run_on_slurm(const std::vector<RunJob>& jobs, const JobsOptions& h
     }
     const std::size_t number = read_submissions(how.out).size() + 1;
     const fs::path script = write_array_script(missing, how, slurm, name, number);
-    const Captured submitted = capture({"sbatch", "--parsable", script.string()});
+    // Slurm expands %a in --output; a '%' of the folder's own is doubled.
+    std::string output = (slurm_dir(how.out) / fmt::format("array-{}-", number)).string();
+    for (std::size_t at = output.find('%'); at != std::string::npos; at = output.find('%', at + 2)) output.insert(at, "%");
+    const Captured submitted = capture({"sbatch", "--parsable", "--output=" + output + "%a.out", script.string()});
     if (submitted.status != 0)
       throw std::runtime_error(fmt::format("--slurm: sbatch {} failed{}: {}", script.string(),
-                                           submitted.status < 0 ? " to start (is Slurm installed?)" : "",
+                                           submitted.status == 127 ? " (is Slurm's client installed? "
+                                                                     "scripts/install-deps.sh installs it)"
+                                                                   : "",
                                            trimmed(submitted.output)));
     std::string job_id = trimmed(submitted.output);
     job_id = job_id.substr(job_id.rfind('\n') + 1);  // the last line; sbatch may warn first
     job_id = job_id.substr(0, job_id.find(';'));       // "id;cluster" on federated clusters
+    if (job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
+      throw std::runtime_error(fmt::format("--slurm: sbatch {} printed no job id: {}", script.string(),
+                                           trimmed(submitted.output)));
     Submission record{job_id, {}};
     for (const auto& job : missing) record.tasks.push_back(job.relative);
     add_submission(how.out, record);

@@ -127,7 +127,8 @@ std::function<std::vector<std::string>(const RunJob&)> point_command(const Sweep
   return [=](const RunJob& job) {
     const auto& [of, s] = points->at(job.label);
     std::vector<std::string> args{program,        "sweep", scenario, "--out", out, "--point-of", of, "--point-label",
-                                  job.label,      "--point", fmt::format("{},{},{},{}", s.lr, s.momentum, s.warmup, s.density),
+                                  // Hexadecimal floats: the task gets the very same doubles.
+                                  job.label,      "--point", fmt::format("{:a},{:a},{},{:a}", s.lr, s.momentum, s.warmup, s.density),
                                   "--only-seed", std::to_string(job.seed), "--quiet"};
     if (!options.run.backend.empty()) args.insert(args.end(), {"--backend", options.run.backend});
     if (options.run.seeds > 0) args.insert(args.end(), {"--seeds", std::to_string(options.run.seeds)});

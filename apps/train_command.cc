@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "apps/backends.h"
 #include "apps/interrupt.h"
 #include "apps/scenario.h"
 #include "apps/system_flags.h"
+#include "core/model/model.h"
 #include "core/runtime/stop_request.h"
 #include "core/train/run/backend.h"
 #include "core/train/system_registry.h"
@@ -97,6 +100,21 @@ void apply_scenario_system(train::TrainConfig& c, const std::string& file, const
   c = chosen;
 }
 
+// --model-file: the model is named by --model, else by the file's stem; a
+// zoo name would pass the file off as the zoo's model in results and
+// profiles.
+void name_model_file(train::TrainConfig& c, const CLI::App& cmd) {
+  if (c.model_file.empty()) return;
+  if (cmd.count("--model") == 0) c.model = std::filesystem::path(c.model_file).stem().string();
+  const auto zoo = model::model_names();
+  if (std::find(zoo.begin(), zoo.end(), c.model) != zoo.end())
+    throw std::invalid_argument(
+        cmd.count("--model") > 0
+            ? fmt::format("--model {}: a zoo model's name; name --model-file {} otherwise", c.model, c.model_file)
+            : fmt::format("--model-file {}: its name, {}, is a zoo model's; give it another with --model", c.model_file,
+                          c.model));
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app) {
@@ -170,6 +188,7 @@ void add_train_command(CLI::App& app) {
       config->use_system(system);
       config->options->use_command_defaults();
       system_flags->apply(*config);
+      name_model_file(*config, *cmd);
     }
     apply_environment(*config, *cmd);
     const auto chosen = choose_backend(*backend, *config, *cmd);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -136,7 +138,7 @@ NpyArray NpzArchive::read(const std::string& name) const {
 }
 
 void write_npz(const std::string& path, const std::vector<NpzEntry>& entries) {
-  const std::string temporary = path + ".partial";
+  const std::string temporary = fmt::format("{}.partial-{}", path, ::getpid());  // one per writer
   std::error_code ec;
   std::filesystem::remove(temporary, ec);
   int code = 0;
@@ -162,7 +164,11 @@ void write_npz(const std::string& path, const std::vector<NpzEntry>& entries) {
     throw DatasetFileError(path, "", "cannot write: " + text);
   }
   std::filesystem::rename(temporary, path, ec);
-  if (ec) throw DatasetFileError(path, "", "cannot move the written file into place: " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    std::filesystem::remove(temporary, ec);
+    throw DatasetFileError(path, "", "cannot move the written file into place: " + why);
+  }
 }
 
 }  // namespace st::data

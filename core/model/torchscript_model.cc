@@ -1,7 +1,7 @@
 #include "core/model/torchscript_model.h"
 
 #include <ATen/record_function.h>
-#include <torch/csrc/jit/python/update_graph_executor_opt.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -30,10 +30,24 @@ constexpr int64_t kProbeBatch = 2;
 // LibTorch's messages carry a C++ backtrace after the first line.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// The JIT's graph optimiser off for one forward, on whatever thread runs
+// it (the setting is per thread in LibTorch 1.13): autograd then runs op by
+// op, with no differentiable graphs that would release several layers'
+// gradients at once, so each parameter is ready when its layer's backward
+// ends (as in the zoo), and no profiling pass changes the arithmetic
+// between iterations. Seen without it on a worker thread: from the second
+// iteration on, the cnn's last layers became ready in another order.
+struct Unoptimized {
+  torch::jit::GraphOptimizerEnabledGuard guard{false};
+};
+
 class TorchScriptBackend final : public ModelBackend {
  public:
   explicit TorchScriptBackend(torch::jit::Module module) : module_(std::move(module)) {}
-  at::Tensor forward(const at::Tensor& images) override { return module_.forward({images}).toTensor(); }
+  at::Tensor forward(const at::Tensor& images) override {
+    const Unoptimized unoptimized;
+    return module_.forward({images}).toTensor();
+  }
   std::vector<at::Tensor> parameters() const override {
     std::vector<at::Tensor> out;
     for (const auto& p : module_.parameters(/*recurse=*/true)) out.push_back(p);
@@ -81,10 +95,11 @@ LoadedFile& loaded(const std::string& path) {
   const auto modified = std::filesystem::last_write_time(path, ec);
   const auto bytes = std::filesystem::file_size(path, ec);
   auto found = cache.find(path);
-  if (found != cache.end() && found->second.modified == modified && found->second.bytes == bytes) return found->second;
-  // Autograd op by op (no differentiable graphs), and no profiling runs
-  // whose passes could change the arithmetic: see the header.
-  torch::jit::setGraphExecutorOptimize(false);
+  if (found != cache.end()) {
+    if (found->second.modified != modified || found->second.bytes != bytes)
+      fail(path, "the file changed while this process was using it; start the run again");
+    return found->second;
+  }
   LoadedFile file{modified, bytes, {}, {}};
   torch::jit::ExtraFilesMap extra{{kMetadataFile, ""}};
   try {
@@ -126,6 +141,7 @@ void check_parameters(const torch::jit::Module& module, const std::string& path)
 // as the file has them).
 void probe(const torch::jit::Module& module, const ModelShape& shape, const std::string& path) {
   torch::NoGradGuard no_grad;
+  const Unoptimized unoptimized;
   torch::jit::Module copy = module.clone();
   copy.eval();
   const auto input = torch::zeros({kProbeBatch, shape.channels, shape.height, shape.width});

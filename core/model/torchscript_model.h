@@ -23,10 +23,12 @@ namespace st::model {
 ModelSpec with_file_metadata(const ModelSpec& spec);
 
 // A replica of the file's module (each call its own deep copy, from one
-// load per process). Checks, naming the file: every parameter float32,
-// contiguous and trainable; the spec's input and classes against `shape`;
-// one forward of [2, C, H, W] gives a tensor [2, classes]. The JIT's graph
-// optimiser is turned off for the process, so autograd runs op by op and
+// load per process: a file that changes afterwards is an error, so every
+// replica of a run comes from the file its manifest fingerprints). Checks,
+// naming the file: every parameter float32, contiguous and trainable; the
+// spec's input and classes against `shape`; one forward of [2, C, H, W]
+// gives a tensor [2, classes]. Every forward runs with the JIT's graph
+// optimiser off (on the thread that runs it), so autograd runs op by op and
 // each parameter's gradient is ready when its layer's backward ends (as in
 // the zoo), and results do not depend on the profiling executor's passes.
 Model load_torchscript_model(const ModelSpec& spec, const ModelShape& shape);
