@@ -23,16 +23,7 @@ mkdir -p "$WORK"
 cd "$WORK"
 PYTHON=/usr/bin/python3  # Debian's, with python3-torch and numpy (scripts/install-deps.sh)
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-expect_error() {  # message, command...: the command fails and says `message`
-  local message=$1
-  shift
-  if "$@" > err.log 2>&1; then fail "expected an error from: $*"; fi
-  grep -qF -- "$message" err.log || { cat err.log >&2; fail "expected '$message' from: $*"; }
-}
+source "$SOURCE_DIR/tests/e2e_lib.sh"
 
 "$PYTHON" "$SOURCE_DIR/scripts/byo/make_models.py" --out models --input 1 28 28 --classes 10 --models resnet,transformer
 "$PYTHON" "$SOURCE_DIR/scripts/byo/make_dataset.py" --kind fashion-mnist --out data.npz --train 6000 --val 1000 --test 2000

@@ -24,34 +24,11 @@ fi
 mkdir -p "$WORK"
 cd "$WORK"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$SOURCE_DIR/tests/e2e_lib.sh"
 
 # A target that ddp's plain SGD reaches within 20 iterations here and
 # stellatrain (5% density, staleness 1) does not: both branches of TTA.
-cat > tiny.yaml <<EOF
-name: tiny
-clusters:
-  - {name: a, nodes: 1, gpus_per_node: 1, cost_per_hour: 2}
-  - {name: b, nodes: 1, gpus_per_node: 1, cost_per_hour: 1}
-links:
-  lan: {mbps: 10000, delay_ms: 0.05}
-  wan:
-    default: {mbps: 50, delay_ms: 10}
-compute: {model: profile, profile: $SOURCE_DIR/scenarios/profiles/cpu-2core.yaml}
-model: mlp
-dataset: synthetic
-batch: {global: 32}
-systems:
-  - {name: stellatrain, label: st, density: 0.05}
-  - ddp
-target_accuracy: 0.9
-budget: {iterations: 20}
-eval: {interval: 5, samples: 500}
-seeds: [1]
-EOF
+write_tiny_scenario tiny.yaml "$SOURCE_DIR"
 sed -e 's/^target_accuracy: .*/target_accuracy: 0.2/' tiny.yaml > tiny-low-target.yaml
 
 # Checks one results folder: summary.json against the runs' own files.
@@ -170,12 +147,6 @@ check_results "$REAL" real 1
 grep -q '"note": "real backend' "$REAL/summary.json" || fail "real backend note"
 
 echo "== errors"
-expect_error() {  # expect_error 'message part' command...
-  local expected=$1
-  shift
-  if "$@" > out.txt 2>&1; then fail "expected an error from: $*"; fi
-  grep -qF -- "$expected" out.txt || { cat out.txt; fail "expected '$expected' from: $*"; }
-}
 # LAN delay is not emulated: refused before anything is written (or, in a
 # build without the emulation backend, that is the error).
 sed -e 's/  lan: {mbps: 10000, delay_ms: 0.05}/  lan: {mbps: 10000, delay_ms: 5}/' tiny.yaml > slow-lan.yaml

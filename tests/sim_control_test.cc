@@ -33,18 +33,7 @@ using net::testing::traced_link;
 using net::testing::two_clusters;
 using testing::sim_run;
 
-// The CNN's times from scenarios/profiles/cpu-2core.yaml, given to the MLP
-// (`slowdown` times slower for a slower device).
-fs::path cnn_paced_profile(const fs::path& dir, double slowdown = 1.0) {
-  fs::create_directories(dir);
-  const fs::path path = dir / ("mlp-at-cnn-pace-x" + std::to_string(slowdown) + ".yaml");
-  std::ofstream(path) << "device: test-cpu\n"
-                         "cpu: {gather_ns_per_element: 0.25, compress_ns_per_element: 0.36, optimize_ns_per_index: 1.9}\n"
-                         "accelerator: {optimize_dense_ns_per_element: 1.4, compress_gpu_ns_per_element: 112}\n"
-                         "models:\n  mlp: {batch: 64, forward_ms: "
-                      << 21.877 * slowdown << ", backward_ms: " << 14.353 * slowdown << "}\n";
-  return path;
-}
+using testing::mlp_at_cnn_pace;
 
 // 2 clusters x 1 node replaying `trace` both ways (20 ms, a 2-BDP buffer),
 // priced by `profile`.
@@ -95,7 +84,7 @@ std::map<std::string, std::vector<double>> read_csv(const fs::path& path) {
 
 TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_determinism";
-  const auto profile = cnn_paced_profile(root);
+  const auto profile = mlp_at_cnn_pace(root);
   const auto trace = traces::square_trace(40, 200, 2, 60);
   for (int run = 0; run < 2; ++run) {
     auto c = controlled_mlp(120, root / std::to_string(run));
@@ -126,7 +115,7 @@ double mean_iteration_ms(const std::map<std::string, std::vector<double>>& it, d
 
 TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_step";
-  const auto profile = cnn_paced_profile(root);
+  const auto profile = mlp_at_cnn_pace(root);
   const auto trace = traces::step_trace({{0, 500}, {20, 50}, {40, 500}}, 60);
   const int iterations = 1700;  // about 62 simulated s at the compute-bound pace
   auto adaptive = controlled_mlp(iterations, root / "adaptive");
@@ -173,7 +162,7 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
 // equal batches, with no loss of accuracy.
 TEST(SimControl, BatchSplitEqualisesUnequalGpus) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_batches";
-  const auto fast = cnn_paced_profile(root, 1.0), slow = cnn_paced_profile(root, 2.5);
+  const auto fast = mlp_at_cnn_pace(root, 1.0), slow = mlp_at_cnn_pace(root, 2.5);
   auto network = traced_clusters(traces::constant_trace(1000, 600), fast);
   network.compute.compute.node_profiles = {fast.string(), slow.string()};
   double iteration_ms[2] = {0, 0}, accuracy[2] = {0, 0};

@@ -28,7 +28,8 @@ done
 WORK=${2:-}
 if [ -z "$WORK" ]; then WORK=$(mktemp -d /tmp/slurm_e2e_test.XXXXXX); KEEP=0; else KEEP=1; mkdir -p "$WORK"; fi
 cd "$WORK"
-fail() {
+source "$SOURCE_DIR/tests/e2e_lib.sh"
+fail() {  # with the cluster's logs
   echo "FAIL: $*" >&2
   tail -20 "$WORK"/cluster/*.log 2>/dev/null >&2 || true
   exit 1
@@ -94,27 +95,8 @@ for _ in $(seq 100); do sinfo --noheader --states=idle 2> /dev/null | grep -q id
 sinfo --noheader --states=idle | grep -q idle || fail "the test cluster's node never became idle"
 
 # --- the runs ----------------------------------------------------------------
-cat > tiny.yaml <<EOF
-name: tiny
-clusters:
-  - {name: a, nodes: 1, gpus_per_node: 1}
-  - {name: b, nodes: 1, gpus_per_node: 1}
-links:
-  lan: {mbps: 10000, delay_ms: 0.05}
-  wan:
-    default: {mbps: 50, delay_ms: 10}
-compute: {model: profile, profile: $SOURCE_DIR/scenarios/profiles/cpu-2core.yaml}
-model: mlp
-dataset: synthetic
-batch: {global: 32}
-systems:
-  - {name: stellatrain, label: st, density: 0.05}
-  - ddp
-target_accuracy: 0.2
-budget: {iterations: 20}
-eval: {interval: 5, samples: 500}
-seeds: [1, 2]
-EOF
+write_tiny_scenario tiny.yaml "$SOURCE_DIR" "[1, 2]"
+sed -i -e 's/^target_accuracy: .*/target_accuracy: 0.2/' tiny.yaml
 S=(--quiet --slurm --slurm-partition test)
 
 "$STELLATRAIN" run tiny.yaml --out local --quiet > local.log 2>&1 || fail "local run"

@@ -129,18 +129,6 @@ INSTANTIATE_TEST_SUITE_P(Systems, UnequalClustersInSim,
                            return n;
                          });
 
-// A profile for the MLP at the CNN's pace, `slowdown` times slower.
-fs::path paced_profile(const fs::path& dir, double slowdown) {
-  fs::create_directories(dir);
-  const fs::path path = dir / ("mlp-x" + std::to_string(slowdown) + ".yaml");
-  std::ofstream(path) << "device: test-cpu\n"
-                         "cpu: {gather_ns_per_element: 0.25, compress_ns_per_element: 0.36, optimize_ns_per_index: 1.9}\n"
-                         "accelerator: {optimize_dense_ns_per_element: 1.4, compress_gpu_ns_per_element: 112}\n"
-                         "models:\n  mlp: {batch: 64, forward_ms: "
-                      << 21.877 * slowdown << ", backward_ms: " << 14.353 * slowdown << "}\n";
-  return path;
-}
-
 // The last line of control.csv's batch column: node lists split by '|',
 // GPUs by ';'.
 std::vector<std::vector<int>> last_batches(const fs::path& control_csv) {
@@ -163,7 +151,7 @@ std::vector<std::vector<int>> last_batches(const fs::path& control_csv) {
 
 TEST(UnequalClustersControl, TheBatchSplitFollowsEachGpusSpeed) {
   const fs::path root = fs::path(::testing::TempDir()) / "unequal_control";
-  const auto fast = paced_profile(root, 1.0), slow = paced_profile(root, 2.5);
+  const auto fast = sim::testing::mlp_at_cnn_pace(root, 1.0), slow = sim::testing::mlp_at_cnn_pace(root, 2.5);
   for (int run = 0; run < 2; ++run) {
     auto c = one_plus_three("stellatrain");
     c.iterations = 200;
