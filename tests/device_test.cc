@@ -4,6 +4,7 @@
 // staging the CPU engine uses. On a CPU-only LibTorch the CUDA engine is
 // absent, and asking for it says so.
 #include <gtest/gtest.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -340,6 +341,42 @@ TEST(CudaTraining, SameModelAsOnTheCpuUpToRounding) {
       for (double v : times) EXPECT_GT(v, 0.0) << system << " " << column;
     }
   }
+}
+
+// A TorchScript model of one's own (core/model/torchscript_model.h) moves to
+// the GPU with its replica and trains there as on the CPU. The module is
+// written here in TorchScript's own language, so the test needs no Python.
+std::string save_tiny_script(const std::string& dir) {
+  torch::manual_seed(7);
+  torch::jit::Module m("TinyNet");
+  m.register_parameter("w1", (torch::randn({32, 784}) * 0.05).requires_grad_(), false);
+  m.register_parameter("b1", torch::zeros({32}).requires_grad_(), false);
+  m.register_parameter("w2", (torch::randn({10, 32}) * 0.1).requires_grad_(), false);
+  m.register_parameter("b2", torch::zeros({10}).requires_grad_(), false);
+  m.define(R"(
+def forward(self, x):
+    h = torch.relu(torch.matmul(torch.flatten(x, 1), self.w1.t()) + self.b1)
+    return torch.matmul(h, self.w2.t()) + self.b2
+)");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/tiny-script.pt";
+  m.save(path);
+  return path;
+}
+
+TEST(CudaTraining, TorchScriptModelAsOnTheCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  auto cpu = train::small_config("ddp");
+  cpu.model = "tiny-script";
+  cpu.model_file = save_tiny_script(fresh_dir("torchscript-model"));
+  auto cuda = cpu;
+  cuda.compute_device = "cuda";
+  cuda.out_dir = fresh_dir("cuda-torchscript");
+  const auto on_cpu = train::train_real(cpu);
+  const auto on_gpu = train::train_real(cuda);
+  EXPECT_LT(train::max_relative_difference(on_gpu.final_parameters, on_cpu.final_parameters), 1e-3);
+  ASSERT_FALSE(on_gpu.evaluations.empty());
+  EXPECT_NEAR(on_gpu.evaluations.back().accuracy, on_cpu.evaluations.back().accuracy, 0.02);
 }
 
 }  // namespace
