@@ -32,15 +32,18 @@ namespace fs = std::filesystem;
 const ModelShape kFashion{1, 28, 28, 10};
 
 // The example models, made once per test process by the repository's script
-// with Debian's python3-torch (scripts/install-deps.sh installs it).
+// with Debian's python3-torch (scripts/install-deps.sh installs it), or with
+// $ST_PYTHON where that is another Python with torch (a GPU machine's:
+// scripts/gpu/build.sh's env.sh sets it).
 const std::string& models_dir() {
   static const std::string dir = [] {
     const fs::path out = fs::temp_directory_path() / ("st-torchscript-test-" + std::to_string(::getpid()));
-    const std::string command = "/usr/bin/python3 " ST_SOURCE_DIR "/scripts/byo/make_models.py --out " + out.string() +
+    const char* python = std::getenv("ST_PYTHON");
+    const std::string command = std::string(python && *python ? python : "/usr/bin/python3") + " " ST_SOURCE_DIR "/scripts/byo/make_models.py --out " + out.string() +
                                 " --input 1 28 28 --classes 10 > " + out.string() + ".log 2>&1";
     fs::create_directories(out);
     if (std::system(command.c_str()) != 0) {
-      ADD_FAILURE() << "scripts/byo/make_models.py failed (needs /usr/bin/python3 with torch): see " << out << ".log";
+      ADD_FAILURE() << "scripts/byo/make_models.py failed (needs /usr/bin/python3, or $ST_PYTHON, with torch): see " << out << ".log";
     }
     return out.string();
   }();

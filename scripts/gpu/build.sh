@@ -595,6 +595,10 @@ export ST_FASHION_MNIST_DIR='$dataset'
 export PKG_CONFIG_PATH='$LIBDIR/pkgconfig:$PREFIX/usr/share/pkgconfig'
 unset st_gpu_libdir
 EOF
+# The tests that make TorchScript files (tests/torchscript_model_test.cc)
+# run scripts/byo/make_models.py with $ST_PYTHON: the Python whose torch
+# this build links, where Debian's /usr/bin/python3 may have none.
+if [ -n "${python:-}" ]; then echo "export ST_PYTHON='$python'" >> "$env_sh"; fi
 
 # pip's LibTorch wheels export a copy of std::filesystem from libtorch.so
 # (linked in from an older libstdc++). The binaries list libtorch.so before
