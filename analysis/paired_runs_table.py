@@ -20,8 +20,11 @@ def load(folder):
     return summary, {label: entry for label, entry in summary["systems"].items()}
 
 
-def per_seed_tta(entry, target):
-    return {p["seed"]: p.get("tta_at", {}).get(target) for p in entry.get("per_seed", [])}
+def per_seed_tta(entry, target, seeds):
+    if "per_seed" in entry:
+        return {p["seed"]: p.get("tta_at", {}).get(target) for p in entry["per_seed"]}
+    # A one-seed run has no per_seed list: its TTA is the system's own.
+    return {seeds[0]: entry.get("targets", {}).get(target, {}).get("tta_s")}
 
 
 def ratio_cell(ratios):
@@ -49,7 +52,7 @@ def main(argv):
         iteration = b[label]["mean_iteration_s"] / entry["mean_iteration_s"]
         for target in targets:
             key = f"{target:g}"
-            x, y = per_seed_tta(entry, key), per_seed_tta(b[label], key)
+            x, y = per_seed_tta(entry, key, first["seeds"]), per_seed_tta(b[label], key, first["seeds"])
             ratios = [y[s] / x[s] for s in x if x[s] is not None and y.get(s) is not None]
             reached_x = sum(v is not None for v in x.values())
             reached_y = sum(v is not None for v in y.values())
