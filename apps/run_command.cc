@@ -206,6 +206,19 @@ Scenario with_mtu(const Scenario& scenario, const std::string& mtu) {
 
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend);
 
+// --systems: the scenario's systems with these labels, in the scenario's
+// order; a label it does not have is an error naming it.
+std::vector<ScenarioSystem> chosen_systems(const Scenario& scenario, const std::vector<std::string>& labels) {
+  for (const auto& label : labels)
+    if (std::none_of(scenario.systems.begin(), scenario.systems.end(),
+                     [&](const ScenarioSystem& s) { return s.label == label; }))
+      throw std::invalid_argument(fmt::format("--systems: {} has no system labelled '{}'", scenario.source, label));
+  std::vector<ScenarioSystem> chosen;
+  for (const auto& system : scenario.systems)
+    if (std::find(labels.begin(), labels.end(), system.label) != labels.end()) chosen.push_back(system);
+  return chosen;
+}
+
 // The backend the runs go to, built from the scenario as --mtu and
 // --emu-delay change it.
 std::unique_ptr<train::Backend> backend_for(const Scenario& scenario, const RunOptions& options,
@@ -236,6 +249,7 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
+  if (!options.systems.empty()) loaded.systems = chosen_systems(loaded, options.systems);
   check_backend(loaded, name);
   check_stage_sample(loaded, options);
   Scenario scenario = loaded;
@@ -320,6 +334,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--mtu", options->mtu,
                   "sim and emu: the network's MTU in bytes (e.g. 9000) or auto, in place of the scenario's links.mtu; "
                   "ns-3 then carries fewer, larger packets: faster, at some fidelity (docs/sim.md)");
+  cmd->add_option("--systems", options->systems,
+                  "Only the systems with these labels (comma-separated; default: all of the scenario's)")
+      ->delimiter(',');
   cmd->add_option("--network", options->network,
                   "sim: how the network carries the bytes, in place of the scenario's links.model: packet (ns-3's "
                   "packets and TCP, the reference) or flow (the flow-level model: much faster, checked against "

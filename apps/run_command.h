@@ -37,6 +37,9 @@ struct RunOptions {
   // scenario's compute.stage_sample (0: full size; timing runs only,
   // docs/sim.md "Sampled stages"); < 0: the scenario's.
   double stage_sample = -1;
+  // Non-empty: only the scenario's systems with these labels run (the
+  // summary then holds only them; a speedup needs its reference among them).
+  std::vector<std::string> systems;
   // A child of --jobs: do only this system's run with this seed, into the
   // prepared output folder, and write its outcome file instead of summary.json.
   std::string only_system;

@@ -157,6 +157,48 @@ TEST(BandwidthEstimator, ShrinksByTheWaitingFraction) {
   EXPECT_NEAR(r.mbps, 50, 1e-9);
 }
 
+// A fast GPU behind a long round trip: 1.2 ms of compute, 20 ms one way,
+// staleness 1. Every forward waits (20 - 1.2) / 2 = 9.4 ms at any density:
+// that wait is the round trip's, and the estimate must not shrink for it.
+TEST(BandwidthEstimator, TheWaitTheRoundTripExplainsIsNoOverrun) {
+  control::ExchangePace pace;
+  pace.compute_ms = 1.2;
+  pace.staleness = 1;
+  pace.latency_hops = 1;
+  control::BandwidthEstimator planned({50});
+  for (int i = 0; i < 10; ++i) planned.add(exchange(30, 125000, /*wait_ms=*/9.4));
+  const auto r = planned.update(pace);
+  EXPECT_NEAR(r.planned_wait_ms, 9.4, 1e-12);
+  EXPECT_NEAR(r.wait_fraction, 0, 1e-12);
+  EXPECT_EQ(r.reason, "measured");
+  EXPECT_NEAR(r.mbps, 100, 1e-9);  // 125 kB in 10 ms net of latency
+
+  // Without the pace the same samples read as an overrun (the old rule).
+  control::BandwidthEstimator unplanned({50});
+  for (int i = 0; i < 10; ++i) unplanned.add(exchange(30, 125000, 9.4));
+  EXPECT_EQ(unplanned.update().reason, "overrun");
+
+  // A planned transfer time adds to the planned wait: budget 10 ms gives
+  // (20 + 10 - 1.2) / 2 = 14.4 ms. Waiting 2 ms beyond that is an overrun of
+  // 2 / (2 + 1.5 x 14) of the time.
+  pace.budget_ms = 10;
+  control::BandwidthEstimator beyond({100});
+  for (int i = 0; i < 10; ++i) beyond.add(exchange(30, 125000, 16.4));
+  const auto b = beyond.update(pace);
+  EXPECT_NEAR(b.planned_wait_ms, 14.4, 1e-12);
+  EXPECT_EQ(b.reason, "overrun");
+  EXPECT_NEAR(b.wait_fraction, 2.0 / (2 + 1.5 * 14), 1e-12);
+
+  // Where the compute covers the exchange nothing is planned: the old rule.
+  pace.compute_ms = 36;
+  pace.budget_ms = 14.4;
+  control::BandwidthEstimator covered({100});
+  covered.add(exchange(30, 125000, 5));
+  const auto c = covered.update(pace);
+  EXPECT_EQ(c.planned_wait_ms, 0);
+  EXPECT_NEAR(c.wait_fraction, 5.0 / (5 + 1.5 * 14), 1e-12);
+}
+
 TEST(BandwidthEstimator, JumpsToAFasterLinkAtOnce) {
   control::BandwidthEstimator e({50});
   for (int i = 0; i < 10; ++i) e.add(exchange(22, 125000));  // 500 Mbps in 2 ms
@@ -254,6 +296,63 @@ TEST(Controller, RebalancesBatchesOnUnequalGpus) {
   for (const auto& node : plan->batch) total += std::accumulate(node.begin(), node.end(), 0);
   EXPECT_EQ(total, 256);
   EXPECT_NE(plan->reason.find("batches rebalanced"), std::string::npos);
+}
+
+// The same fast GPU at the controller: the paper's rule has no time left
+// (1.2 ms of compute less 20 ms of latency) and sits at min_density; with
+// link_utilization 0.8 it chooses a transfer time X that keeps the link
+// busy 80% of the iteration the round trip paces: X = 0.8 (C + L) / (2 - 0.8).
+TEST(Controller, FillsTheLinkWhereTheRoundTripSetsThePace) {
+  auto fast_gpu = [](int rank) {
+    auto t = sample_telemetry(rank);
+    t.backward_ms = 0.9;
+    t.gpu_compute_ms = {1.2, 1.2};
+    t.gather_ms = 0;
+    t.wait_ms = 9.4;
+    return t;
+  };
+  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
+  for (double u : {0.0, 0.8}) {
+    control::ControllerOptions o;
+    o.estimator.initial_mbps = 100;
+    o.link_utilization = u;
+    control::Controller c(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
+    for (int r = 0; r < 2; ++r) c.on_telemetry(fast_gpu(r));
+    const auto plan = c.tick(0.25, 10);
+    ASSERT_TRUE(plan) << u;
+    const auto& rec = c.records().back();
+    EXPECT_NEAR(rec.latency_ms, 20, 1e-9);
+    if (u == 0) {
+      EXPECT_LT(rec.budget_ms, 0);
+      EXPECT_EQ(plan->density, o.min_density);
+      EXPECT_NE(rec.reason.find("at min_density"), std::string::npos) << rec.reason;
+    } else {
+      EXPECT_NEAR(rec.budget_ms, 0.8 * (1.2 + 20) / 1.2, 1e-9);
+      EXPECT_NE(rec.reason.find("filling the link to 80%"), std::string::npos) << rec.reason;
+      // 150 kB per 10 ms measured: 120 Mbps; the density's bytes fit the budget.
+      EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * rec.budget_ms * 1e-3);
+      EXPECT_GT(plan->density, 0.05);
+    }
+  }
+  // The headline's pace (36 ms of compute, 20 ms one way): 80% of a 36 ms
+  // iteration (28.8 ms) would stretch it to (36 + 20 + 28.8) / 2 = 42.4 ms,
+  // so the round trip sets the pace there too: 0.8 x 56 / 1.2 ms. With
+  // 150 ms of compute the compute keeps the pace: 0.8 x 150 ms.
+  for (auto [compute_ms, budget_ms] : {std::pair{36.0, 0.8 * 56 / 1.2}, std::pair{150.0, 120.0}}) {
+    control::ControllerOptions o;
+    o.link_utilization = 0.8;
+    control::Controller c(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
+    for (int r = 0; r < 2; ++r) {
+      auto t = sample_telemetry(r);
+      t.gpu_compute_ms = {compute_ms - 1, compute_ms - 1};  // plus the gather's 1 ms
+      c.on_telemetry(t);
+    }
+    ASSERT_TRUE(c.tick(0.25, 10));
+    EXPECT_NEAR(c.records().back().budget_ms, budget_ms, 1e-9) << compute_ms;
+  }
+  control::ControllerOptions o;
+  o.link_utilization = 1;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
 }
 
 TEST(Controller, RejectsBadOptionsAndForeignTelemetry) {

@@ -191,6 +191,17 @@ for label, s in systems.items():
     assert "no-such-dataset" in s.get("error", ""), (label, s)
 print("ok: --jobs records each failed run:", systems["st"]["error"][:100])
 PY
+echo "== --systems: only the chosen systems, each run as in the whole scenario"
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --jobs 2 --systems ddp --out "$WORK/only-ddp" --quiet > only.txt 2>&1 \
+  || { cat only.txt; fail "run --systems ddp"; }
+python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
+  "$WORK/only-ddp/summary.json" || fail "--systems ddp: summary.json holds other systems"
+for run in ddp/seed-1 ddp/seed-2; do
+  cmp -s "$TWO_SEEDS/$run/iterations.csv" "$WORK/only-ddp/$run/iterations.csv" || fail "--systems: $run differs"
+done
+[ ! -e "$WORK/only-ddp/st" ] || fail "--systems ddp: st ran"
+expect_error "--systems: tiny.yaml has no system labelled 'nope'" "$STELLATRAIN" run tiny.yaml --systems ddp,nope --out "$WORK/nope"
+[ ! -e "$WORK/nope" ] || fail "a refused --systems must not create the results folder"
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
 [ ! -e "$WORK/jobs-real" ] || fail "a refused --jobs must not create the results folder"
 

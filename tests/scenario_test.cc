@@ -443,18 +443,21 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.max_density (line 10): is below min_density 0.2"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {interval: 1}}\n  - ddp\n"}}),
            "systems[0].controller.interval"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {link_utilization: 1}}\n  - ddp\n"}}),
+           "systems[0].controller.link_utilization (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, compensation: guess}\n  - ddp\n"}}),
            "systems[0].compensation (line 10)"},
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",
-      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false}}\n"
+      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
   EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
   EXPECT_DOUBLE_EQ(controlled.control.max_density, 0.3);
   EXPECT_FALSE(controlled.control.adapt_batch);
+  EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);

@@ -48,9 +48,15 @@ double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double l
   return total;
 }
 
+double planned_wait_ms(const ExchangePace& pace, double latency_ms) {
+  if (pace.compute_ms <= 0) return 0;
+  const double exchange_ms = pace.latency_hops * latency_ms + std::max(0.0, pace.budget_ms);
+  return std::max(0.0, (exchange_ms - pace.staleness * pace.compute_ms) / (pace.staleness + 1));
+}
+
 }  // namespace
 
-BandwidthEstimate BandwidthEstimator::update() {
+BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   if (pending_rtt_ms_ >= 0) {
     rtt_minima_.push_back(pending_rtt_ms_);
     if (static_cast<int>(rtt_minima_.size()) > options_.latency_memory) rtt_minima_.pop_front();
@@ -71,11 +77,13 @@ BandwidthEstimate BandwidthEstimator::update() {
     if (static_cast<int>(latency_minima_.size()) > options_.latency_memory) latency_minima_.pop_front();
   }
   e.latency_ms = latency_ms();
+  e.planned_wait_ms = planned_wait_ms(pace, e.latency_ms);
 
   double bytes = 0, transfer_ms = 0, wait = 0, weighted = 0;
   for (const auto& s : pending_) {
-    wait += s.wait_ms;
-    weighted += s.wait_ms + 1.5 * s.backward_ms;
+    const double unplanned_wait = std::max(0.0, s.wait_ms - e.planned_wait_ms);
+    wait += unplanned_wait;
+    weighted += unplanned_wait + 1.5 * s.backward_ms;
     const double transfer = s.intervals.empty() ? s.busy_ms - e.latency_ms : transfer_ms_of(s.intervals, e.latency_ms);
     if (s.bytes > 0 && transfer >= std::max(options_.min_transfer_ms, 0.05 * s.busy_ms)) {
       bytes += s.bytes;

@@ -21,7 +21,10 @@
 //   fall when the sender sends little, because idle time is not in the
 //   denominator;
 // * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
-//   paper's measure of how much the exchange made the GPUs wait;
+//   paper's measure of how much the exchange made the GPUs wait, counting
+//   only the wait beyond what the planned exchange explains (ExchangePace:
+//   where the round trip is longer than the compute window, every forward
+//   waits for it at any density);
 // * f above `wait_threshold`: the exchange overran, so the estimate drops to
 //   min(R, previous) x (1 - f); otherwise nobody waited, and the estimate
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
@@ -49,6 +52,22 @@ struct ExchangeSample {
   std::vector<std::pair<double, double>> intervals;
 };
 
+// How the exchanges are paced, so that the wait the round trip alone
+// explains is not read as an overrun. With staleness s, iteration t + s + 1's
+// forward needs iteration t's update, which arrives one exchange E after t's
+// backward ends: the period is at least (C + E) / (s + 1) for a compute time
+// C, and every forward waits max(0, (E - s x C) / (s + 1)). The exchange the
+// controller planned is E = hops x L + budget (latency plus the transfer
+// time it allowed): that much wait is the plan, not a sign that the link is
+// slower than estimated. Where C covers the exchange (the paper's regime of
+// slow GPUs, s x C >= E) the planned wait is 0 and nothing changes.
+struct ExchangePace {
+  double compute_ms = 0;  // C; 0: unknown, no wait is planned
+  int staleness = 1;      // s
+  int latency_hops = 1;   // one-way latencies one after another in an exchange (W - 1 in a ring of W)
+  double budget_ms = 0;   // the transfer time the density was chosen for (negative counts as 0)
+};
+
 struct BandwidthEstimatorOptions {
   double initial_mbps = 100;    // before the first measurement
   double growth = 1.10;         // per tick without waiting
@@ -63,7 +82,8 @@ struct BandwidthEstimate {
   double mbps = 0;                       // the estimate after this update
   std::optional<double> measured_mbps;   // R, when some sample could be timed
   double latency_ms = 0;                 // L
-  double wait_fraction = 0;              // f
+  double wait_fraction = 0;              // f, of the wait beyond the planned wait
+  double planned_wait_ms = 0;            // per iteration (ExchangePace)
   std::string reason;                    // "overrun", "measured", "probe", "no samples"
 };
 
@@ -76,7 +96,7 @@ class BandwidthEstimator {
   // One latency probe's round trip.
   void add_round_trip(double rtt_ms);
   // Uses the samples added since the last update.
-  BandwidthEstimate update();
+  BandwidthEstimate update(const ExchangePace& pace = {});
 
   double mbps() const { return mbps_; }
   double latency_ms() const;

@@ -19,6 +19,7 @@ void validate(const ControllerOptions& o) {
   require(o.safety > 0 && o.safety <= 1, "safety", o.safety);
   require(o.batch_hysteresis >= 0, "batch_hysteresis", o.batch_hysteresis);
   require(o.density_hysteresis >= 0, "density_hysteresis", o.density_hysteresis);
+  require(o.link_utilization >= 0 && o.link_utilization < 1, "link_utilization", o.link_utilization);
   BandwidthEstimator check(o.estimator);  // throws for bad estimator options
   (void)check;
 }
@@ -101,6 +102,20 @@ std::optional<std::vector<std::vector<int>>> Controller::better_batches() const 
   return out;
 }
 
+// The transfer time X that keeps the link busy `link_utilization` (u) of
+// each iteration. An iteration lasts P(X) = max(C, (C + E + X) / (s + 1)) for
+// compute C, exchange latency E and staleness s (bandwidth_estimator.h,
+// ExchangePace). While the compute sets the pace, X = u C; once the round
+// trip does, X / P(X) = u gives X = u (C + E) / (s + 1 - u). The two meet
+// where (C + E + u C) = (s + 1) C.
+double Controller::link_filling_ms(double compute_ms, double exchange_latency_ms) const {
+  const double u = options_.link_utilization;
+  if (u <= 0) return 0;
+  const double s = staleness_;
+  if (compute_ms + exchange_latency_ms + u * compute_ms <= (s + 1) * compute_ms) return u * compute_ms;
+  return u * (compute_ms + exchange_latency_ms) / (s + 1 - u);
+}
+
 std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   if (now_s < next_tick_s_) return std::nullopt;
   while (next_tick_s_ <= now_s) next_tick_s_ += options_.interval_s;
@@ -108,20 +123,32 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   ControlRecord r;
   r.time_s = now_s;
   r.iteration = current_iteration;
-  const auto estimate = estimator_.update();
+  r.compute_ms = compute_ms();
+  ExchangePace pace;
+  pace.compute_ms = r.compute_ms;
+  pace.staleness = staleness_;
+  pace.latency_hops = std::max(1, traffic_.nodes - 1);
+  pace.budget_ms = budget_ms_;
+  const auto estimate = estimator_.update(pace);
   r.estimated_mbps = estimate.mbps;
   r.measured_mbps = estimate.measured_mbps;
   r.latency_ms = estimate.latency_ms;
   r.wait_fraction = estimate.wait_fraction;
-  r.compute_ms = compute_ms();
   r.delivered_mbps = delivered_mbps_;
   std::fill(compute_sum_ms_.begin(), compute_sum_ms_.end(), 0.0);
   std::fill(compute_count_.begin(), compute_count_.end(), 0);
 
   std::string why = estimate.reason;
+  if (estimate.planned_wait_ms > 0) why += fmt::format(" (beyond a planned wait of {:.2f} ms)", estimate.planned_wait_ms);
   bool changed = false;
   if (r.compute_ms > 0) {
     r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
+    const double fill_ms = link_filling_ms(r.compute_ms, pace.latency_hops * r.latency_ms);
+    if (options_.link_utilization > 0 && fill_ms > r.budget_ms) {
+      r.budget_ms = fill_ms;
+      why += fmt::format("; filling the link to {:.0f}%", options_.link_utilization * 100);
+    }
+    budget_ms_ = r.budget_ms;
     const auto choice = choose_density(traffic_, r.estimated_mbps, r.budget_ms, options_.min_density,
                                        options_.max_density);
     if (std::abs(choice.density - density_) > options_.density_hysteresis * density_) {

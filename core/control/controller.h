@@ -37,6 +37,11 @@ struct ControllerOptions {
   bool adapt_batch = true;
   double batch_hysteresis = 0.05;  // relative gain in slowest-GPU time needed to move batches
   double density_hysteresis = 0.02;  // relative density change below which the plan is kept
+  // 0: the paper's rule only (the exchange fits in the compute window less
+  // the latency). In (0, 1): also keep the link busy at least this fraction
+  // of each iteration, where the round trip, not the compute, sets the pace
+  // (docs/control.md, "When the round trip exceeds the compute window").
+  double link_utilization = 0;
   BandwidthEstimatorOptions estimator;
 };
 
@@ -77,6 +82,7 @@ class Controller {
 
  private:
   double compute_ms() const;
+  double link_filling_ms(double compute_ms, double exchange_latency_ms) const;
   std::optional<std::vector<std::vector<int>>> better_batches() const;
 
   ControllerOptions options_;
@@ -89,6 +95,7 @@ class Controller {
   std::vector<double> compute_sum_ms_;                 // per node, since the last tick
   std::vector<int> compute_count_;
   double delivered_mbps_ = 0;
+  double budget_ms_ = 0;  // the last tick's: the transfer time the density in force was chosen for
   double next_tick_s_;
   std::vector<ControlRecord> records_;
 };

@@ -13,13 +13,15 @@ namespace {
 using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, initial_mbps}` (docs/control.md); a map means on.
+// batch, growth, initial_mbps, link_utilization}` (docs/control.md); a map
+// means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
-  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps"});
+  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps",
+                "link_utilization"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -30,15 +32,19 @@ void read_controller(O& o, const util::YamlField& f) {
   c.adapt_batch = f.boolean_or("batch", c.adapt_batch);
   c.estimator.growth = f.number_or("growth", c.estimator.growth, 1, 10);
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
+  c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
 }
 
 nlohmann::json show_controller(const O& o) {
   if (!o.controller) return "off";
   const auto& c = o.control;
-  return {{"interval_s", c.interval_s},     {"min_density", c.min_density},
-          {"max_density", c.max_density},   {"safety", c.safety},
-          {"adapt_batch", c.adapt_batch},   {"growth", c.estimator.growth},
-          {"initial_mbps", c.estimator.initial_mbps}};
+  nlohmann::json shown = {{"interval_s", c.interval_s},     {"min_density", c.min_density},
+                          {"max_density", c.max_density},   {"safety", c.safety},
+                          {"adapt_batch", c.adapt_batch},   {"growth", c.estimator.growth},
+                          {"initial_mbps", c.estimator.initial_mbps}};
+  // Named only when on, so that results of the paper's rule read as before.
+  if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
+  return shown;
 }
 
 // A `train` flag that sets one number of the controller's options (it has
@@ -141,6 +147,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                                 "Controller's upper density bound"))
       .custom(controller_number("--control-safety", &control::ControllerOptions::safety, 0.01, 1,
                                 "Fraction of the overlap window the exchange may fill"))
+      .custom(controller_number("--control-link-utilization", &control::ControllerOptions::link_utilization, 0, 0.99,
+                                "Keep the link busy this fraction of each iteration where the round trip sets the pace (0: off)"))
       .custom(estimator_number("--control-growth", &control::BandwidthEstimatorOptions::growth, 1, 10,
                                "Bandwidth probing factor per tick"))
       .custom(estimator_number("--control-initial-mbps", &control::BandwidthEstimatorOptions::initial_mbps, 0.01, 1e6,
