@@ -173,21 +173,27 @@ TEST(BandwidthEstimator, TheWaitTheRoundTripExplainsIsNoOverrun) {
   EXPECT_EQ(r.reason, "measured");
   EXPECT_NEAR(r.mbps, 100, 1e-9);  // 125 kB in 10 ms net of latency
 
+  // Iterations that take turns waiting about the planned wait (14 and
+  // 4.8 ms) are no overrun either: the tick's wait is compared as a whole.
+  control::BandwidthEstimator alternating({50});
+  for (int i = 0; i < 10; ++i) alternating.add(exchange(30, 125000, i % 2 ? 14.0 : 4.8));
+  EXPECT_EQ(alternating.update(pace).wait_fraction, 0);
+
   // Without the pace the same samples read as an overrun (the old rule).
   control::BandwidthEstimator unplanned({50});
   for (int i = 0; i < 10; ++i) unplanned.add(exchange(30, 125000, 9.4));
   EXPECT_EQ(unplanned.update().reason, "overrun");
 
   // A planned transfer time adds to the planned wait: budget 10 ms gives
-  // (20 + 10 - 1.2) / 2 = 14.4 ms. Waiting 2 ms beyond that is an overrun of
-  // 2 / (2 + 1.5 x 14) of the time.
+  // (20 + 10 - 1.2) / 2 = 14.4 ms. Waiting 2 ms beyond that is an overrun
+  // of 2 ms against a planned iteration of 1.2 + 14.4 ms: f = 2 / 17.6.
   pace.budget_ms = 10;
   control::BandwidthEstimator beyond({100});
   for (int i = 0; i < 10; ++i) beyond.add(exchange(30, 125000, 16.4));
   const auto b = beyond.update(pace);
   EXPECT_NEAR(b.planned_wait_ms, 14.4, 1e-12);
   EXPECT_EQ(b.reason, "overrun");
-  EXPECT_NEAR(b.wait_fraction, 2.0 / (2 + 1.5 * 14), 1e-12);
+  EXPECT_NEAR(b.wait_fraction, 2.0 / (2 + 1.2 + 14.4), 1e-12);
 
   // Where the compute covers the exchange nothing is planned: the old rule.
   pace.compute_ms = 36;

@@ -81,14 +81,26 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
 
   double bytes = 0, transfer_ms = 0, wait = 0, weighted = 0;
   for (const auto& s : pending_) {
-    const double unplanned_wait = std::max(0.0, s.wait_ms - e.planned_wait_ms);
-    wait += unplanned_wait;
-    weighted += unplanned_wait + 1.5 * s.backward_ms;
+    wait += s.wait_ms;
+    weighted += s.wait_ms + 1.5 * s.backward_ms;
     const double transfer = s.intervals.empty() ? s.busy_ms - e.latency_ms : transfer_ms_of(s.intervals, e.latency_ms);
     if (s.bytes > 0 && transfer >= std::max(options_.min_transfer_ms, 0.05 * s.busy_ms)) {
       bytes += s.bytes;
       transfer_ms += transfer;
     }
+  }
+  if (e.planned_wait_ms > 0) {
+    // Only the tick's wait beyond the plan, summed before it is compared:
+    // where the round trip paces the pipeline, iterations take turns
+    // waiting (14 and 5 ms about a planned 9.5), and a per-iteration
+    // comparison would count every other one as an overrun. The fraction is
+    // of the planned iteration (compute plus planned wait), not of 1.5 x
+    // backward: a fast GPU's backward (under a millisecond) would make any
+    // overrun read as f near 1 and shrink the estimate tenfold at once.
+    const auto n = static_cast<double>(pending_.size());
+    const double unplanned = std::max(0.0, wait - e.planned_wait_ms * n);
+    wait = unplanned;
+    weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
   }
   pending_.clear();
   if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);

@@ -24,7 +24,8 @@
 //   paper's measure of how much the exchange made the GPUs wait, counting
 //   only the wait beyond what the planned exchange explains (ExchangePace:
 //   where the round trip is longer than the compute window, every forward
-//   waits for it at any density);
+//   waits for it at any density; there f is the tick's unplanned wait over
+//   its planned iteration time, compute plus planned wait);
 // * f above `wait_threshold`: the exchange overran, so the estimate drops to
 //   min(R, previous) x (1 - f); otherwise nobody waited, and the estimate
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as

@@ -139,7 +139,7 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   std::fill(compute_count_.begin(), compute_count_.end(), 0);
 
   std::string why = estimate.reason;
-  if (estimate.planned_wait_ms > 0) why += fmt::format(" (beyond a planned wait of {:.2f} ms)", estimate.planned_wait_ms);
+  if (estimate.planned_wait_ms > 0) why += fmt::format("; planned wait {:.2f} ms", estimate.planned_wait_ms);
   bool changed = false;
   if (r.compute_ms > 0) {
     r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
