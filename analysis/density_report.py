@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""The controller against fixed densities: one `stellatrain run` results
+folder whose systems are StellaTrain variants (the controller in its forms,
+and fixed densities with the controller off) beside a reference (ddp), over
+paired seeds. Per system: the median TTA at each report target (seeds
+reaching it), the median iteration reaching the main target, the median best
+accuracy, the mean iteration time, the mean density, the WAN bytes per
+iteration and the link's utilisation (delivered / configured bandwidth,
+both directions, whole seconds of the run from link.csv). Then each
+controller variant's median TTA over the best fixed density's at the main
+target. Markdown on stdout.
+
+    analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
+"""
+import csv
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def run_measures(folder):
+    """Mean iteration (ms), mean density, WAN bytes per iteration, utilisation."""
+    with open(folder / "iterations.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["rank"] == "0"]
+    iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
+    density = statistics.mean(float(r["density"]) for r in rows)
+    sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
+    configured = delivered = 0.0
+    with open(folder / "link.csv") as f:
+        link_rows = list(csv.DictReader(f))
+    last_second = max(int(r["second"]) for r in link_rows)
+    for r in link_rows:
+        if int(r["second"]) == last_second:
+            continue  # a partial second
+        configured += float(r["configured_mbps"])
+        delivered += float(r["delivered_mbps"])
+    return iteration_ms, density, sent, (delivered / configured if configured > 0 else None)
+
+
+def cell(value, fmt):
+    return "-" if value is None else format(value, fmt)
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    root = Path(argv[1])
+    summary = json.loads((root / "summary.json").read_text())
+    targets = summary["report_targets"] or [summary["target_accuracy"]]
+    main_target = f"{summary['target_accuracy']:g}"
+    print(f"{root} ({summary['scenario']}, seeds {summary['seeds']})\n")
+    head = " | ".join(f"TTA to {t:.0%} (s)" for t in targets)
+    print(f"| system | {head} | iteration reaching {float(main_target):.0%} | best accuracy | "
+          "mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation |")
+    print("|---" * (len(targets) + 7) + "|")
+    medians = {}
+    for label, entry in summary["systems"].items():
+        if "error" in entry:
+            print(f"| {label} | failed: {entry['error'][:80]} |")
+            continue
+        seeds = entry.get("per_seed") or [dict(entry, tta_at={k: v["tta_s"] for k, v in entry["targets"].items()},
+                                               run=label)]
+        tta_cells = []
+        for t in targets:
+            values = [p["tta_at"].get(f"{t:g}") for p in seeds]
+            reached = sum(v is not None for v in values)
+            m = median_or_none(values) if reached == len(values) else None
+            if f"{t:g}" == main_target:
+                medians[label] = m
+            tta_cells.append(f"{cell(m, '.2f')} ({reached}/{len(values)})")
+        measures = [run_measures(root / p["run"]) for p in seeds]
+        best = median_or_none([p["best_accuracy"] for p in seeds])
+        reach = median_or_none([p.get("tta_iteration") for p in seeds])
+        print(f"| {label} | {' | '.join(tta_cells)} | {cell(reach, '.0f')} | {cell(best, '.2%')} | "
+              f"{statistics.median(m[0] for m in measures):.1f} | {statistics.median(m[1] for m in measures):.4f} | "
+              f"{statistics.median(m[2] for m in measures):,.0f} | "
+              f"{cell(median_or_none([m[3] for m in measures]), '.0%')} |")
+    fixed = {k: v for k, v in medians.items() if k.startswith("fixed-") and v is not None}
+    if fixed:
+        best_label = min(fixed, key=fixed.get)
+        print(f"\nBest fixed density at {float(main_target):.0%}: {best_label} ({fixed[best_label]:.2f} s, median).")
+        for label, m in medians.items():
+            if label.startswith("stellatrain"):
+                ratio = "target not reached by every seed" if m is None else f"{m / fixed[best_label]:.2f}x"
+                print(f"* {label}: {ratio} the best fixed density's median TTA")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
