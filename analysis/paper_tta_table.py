@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""StellaTrain against ddp in the paper's regime, beside the paper's ratios:
+per results folder (one scenario, paired seeds), the iteration-time ratio
+(ddp / StellaTrain, medians of the seeds' mean iterations), the
+iterations-to-target ratio (StellaTrain / ddp, medians), the paired TTA
+speedup at the scenario's target with its 95% interval (summary.json), and
+both systems' median best accuracy. Markdown on stdout.
+
+    analysis/paper_tta_table.py FOLDER[:LABEL] ...
+
+LABEL is StellaTrain's system label in that folder (default: stellatrain);
+a folder whose scenario name has fluct-115, const-100 or const-500 in it is
+set beside the paper's 104x, 257.3x or 78.1x.
+"""
+import json
+import statistics
+import sys
+from pathlib import Path
+
+PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
+
+
+def seeds_of(entry):
+    return entry.get("per_seed") or [entry]
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def row(folder, label):
+    summary = json.loads((Path(folder) / "summary.json").read_text())
+    target = f"{summary['target_accuracy']:g}"
+    st, ddp = summary["systems"][label], summary["systems"]["ddp"]
+    st_seeds, ddp_seeds = seeds_of(st), seeds_of(ddp)
+    iteration_ratio = median(p["mean_iteration_s"] for p in ddp_seeds) / median(
+        p["mean_iteration_s"] for p in st_seeds)
+    st_its = [p.get("tta_iteration") for p in st_seeds]
+    ddp_its = [p.get("tta_iteration") for p in ddp_seeds]
+    its_ratio = (f"{median(st_its) / median(ddp_its):.2f}" if None not in st_its + ddp_its else "-")
+    at = st["targets"][target]
+    speedup = at.get("speedup_vs_ddp")
+    ci = at.get("speedup_ci95")
+    tta = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    paper = next((v for k, v in PAPER.items() if k in summary["scenario"]), "-")
+    best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
+    return (f"| {summary['scenario']} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta} | "
+            f"{best} | {paper} |")
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.exit(__doc__)
+    print("| scenario | seeds | iteration time, ddp / StellaTrain | iterations to target, StellaTrain / ddp | "
+          "TTA speedup [95% interval] | best accuracy, StellaTrain / ddp | paper's TTA speedup |")
+    print("|---|---|---|---|---|---|---|")
+    for arg in argv[1:]:
+        folder, _, label = arg.partition(":")
+        print(row(folder, label or "stellatrain"))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
