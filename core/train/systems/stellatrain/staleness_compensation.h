@@ -21,7 +21,7 @@
 
 namespace st::optim {
 class SparseOptimizer;
-struct ParamState;
+class ParamState;
 }  // namespace st::optim
 
 namespace st::train {
