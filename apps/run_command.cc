@@ -206,19 +206,6 @@ Scenario with_mtu(const Scenario& scenario, const std::string& mtu) {
 
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend);
 
-// --systems: the scenario's systems with these labels, in the scenario's
-// order; a label it does not have is an error naming it.
-std::vector<ScenarioSystem> chosen_systems(const Scenario& scenario, const std::vector<std::string>& labels) {
-  for (const auto& label : labels)
-    if (std::none_of(scenario.systems.begin(), scenario.systems.end(),
-                     [&](const ScenarioSystem& s) { return s.label == label; }))
-      throw std::invalid_argument(fmt::format("--systems: {} has no system labelled '{}'", scenario.source, label));
-  std::vector<ScenarioSystem> chosen;
-  for (const auto& system : scenario.systems)
-    if (std::find(labels.begin(), labels.end(), system.label) != labels.end()) chosen.push_back(system);
-  return chosen;
-}
-
 // The backend the runs go to, built from the scenario as --mtu and
 // --emu-delay change it.
 std::unique_ptr<train::Backend> backend_for(const Scenario& scenario, const RunOptions& options,
@@ -249,7 +236,7 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
-  if (!options.systems.empty()) loaded.systems = chosen_systems(loaded, options.systems);
+  loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
   check_stage_sample(loaded, options);
   Scenario scenario = loaded;

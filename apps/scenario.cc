@@ -407,6 +407,18 @@ double Scenario::cost_per_hour() const {
   return cost;
 }
 
+std::vector<ScenarioSystem> systems_labelled(const Scenario& scenario, const std::vector<std::string>& labels) {
+  for (const auto& label : labels)
+    if (std::none_of(scenario.systems.begin(), scenario.systems.end(),
+                     [&](const ScenarioSystem& s) { return s.label == label; }))
+      throw std::invalid_argument(fmt::format("--systems: {} has no system labelled '{}'", scenario.source, label));
+  if (labels.empty()) return scenario.systems;
+  std::vector<ScenarioSystem> chosen;
+  for (const auto& system : scenario.systems)
+    if (std::find(labels.begin(), labels.end(), system.label) != labels.end()) chosen.push_back(system);
+  return chosen;
+}
+
 Scenario load_scenario(const std::string& path) {
   return parse_scenario(YamlField::load_file(path), fs::path(path).parent_path().string());
 }

@@ -70,6 +70,11 @@ struct Scenario {
   double cost_per_hour() const;  // all clusters' nodes together
 };
 
+// `run --systems` and `sweep --systems`: the scenario's systems with these
+// labels, in the scenario's order (all of them when `labels` is empty).
+// Throws std::invalid_argument naming a label the scenario does not have.
+std::vector<ScenarioSystem> systems_labelled(const Scenario& scenario, const std::vector<std::string>& labels);
+
 // Throws util::YamlError naming the file, key path and line.
 Scenario load_scenario(const std::string& path);
 // The same from YAML already read (`top.file()` names it in errors);

@@ -141,19 +141,11 @@ std::function<std::vector<std::string>(const RunJob&)> point_command(const Sweep
 nlohmann::ordered_json sweep(const SweepOptions& given) {
   SweepOptions options = given;
   Scenario scenario = load_scenario(options.run.scenario);
-  for (const auto& label : options.systems) {
-    const bool known = std::any_of(scenario.systems.begin(), scenario.systems.end(),
-                                   [&](const ScenarioSystem& s) { return s.label == label; });
-    if (!known) throw std::invalid_argument(fmt::format("--systems: {} has no system labelled '{}'", scenario.source, label));
-  }
-  const std::vector<ScenarioSystem> originals_list = scenario.systems;
+  const std::vector<ScenarioSystem> originals_list = systems_labelled(scenario, options.systems);
   std::map<std::string, std::vector<Point>> points;  // by original label
   std::map<std::string, const ScenarioSystem*> original_of;
   std::vector<ScenarioSystem> round;
   for (const auto& system : originals_list) {
-    const bool chosen = options.systems.empty() ||
-                        std::find(options.systems.begin(), options.systems.end(), system.label) != options.systems.end();
-    if (!chosen) continue;
     original_of[system.label] = &system;
     for (const auto& setting : grid(options.grid, system.config)) {
       round.push_back(at_setting(system, setting, options));
