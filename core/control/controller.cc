@@ -102,15 +102,14 @@ std::optional<std::vector<std::vector<int>>> Controller::better_batches() const 
   return out;
 }
 
-// The transfer time X that keeps the link busy `link_utilization` (u) of
-// each iteration. An iteration lasts P(X) = max(C, (C + E + X) / (s + 1)) for
+// The transfer time X that keeps the link busy `link_utilization` (u > 0)
+// of each iteration. An iteration lasts P(X) = max(C, (C + E + X) / (s + 1)) for
 // compute C, exchange latency E and staleness s (bandwidth_estimator.h,
 // ExchangePace). While the compute sets the pace, X = u C; once the round
 // trip does, X / P(X) = u gives X = u (C + E) / (s + 1 - u). The two meet
 // where (C + E + u C) = (s + 1) C.
 double Controller::link_filling_ms(double compute_ms, double exchange_latency_ms) const {
   const double u = options_.link_utilization;
-  if (u <= 0) return 0;
   const double s = staleness_;
   if (compute_ms + exchange_latency_ms + u * compute_ms <= (s + 1) * compute_ms) return u * compute_ms;
   return u * (compute_ms + exchange_latency_ms) / (s + 1 - u);
@@ -143,10 +142,12 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   bool changed = false;
   if (r.compute_ms > 0) {
     r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
-    const double fill_ms = link_filling_ms(r.compute_ms, pace.latency_hops * r.latency_ms);
-    if (options_.link_utilization > 0 && fill_ms > r.budget_ms) {
-      r.budget_ms = fill_ms;
-      why += fmt::format("; filling the link to {:.0f}%", options_.link_utilization * 100);
+    if (options_.link_utilization > 0) {
+      const double fill_ms = link_filling_ms(r.compute_ms, pace.latency_hops * r.latency_ms);
+      if (fill_ms > r.budget_ms) {
+        r.budget_ms = fill_ms;
+        why += fmt::format("; filling the link to {:.0f}%", options_.link_utilization * 100);
+      }
     }
     budget_ms_ = r.budget_ms;
     const auto choice = choose_density(traffic_, r.estimated_mbps, r.budget_ms, options_.min_density,
