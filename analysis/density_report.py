@@ -14,14 +14,14 @@ target. Markdown on stdout.
 """
 import csv
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
 
-
-def median_or_none(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
+from tta import median_or_none  # noqa: E402
 
 
 def run_measures(folder):
@@ -64,8 +64,7 @@ def main(argv):
         if "error" in entry:
             print(f"| {label} | failed: {entry['error'][:80]} |")
             continue
-        seeds = entry.get("per_seed") or [dict(entry, tta_at={k: v["tta_s"] for k, v in entry["targets"].items()},
-                                               run=label)]
+        seeds = tta.seed_runs(summary, label)
         tta_cells = []
         for t in targets:
             values = [p["tta_at"].get(f"{t:g}") for p in seeds]

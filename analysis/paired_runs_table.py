@@ -10,21 +10,21 @@ one and the same run. Markdown on stdout; reads only summary.json.
     analysis/paired_runs_table.py results/fast/headline-packet results/fast/headline-flow
 """
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
+
 
 def load(folder):
-    summary = json.loads((Path(folder) / "summary.json").read_text())
-    return summary, {label: entry for label, entry in summary["systems"].items()}
+    return json.loads((Path(folder) / "summary.json").read_text())
 
 
-def per_seed_tta(entry, target, seeds):
-    if "per_seed" in entry:
-        return {p["seed"]: p.get("tta_at", {}).get(target) for p in entry["per_seed"]}
-    # A one-seed run has no per_seed list: its TTA is the system's own.
-    return {seeds[0]: entry.get("targets", {}).get(target, {}).get("tta_s")}
+def per_seed_tta(summary, label, target):
+    return {run["seed"]: run["tta_at"].get(target) for run in tta.seed_runs(summary, label)}
 
 
 def ratio_cell(ratios):
@@ -36,8 +36,8 @@ def ratio_cell(ratios):
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
-    first, a = load(argv[1])
-    second, b = load(argv[2])
+    first, second = load(argv[1]), load(argv[2])
+    a, b = first["systems"], second["systems"]
     if first["scenario"] != second["scenario"] or first["seeds"] != second["seeds"]:
         sys.exit(f"{argv[1]} and {argv[2]}: not the same scenario and seeds")
     targets = [t for t in first["report_targets"]] or [first["target_accuracy"]]
@@ -52,7 +52,7 @@ def main(argv):
         iteration = b[label]["mean_iteration_s"] / entry["mean_iteration_s"]
         for target in targets:
             key = f"{target:g}"
-            x, y = per_seed_tta(entry, key, first["seeds"]), per_seed_tta(b[label], key, first["seeds"])
+            x, y = per_seed_tta(first, label, key), per_seed_tta(second, label, key)
             ratios = [y[s] / x[s] for s in x if x[s] is not None and y.get(s) is not None]
             reached_x = sum(v is not None for v in x.values())
             reached_y = sum(v is not None for v in y.values())

@@ -13,27 +13,22 @@ a folder whose scenario name has fluct-115, const-100 or const-500 in it is
 set beside the paper's 104x, 257.3x or 78.1x.
 """
 import json
-import statistics
+import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
+from tta import median_or_none as median  # noqa: E402
+
 PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
-
-
-def seeds_of(entry):
-    return entry.get("per_seed") or [entry]
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 def row(folder, label):
     summary = json.loads((Path(folder) / "summary.json").read_text())
     target = f"{summary['target_accuracy']:g}"
-    st, ddp = summary["systems"][label], summary["systems"]["ddp"]
-    st_seeds, ddp_seeds = seeds_of(st), seeds_of(ddp)
+    st = summary["systems"][label]
+    st_seeds, ddp_seeds = tta.seed_runs(summary, label), tta.seed_runs(summary, "ddp")
     iteration_ratio = median(p["mean_iteration_s"] for p in ddp_seeds) / median(
         p["mean_iteration_s"] for p in st_seeds)
     st_its = [p.get("tta_iteration") for p in st_seeds]
@@ -42,10 +37,10 @@ def row(folder, label):
     at = st["targets"][target]
     speedup = at.get("speedup_vs_ddp")
     ci = at.get("speedup_ci95")
-    tta = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    tta_cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
     paper = next((v for k, v in PAPER.items() if k in summary["scenario"]), "-")
     best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
-    return (f"| {summary['scenario']} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta} | "
+    return (f"| {summary['scenario']} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
             f"{best} | {paper} |")
 
 

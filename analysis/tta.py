@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import statistics
 
 # sim: simulated seconds; real and emu: wall-clock seconds.
 BACKENDS = ("sim", "real", "emu")
@@ -491,3 +492,22 @@ def per_seed_rows(summary):
             else:
                 rows.append([label, str(i), json.dumps(seed), "-", "-"])
     return rows
+
+
+def seed_runs(summary, label):
+    """One system's runs, one per seed, as summary.json's per_seed lists them
+    (seed, run: its folder in the results, tta_at: TTA per report target,
+    tta_iteration, best_accuracy, mean_iteration_s, ...). A one-seed run has
+    no per_seed list: its system entry is its only run, and its tta_at comes
+    from the entry's targets."""
+    entry = summary["systems"][label]
+    if entry.get("per_seed"):
+        return entry["per_seed"]
+    tta_at = {target: at.get("tta_s") for target, at in (entry.get("targets") or {}).items()}
+    return [dict(entry, seed=summary["seeds"][0], run=label, tta_at=tta_at)]
+
+
+def median_or_none(values):
+    """The median of the values that are not None; None when none are."""
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None

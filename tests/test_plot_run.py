@@ -325,6 +325,20 @@ class TtaTest(unittest.TestCase):
         self.assertEqual(tta.time_to_accuracy([1, 2, 3, 4], [0.5, 0.8, 0.7, 0.9], 0.8), 2)
         self.assertIsNone(tta.time_to_accuracy([1, 2], [0.5, 0.6], 0.8))
 
+    def test_seed_runs_of_several_seeds_and_of_one(self):
+        several = {"seeds": [1, 2], "systems": {"s": {"per_seed": [
+            {"seed": 1, "run": "s/seed-1", "tta_at": {"0.85": 2.0}},
+            {"seed": 2, "run": "s/seed-2", "tta_at": {"0.85": None}}]}}}
+        self.assertEqual([r["run"] for r in tta.seed_runs(several, "s")], ["s/seed-1", "s/seed-2"])
+        # One seed: no per_seed list; the system entry is the run, in its folder.
+        one = {"seeds": [7], "systems": {"s": {"best_accuracy": 0.9, "tta_iteration": 40,
+                                               "targets": {"0.85": {"tta_s": 3.0}, "0.87": {"tta_s": None}}}}}
+        [run] = tta.seed_runs(one, "s")
+        self.assertEqual((run["seed"], run["run"], run["tta_at"], run["best_accuracy"], run["tta_iteration"]),
+                         (7, "s", {"0.85": 3.0, "0.87": None}, 0.9, 40))
+        self.assertEqual(tta.median_or_none([None, 3, 1]), 2)
+        self.assertIsNone(tta.median_or_none([None]))
+
     def test_speedup_bound(self):
         self.assertEqual(tta.speedup_upper_bound(40.0, 10.0), 4.0)
         self.assertIsNone(tta.speedup_upper_bound(None, 10.0))
