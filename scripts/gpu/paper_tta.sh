@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The paper's regime with accuracy, on a CUDA machine: runs the ResNet-18
+# scenarios of scenarios/paper-tta/ (fluct-115, const 100 and const 500,
+# three seeds each) side by side, builds the app first when build-gpu/ has
+# none (scripts/gpu/build.sh), and copies the results into $OUT as they
+# come when $OUT is set (a lent machine's command may be cut off; what
+# finished still comes back). Table: analysis/paper_tta_table.py.
+#
+#   bash scripts/gpu/paper_tta.sh                       # stellatrain-fill-80 and ddp
+#   SYSTEMS=fixed-0.01,fixed-0.03 bash scripts/gpu/paper_tta.sh
+#   LINKS="fluct-115" JOBS=6 bash scripts/gpu/paper_tta.sh
+#
+# Environment (all optional): BUILD_DIR (build-gpu), RESULTS
+# (results/paper-tta), SYSTEMS (labels, comma-separated), LINKS
+# (space-separated), JOBS (runs at once per scenario, default 6),
+# ITERATIONS (shorter runs), OMP_NUM_THREADS (default 2: three scenarios
+# of six runs share the host's cores).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+RESULTS=${RESULTS:-results/paper-tta}
+SYSTEMS=${SYSTEMS:-stellatrain-fill-80,ddp}
+LINKS=${LINKS:-fluct-115 const-100 const-500}
+JOBS=${JOBS:-6}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+APP="$BUILD_DIR/apps/stellatrain"
+
+if [ ! -x "$APP" ]; then
+  ST_GPU_TARGETS=${ST_GPU_TARGETS:-stellatrain} BUILD_DIR="$BUILD_DIR" bash scripts/gpu/build.sh \
+    > "${OUT:-/tmp}/paper-tta-build.log" 2>&1 || { tail -30 "${OUT:-/tmp}/paper-tta-build.log"; exit 1; }
+fi
+# shellcheck disable=SC1091
+source "$BUILD_DIR/env.sh"
+
+copy_out() {
+  [ -n "${OUT:-}" ] || return 0
+  for link in $LINKS; do
+    [ -d "$RESULTS/resnet18-h100-$link" ] && mkdir -p "$OUT/$(basename "$RESULTS")" && cp -r "$RESULTS/resnet18-h100-$link" "$OUT/$(basename "$RESULTS")/" 2>/dev/null
+    cp "$RESULTS/resnet18-h100-$link.log" "$OUT/$(basename "$RESULTS")/" 2>/dev/null
+  done
+  return 0
+}
+
+mkdir -p "$RESULTS"
+any_alive() { local pid; for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 0; done; return 1; }
+
+pids=()
+for link in $LINKS; do
+  args=(run "scenarios/paper-tta/resnet18-h100-$link.yaml" --systems "$SYSTEMS" --jobs "$JOBS"
+        --quiet --out "$RESULTS/resnet18-h100-$link")
+  [ -n "${ITERATIONS:-}" ] && args+=(--iterations "$ITERATIONS")
+  echo "paper-tta: $APP ${args[*]}"
+  "$APP" "${args[@]}" > "$RESULTS/resnet18-h100-$link.log" 2>&1 &
+  pids+=($!)
+done
+# Progress, and a copy of what has finished, every 30 s.
+while any_alive "${pids[@]}"; do
+  sleep 30
+  echo "paper-tta: $(date -u +%T) $(find "$RESULTS"/resnet18-h100-* -name eval.csv 2>/dev/null | wc -l) runs started"
+  copy_out
+done
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+for link in $LINKS; do tail -12 "$RESULTS/resnet18-h100-$link.log"; done
+copy_out
+exit $status
