@@ -4,7 +4,12 @@ per results folder (one scenario, paired seeds), the iteration-time ratio
 (ddp / StellaTrain, medians of the seeds' mean iterations), the
 iterations-to-target ratio (StellaTrain / ddp, medians), the paired TTA
 speedup at the scenario's target with its 95% interval (summary.json), and
-both systems' median best accuracy. Markdown on stdout.
+both systems' median best accuracy, StellaTrain's link utilisation
+(delivered / configured bandwidth, link.csv) and, where the folder also
+ran fixed densities (labels fixed-*), StellaTrain's median TTA over the
+best fixed density's. A factor of the TTA ratio is the iteration-time
+ratio over the iterations-to-target ratio: the two columns say which one
+moves it. Markdown on stdout.
 
     analysis/paper_tta_table.py FOLDER[:LABEL] ...
 
@@ -19,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tta  # noqa: E402
+from density_report import run_measures  # noqa: E402
 from tta import median_or_none as median  # noqa: E402
 
 PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
@@ -40,16 +46,35 @@ def row(folder, label):
     tta_cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
     paper = next((v for k, v in PAPER.items() if k in summary["scenario"]), "-")
     best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
+    utilisation = median(run_measures(Path(folder) / p["run"])[3] for p in st_seeds)
     return (f"| {summary['scenario']} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
-            f"{best} | {paper} |")
+            f"{best} | {utilisation:.0%} | {against_fixed(summary, label, target)} | {paper} |")
+
+
+def median_tta(summary, label, target):
+    """The median TTA over the seeds, None unless every seed reached it."""
+    values = [p["tta_at"].get(target) for p in tta.seed_runs(summary, label)]
+    return median(values) if None not in values else None
+
+
+def against_fixed(summary, label, target):
+    """StellaTrain's median TTA over the best fixed density's ("-" without any)."""
+    fixed = {k: median_tta(summary, k, target) for k in summary["systems"] if k.startswith("fixed-")}
+    fixed = {k: v for k, v in fixed.items() if v is not None}
+    if not fixed:
+        return "-"
+    best = min(fixed, key=fixed.get)
+    mine = median_tta(summary, label, target)
+    return f"{mine / fixed[best]:.2f} ({best})" if mine is not None else f"not reached ({best})"
 
 
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
     print("| scenario | seeds | iteration time, ddp / StellaTrain | iterations to target, StellaTrain / ddp | "
-          "TTA speedup [95% interval] | best accuracy, StellaTrain / ddp | paper's TTA speedup |")
-    print("|---|---|---|---|---|---|---|")
+          "TTA speedup [95% interval] | best accuracy, StellaTrain / ddp | StellaTrain's link utilisation | "
+          "StellaTrain's TTA / best fixed density's | paper's TTA speedup |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for arg in argv[1:]:
         folder, _, label = arg.partition(":")
         print(row(folder, label or "stellatrain"))

@@ -30,6 +30,14 @@
 #             about 1 hour, one mode at a time so the wall times compare;
 #             the 16-cluster one without its faithful mode, which needs
 #             17 GB)
+#   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
+#             by the H100 profile at three links, every system, three
+#             paired seeds (about 1 hour with JOBS=2), and ResNet-18 on a
+#             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
+#             CUDA build; elsewhere its rows come from results that run left
+#             in $OUT/paper-tta-gpu/, or are named as missing
+#   paper-tta-sweep  the CNN workload's learning rates for stellatrain and
+#             ddp, decided on the validation set (about 10 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -104,11 +112,45 @@ step_fast() {
   run python3 analysis/fast_modes_table.py --summary "$OUT"/fast/*
 }
 
+step_paper_tta_sweep() {
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115.yaml --systems stellatrain-fill-80 --lr 0.05,0.1,0.2 \
+    --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-stellatrain"
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115.yaml --systems ddp --lr 0.025,0.05,0.1 \
+    --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-ddp"
+  echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
+  echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
+}
+
+step_paper_tta() {
+  local folders=() link
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link.yaml" --jobs "$JOBS" --quiet --out "$OUT/paper-tta/cnn-h100-$link"
+    run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link"
+    folders+=("$OUT/paper-tta/cnn-h100-$link:stellatrain-fill-80")
+  done
+  # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
+  # slow for a 2-core machine); the network and the stages are simulated.
+  if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
+    RESULTS="$OUT/paper-tta-gpu" run bash scripts/gpu/paper_tta.sh
+  fi
+  for link in fluct-115 const-100 const-500; do
+    if [ -f "$OUT/paper-tta-gpu/resnet18-h100-$link/summary.json" ]; then
+      folders+=("$OUT/paper-tta-gpu/resnet18-h100-$link:stellatrain-fill-80")
+    else
+      echo "paper-tta: no ResNet-18 results at $link ($OUT/paper-tta-gpu/resnet18-h100-$link): run" \
+        "scripts/gpu/paper_tta.sh on a CUDA machine and copy its results/paper-tta-gpu here"
+    fi
+  done
+  run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
+}
+
 record_machine
 for step in "${steps[@]}"; do
   case "$step" in
     sweep | headline | systems | paper | fast) echo "== $step"; "step_$step" ;;
-    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper, fast)" >&2; exit 2 ;;
+    paper-tta | paper-tta-sweep) echo "== $step"; "step_${step//-/_}" ;;
+    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper, fast, paper-tta, paper-tta-sweep)" >&2
+       exit 2 ;;
   esac
 done
 echo "regenerate_results: done; quote tables with their command and $OUT/MACHINE.txt"

@@ -148,6 +148,30 @@ TEST(BandwidthEstimator, DoesNotCollapseWhenLittleIsSent) {
   EXPECT_NEAR(e.mbps(), 100 * std::pow(1.1, 5), 1e-6);
 }
 
+// probe_growth: a tick where nothing could be timed doubles the estimate
+// (a lower bound there); a tick that timed something still probes by growth.
+TEST(BandwidthEstimator, ProbesFasterWhereNothingCouldBeTimed) {
+  control::BandwidthEstimatorOptions o;
+  o.initial_mbps = 10;
+  o.probe_growth = 2;
+  control::BandwidthEstimator e(o);
+  for (int tick = 0; tick < 5; ++tick) {
+    for (int i = 0; i < 10; ++i) e.add(exchange(20.1, 100));
+    const auto r = e.update();
+    EXPECT_FALSE(r.measured_mbps);
+    EXPECT_EQ(r.reason, "probe");
+  }
+  EXPECT_NEAR(e.mbps(), 10 * std::pow(2, 5), 1e-9);
+  // A timed 100 Mbps tick below the estimate: the 10% probe, capped at 4x it.
+  for (int i = 0; i < 10; ++i) e.add(exchange(30, 125000));
+  const auto timed = e.update();
+  ASSERT_TRUE(timed.measured_mbps);
+  EXPECT_EQ(timed.reason, "probe");
+  EXPECT_NEAR(timed.mbps, 320 * 1.1, 1e-9);
+  o.probe_growth = 0.5;
+  EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument);
+}
+
 TEST(BandwidthEstimator, ShrinksByTheWaitingFraction) {
   control::BandwidthEstimator e({200});
   for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, /*wait_ms=*/21));  // 100 Mbps, f = 21 / (21 + 21) = 0.5

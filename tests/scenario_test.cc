@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -142,6 +143,38 @@ TEST_F(ScenarioFile, GpuScenariosLoadWithTheShippedProfile) {
   EXPECT_EQ(sim.sim_compute->compute.kind, "profile");
   EXPECT_NE(sim.sim_compute->compute.profile_path.find("gpu-measured.yaml"), std::string::npos);
 #endif
+}
+
+// The paper's regime with accuracy (docs/paper-tta.md): both workloads at
+// the three links load, with the controller filling the link, ddp, and
+// three paired seeds; the CNN's also with the controller's paper rule,
+// fixed densities and every baseline the table is held against.
+TEST_F(ScenarioFile, PaperTtaScenariosLoad) {
+  for (const char* workload : {"cnn-h100", "resnet18-h100"}) {
+    for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+      const std::string name = std::string(workload) + "-" + link;
+      SCOPED_TRACE(name);
+      const auto s = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
+      EXPECT_EQ(s.name, name);
+      EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
+      std::vector<std::string> labels;
+      for (const auto& system : s.systems) labels.push_back(system.label);
+      ASSERT_GE(labels.size(), 2u);
+      EXPECT_EQ(labels[0], "stellatrain-fill-80");
+      EXPECT_EQ(labels[1], "ddp");
+      const auto& fill = s.systems[0].config.options_as<train::StellaTrainOptions>();
+      EXPECT_TRUE(fill.controller);
+      EXPECT_DOUBLE_EQ(fill.control.link_utilization, 0.8);
+      EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
+      for (const auto& system : s.systems)
+        EXPECT_EQ(system.config.compute_device, std::string(workload) == "cnn-h100" ? "cpu" : "cuda");
+      if (std::string(workload) == "cnn-h100") {
+        for (const char* label : {"stellatrain", "fixed-0.03", "fixed-0.1", "fixed-0.3", "topk-sync", "ddp-powersgd",
+                                  "local-sgd", "cloudless-ma"})
+          EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label;
+      }
+    }
+  }
 }
 
 TEST_F(ScenarioFile, ComputeDeviceReachesEverySystemsConfig) {
@@ -450,7 +483,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",
-      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8}}\n"
+      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
+      "probe_growth: 2}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
@@ -458,6 +492,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(controlled.control.max_density, 0.3);
   EXPECT_FALSE(controlled.control.adapt_batch);
   EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
+  EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);

@@ -16,6 +16,7 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
   require(o.max_mbps >= o.min_mbps, "max_mbps", o.max_mbps);
   require(o.initial_mbps >= o.min_mbps && o.initial_mbps <= o.max_mbps, "initial_mbps", o.initial_mbps);
   require(o.growth >= 1, "growth", o.growth);
+  require(o.probe_growth == 0 || o.probe_growth >= 1, "probe_growth", o.probe_growth);
   require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
@@ -117,7 +118,8 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     // never filled (density at its upper bound) cannot inflate the estimate
     // without limit.
     const double ceiling = e.measured_mbps ? std::max(mbps_, 4 * *e.measured_mbps) : options_.max_mbps;
-    mbps_ = std::min(mbps_ * options_.growth, ceiling);
+    const double factor = e.measured_mbps || options_.probe_growth == 0 ? options_.growth : options_.probe_growth;
+    mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);

@@ -31,7 +31,12 @@
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
 //   too small to show the link's rate (short messages, TCP's window), up to
-//   4 x the measured rate.
+//   4 x the measured rate. A tick where nothing could be timed at all
+//   probes by `probe_growth` instead (0: `growth`): its messages were too
+//   short for the link to show, so the estimate is only a lower bound and
+//   may climb as TCP's slow start does, doubling, rather than by 10% a tick
+//   (a low first estimate, taken while the connections' windows opened,
+//   otherwise takes tens of ticks to undo).
 #include <deque>
 #include <optional>
 #include <string>
@@ -72,6 +77,7 @@ struct ExchangePace {
 struct BandwidthEstimatorOptions {
   double initial_mbps = 100;    // before the first measurement
   double growth = 1.10;         // per tick without waiting
+  double probe_growth = 0;      // per tick without waiting where nothing could be timed; 0: growth
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;

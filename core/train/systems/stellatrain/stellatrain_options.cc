@@ -13,15 +13,15 @@ namespace {
 using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, initial_mbps, link_utilization}` (docs/control.md); a map
+// batch, growth, probe_growth, initial_mbps, link_utilization}` (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
-  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "initial_mbps",
-                "link_utilization"});
+  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
+                "initial_mbps", "link_utilization"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -31,6 +31,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.safety = f.number_or("safety", c.safety, 0.01, 1);
   c.adapt_batch = f.boolean_or("batch", c.adapt_batch);
   c.estimator.growth = f.number_or("growth", c.estimator.growth, 1, 10);
+  c.estimator.probe_growth = f.number_or("probe_growth", c.estimator.probe_growth, 1, 10);
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
 }
@@ -44,6 +45,7 @@ nlohmann::json show_controller(const O& o) {
                           {"initial_mbps", c.estimator.initial_mbps}};
   // Named only when on, so that results of the paper's rule read as before.
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
+  if (c.estimator.probe_growth > 0) shown["probe_growth"] = c.estimator.probe_growth;
   return shown;
 }
 
@@ -151,6 +153,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                                 "Keep the link busy this fraction of each iteration where the round trip sets the pace (0: off)"))
       .custom(estimator_number("--control-growth", &control::BandwidthEstimatorOptions::growth, 1, 10,
                                "Bandwidth probing factor per tick"))
+      .custom(estimator_number("--control-probe-growth", &control::BandwidthEstimatorOptions::probe_growth, 1, 10,
+                               "Probing factor per tick where no exchange could be timed (default: --control-growth)"))
       .custom(estimator_number("--control-initial-mbps", &control::BandwidthEstimatorOptions::initial_mbps, 0.01, 1e6,
                                "Bandwidth estimate before a measurement"))
       .custom(batch_control);
