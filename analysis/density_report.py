@@ -24,13 +24,9 @@ import tta  # noqa: E402
 from tta import median_or_none  # noqa: E402
 
 
-def run_measures(folder):
-    """Mean iteration (ms), mean density, WAN bytes per iteration, utilisation."""
-    with open(folder / "iterations.csv") as f:
-        rows = [r for r in csv.DictReader(f) if r["rank"] == "0"]
-    iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
-    density = statistics.mean(float(r["density"]) for r in rows)
-    sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
+def link_utilisation(folder):
+    """Delivered over configured bandwidth, every direction, the run's whole
+    seconds (link.csv; its last, partial second left out)."""
     configured = delivered = 0.0
     with open(folder / "link.csv") as f:
         link_rows = list(csv.DictReader(f))
@@ -40,7 +36,17 @@ def run_measures(folder):
             continue  # a partial second
         configured += float(r["configured_mbps"])
         delivered += float(r["delivered_mbps"])
-    return iteration_ms, density, sent, (delivered / configured if configured > 0 else None)
+    return delivered / configured if configured > 0 else None
+
+
+def run_measures(folder):
+    """Mean iteration (ms), mean density, WAN bytes per iteration, utilisation."""
+    with open(folder / "iterations.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["rank"] == "0"]
+    iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
+    density = statistics.mean(float(r["density"]) for r in rows)
+    sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
+    return iteration_ms, density, sent, link_utilisation(folder)
 
 
 def cell(value, fmt):

@@ -434,6 +434,54 @@ class SeedTableTest(unittest.TestCase):
         self.assertIn("summary.json: missing", result.stderr)
 
 
+class PaperTtaTableTest(unittest.TestCase):
+    """analysis/paper_tta_table.py: one row per results folder, its ratios
+    from the per-seed runs, the link's utilisation from link.csv, the TTA
+    over the best fixed density's, and the seeds reaching when not all do."""
+
+    @staticmethod
+    def seed(label, seed, tta, iteration, mean_iteration_s, best=0.88):
+        return {"seed": seed, "run": f"{label}/seed-{seed}", "tta_s": tta, "tta_iteration": iteration,
+                "tta_at": {"0.85": tta}, "best_accuracy": best, "mean_iteration_s": mean_iteration_s}
+
+    def folder(self, root, st_ttas):
+        systems = {}
+        per_system = {"ddp": ([20.0, 22.0, 24.0], 0.2), "st": (st_ttas, 0.02), "fixed-0.1": ([2.0, 2.2, 2.4], 0.02),
+                      "fixed-0.3": ([None, 3.0, 3.0], 0.03)}
+        for label, (ttas, mean_s) in per_system.items():
+            runs = [self.seed(label, i + 1, t, None if t is None else int(t / mean_s), mean_s)
+                    for i, t in enumerate(ttas)]
+            for run in runs:
+                fake_run(os.path.join(root, run["run"]), mean_s, 1.0, 0.9, iterations=150)
+            systems[label] = {"per_seed": runs, "targets": {"0.85": {"speedup_vs_ddp": 9.5,
+                                                                     "speedup_ci95": [8.0, 11.0]}}}
+        summary = {"scenario": "cnn-h100-const-100", "seeds": [1, 2, 3], "target_accuracy": 0.85,
+                   "systems": systems}
+        write(os.path.join(root, "summary.json"), json.dumps(summary))
+
+    def table(self, *folders):
+        return subprocess.run([sys.executable, os.path.join(HERE, "..", "analysis", "paper_tta_table.py"), *folders],
+                              check=True, capture_output=True, text=True).stdout.splitlines()
+
+    def test_a_row_with_its_factors_and_the_best_fixed_density(self):
+        with tempfile.TemporaryDirectory() as root:
+            self.folder(root, [2.2, 2.4, 2.6])
+            lines = self.table(f"{root}:st")
+        self.assertEqual(len(lines), 3)
+        # Iterations 0.2 / 0.02 s; to target 120 / 110; link.csv delivers 60% of its rate; the best
+        # fixed density every seed reaches is 10% (2.2 s), 30% misses on one seed.
+        self.assertEqual(lines[2], "| cnn-h100-const-100 | 3 | 10.0x | 1.09 | 9.5x [8.0, 11.0] | 88.00% / 88.00% | "
+                                   "60% | 1.09 (fixed-0.1) | 257.3x |")
+
+    def test_seeds_that_miss_the_target_are_counted(self):
+        with tempfile.TemporaryDirectory() as root:
+            self.folder(root, [2.2, None, 2.6])
+            row = self.table(f"{root}:st")[2]
+        self.assertIn("| 9.5x [8.0, 11.0] (2/3 seeds reach) |", row)
+        self.assertIn("| - |", row)  # no iterations ratio without every seed
+        self.assertIn("| not reached (fixed-0.1) |", row)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
