@@ -169,7 +169,7 @@ TEST_F(ScenarioFile, PaperTtaScenariosLoad) {
       for (const auto& system : s.systems)
         EXPECT_EQ(system.config.compute_device, std::string(workload) == "cnn-h100" ? "cpu" : "cuda");
       if (std::string(workload) == "cnn-h100") {
-        for (const char* label : {"stellatrain", "fixed-0.03", "fixed-0.1", "fixed-0.3", "topk-sync", "ddp-powersgd",
+        for (const char* label : {"stellatrain", "fixed-0.03", "fixed-0.1", "topk-sync", "ddp-powersgd",
                                   "local-sgd", "cloudless-ma"})
           EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label;
       }
