@@ -172,6 +172,25 @@ TEST(BandwidthEstimator, ProbesFasterWhereNothingCouldBeTimed) {
   EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument);
 }
 
+// slow_start_ticks: the first tick's overrun (the windows still opening)
+// keeps the estimate; the next one shrinks it as always.
+TEST(BandwidthEstimator, TheFirstTicksOverrunIsTheSlowStart) {
+  control::BandwidthEstimatorOptions o;
+  o.initial_mbps = 200;
+  o.slow_start_ticks = 1;
+  control::BandwidthEstimator e(o);
+  for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, /*wait_ms=*/21));  // 100 Mbps, f = 0.5
+  const auto first = e.update();
+  EXPECT_EQ(first.reason, "slow start");
+  EXPECT_NEAR(first.mbps, 200, 1e-9);
+  for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, /*wait_ms=*/21));
+  const auto second = e.update();
+  EXPECT_EQ(second.reason, "overrun");
+  EXPECT_NEAR(second.mbps, 50, 1e-9);
+  o.slow_start_ticks = -1;
+  EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument);
+}
+
 TEST(BandwidthEstimator, ShrinksByTheWaitingFraction) {
   control::BandwidthEstimator e({200});
   for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, /*wait_ms=*/21));  // 100 Mbps, f = 21 / (21 + 21) = 0.5

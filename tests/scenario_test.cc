@@ -484,7 +484,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
       error_of);
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
-      "probe_growth: 2}}\n"
+      "probe_growth: 2, slow_start_ticks: 1}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
@@ -493,6 +493,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_FALSE(controlled.control.adapt_batch);
   EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
   EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
+  EXPECT_EQ(controlled.control.estimator.slow_start_ticks, 1);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);

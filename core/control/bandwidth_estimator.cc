@@ -20,6 +20,7 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
   require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
+  require(o.slow_start_ticks >= 0, "slow_start_ticks", o.slow_start_ticks);
 }
 
 void BandwidthEstimator::add(const ExchangeSample& sample) { pending_.push_back(sample); }
@@ -107,7 +108,13 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
-  if (e.wait_fraction > options_.wait_threshold) {
+  ++ticks_with_samples_;
+  if (e.wait_fraction > options_.wait_threshold && ticks_with_samples_ <= options_.slow_start_ticks) {
+    // Keeps the estimate, or takes a faster measurement: a slower one is
+    // the windows opening.
+    mbps_ = std::max(mbps_, e.measured_mbps.value_or(0));
+    e.reason = "slow start";
+  } else if (e.wait_fraction > options_.wait_threshold) {
     mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
     e.reason = "overrun";
   } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {

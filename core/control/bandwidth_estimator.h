@@ -78,6 +78,10 @@ struct BandwidthEstimatorOptions {
   double initial_mbps = 100;    // before the first measurement
   double growth = 1.10;         // per tick without waiting
   double probe_growth = 0;      // per tick without waiting where nothing could be timed; 0: growth
+  // Ticks with samples at the start whose overrun does not shrink the
+  // estimate: the connections' windows are still opening then, so the wait
+  // measures TCP's slow start, not the link. 0: every tick counts.
+  int slow_start_ticks = 0;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -91,7 +95,7 @@ struct BandwidthEstimate {
   double latency_ms = 0;                 // L
   double wait_fraction = 0;              // f, of the wait beyond the planned wait
   double planned_wait_ms = 0;            // per iteration (ExchangePace)
-  std::string reason;                    // "overrun", "measured", "probe", "no samples"
+  std::string reason;                    // "overrun", "slow start", "measured", "probe", "no samples"
 };
 
 class BandwidthEstimator {
@@ -115,6 +119,7 @@ class BandwidthEstimator {
   std::deque<double> latency_minima_;  // one per tick that had samples
   std::deque<double> rtt_minima_;      // one per tick that had probes
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
+  int ticks_with_samples_ = 0;
 };
 
 }  // namespace st::control

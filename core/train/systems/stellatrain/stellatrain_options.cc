@@ -13,7 +13,7 @@ namespace {
 using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, probe_growth, initial_mbps, link_utilization}` (docs/control.md); a map
+// batch, growth, probe_growth, slow_start_ticks, initial_mbps, link_utilization}` (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
@@ -21,7 +21,7 @@ void read_controller(O& o, const util::YamlField& f) {
     return;
   }
   f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
-                "initial_mbps", "link_utilization"});
+                "slow_start_ticks", "initial_mbps", "link_utilization"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -32,6 +32,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.adapt_batch = f.boolean_or("batch", c.adapt_batch);
   c.estimator.growth = f.number_or("growth", c.estimator.growth, 1, 10);
   c.estimator.probe_growth = f.number_or("probe_growth", c.estimator.probe_growth, 1, 10);
+  c.estimator.slow_start_ticks = static_cast<int>(f.integer_or("slow_start_ticks", c.estimator.slow_start_ticks, 0, 100));
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
 }
@@ -46,6 +47,7 @@ nlohmann::json show_controller(const O& o) {
   // Named only when on, so that results of the paper's rule read as before.
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
   if (c.estimator.probe_growth > 0) shown["probe_growth"] = c.estimator.probe_growth;
+  if (c.estimator.slow_start_ticks > 0) shown["slow_start_ticks"] = c.estimator.slow_start_ticks;
   return shown;
 }
 
