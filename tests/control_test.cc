@@ -136,15 +136,20 @@ TEST(BandwidthEstimator, TakesLatencyFromProbeRoundTrips) {
   EXPECT_NEAR(*r.measured_mbps, 100, 1e-9);
 }
 
-TEST(BandwidthEstimator, DoesNotCollapseWhenLittleIsSent) {
-  control::BandwidthEstimator e({100});
-  // Tiny exchanges: the transfer part is too short to time; nobody waits.
-  for (int tick = 0; tick < 5; ++tick) {
+// Ticks of tiny exchanges: the transfer part is too short to time; nobody
+// waits. Each must be a probe without a measurement.
+void probe_untimed_ticks(control::BandwidthEstimator& e, int ticks) {
+  for (int tick = 0; tick < ticks; ++tick) {
     for (int i = 0; i < 10; ++i) e.add(exchange(20.1, 100));
     const auto r = e.update();
     EXPECT_FALSE(r.measured_mbps);
     EXPECT_EQ(r.reason, "probe");
   }
+}
+
+TEST(BandwidthEstimator, DoesNotCollapseWhenLittleIsSent) {
+  control::BandwidthEstimator e({100});
+  probe_untimed_ticks(e, 5);
   EXPECT_NEAR(e.mbps(), 100 * std::pow(1.1, 5), 1e-6);
 }
 
@@ -155,12 +160,7 @@ TEST(BandwidthEstimator, ProbesFasterWhereNothingCouldBeTimed) {
   o.initial_mbps = 10;
   o.probe_growth = 2;
   control::BandwidthEstimator e(o);
-  for (int tick = 0; tick < 5; ++tick) {
-    for (int i = 0; i < 10; ++i) e.add(exchange(20.1, 100));
-    const auto r = e.update();
-    EXPECT_FALSE(r.measured_mbps);
-    EXPECT_EQ(r.reason, "probe");
-  }
+  probe_untimed_ticks(e, 5);
   EXPECT_NEAR(e.mbps(), 10 * std::pow(2, 5), 1e-9);
   // A timed 100 Mbps tick below the estimate: the 10% probe, capped at 4x it.
   for (int i = 0; i < 10; ++i) e.add(exchange(30, 125000));

@@ -109,12 +109,13 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
   ++ticks_with_samples_;
-  if (e.wait_fraction > options_.wait_threshold && ticks_with_samples_ <= options_.slow_start_ticks) {
+  const bool overrun = e.wait_fraction > options_.wait_threshold;
+  if (overrun && ticks_with_samples_ <= options_.slow_start_ticks) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
     mbps_ = std::max(mbps_, e.measured_mbps.value_or(0));
     e.reason = "slow start";
-  } else if (e.wait_fraction > options_.wait_threshold) {
+  } else if (overrun) {
     mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
     e.reason = "overrun";
   } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {

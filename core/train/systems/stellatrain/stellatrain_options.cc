@@ -13,8 +13,8 @@ namespace {
 using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, probe_growth, slow_start_ticks, initial_mbps, link_utilization}` (docs/control.md); a map
-// means on.
+// batch, growth, probe_growth, slow_start_ticks, initial_mbps,
+// link_utilization}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
@@ -32,7 +32,8 @@ void read_controller(O& o, const util::YamlField& f) {
   c.adapt_batch = f.boolean_or("batch", c.adapt_batch);
   c.estimator.growth = f.number_or("growth", c.estimator.growth, 1, 10);
   c.estimator.probe_growth = f.number_or("probe_growth", c.estimator.probe_growth, 1, 10);
-  c.estimator.slow_start_ticks = static_cast<int>(f.integer_or("slow_start_ticks", c.estimator.slow_start_ticks, 0, 100));
+  c.estimator.slow_start_ticks =
+      static_cast<int>(f.integer_or("slow_start_ticks", c.estimator.slow_start_ticks, 0, 100));
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
 }
