@@ -49,6 +49,26 @@ def run_measures(folder):
     return iteration_ms, density, sent, link_utilisation(folder)
 
 
+def median_tta(summary, label, target):
+    """A system's median TTA at `target` (a summary key such as "0.85") over
+    its seeds, None unless every seed reached it; then how many did, of how
+    many."""
+    values = [p["tta_at"].get(target) for p in tta.seed_runs(summary, label)]
+    reached = sum(v is not None for v in values)
+    return (median_or_none(values) if reached == len(values) else None), reached, len(values)
+
+
+def best_fixed(medians):
+    """The fixed density (label fixed-*) with the lowest median TTA among
+    `medians` (label -> median or None), and that TTA; (None, None) without
+    one that every seed reached."""
+    fixed = {k: v for k, v in medians.items() if k.startswith("fixed-") and v is not None}
+    if not fixed:
+        return None, None
+    label = min(fixed, key=fixed.get)
+    return label, fixed[label]
+
+
 def cell(value, fmt):
     return "-" if value is None else format(value, fmt)
 
@@ -73,12 +93,10 @@ def main(argv):
         seeds = tta.seed_runs(summary, label)
         tta_cells = []
         for t in targets:
-            values = [p["tta_at"].get(f"{t:g}") for p in seeds]
-            reached = sum(v is not None for v in values)
-            m = median_or_none(values) if reached == len(values) else None
+            m, reached, count = median_tta(summary, label, f"{t:g}")
             if f"{t:g}" == main_target:
                 medians[label] = m
-            tta_cells.append(f"{cell(m, '.2f')} ({reached}/{len(values)})")
+            tta_cells.append(f"{cell(m, '.2f')} ({reached}/{count})")
         measures = [run_measures(root / p["run"]) for p in seeds]
         best = median_or_none([p["best_accuracy"] for p in seeds])
         reach = median_or_none([p.get("tta_iteration") for p in seeds])
@@ -86,13 +104,12 @@ def main(argv):
               f"{statistics.median(m[0] for m in measures):.1f} | {statistics.median(m[1] for m in measures):.4f} | "
               f"{statistics.median(m[2] for m in measures):,.0f} | "
               f"{cell(median_or_none([m[3] for m in measures]), '.0%')} |")
-    fixed = {k: v for k, v in medians.items() if k.startswith("fixed-") and v is not None}
-    if fixed:
-        best_label = min(fixed, key=fixed.get)
-        print(f"\nBest fixed density at {float(main_target):.0%}: {best_label} ({fixed[best_label]:.2f} s, median).")
+    best_label, best_tta = best_fixed(medians)
+    if best_label:
+        print(f"\nBest fixed density at {float(main_target):.0%}: {best_label} ({best_tta:.2f} s, median).")
         for label, m in medians.items():
             if label.startswith("stellatrain"):
-                ratio = "target not reached by every seed" if m is None else f"{m / fixed[best_label]:.2f}x"
+                ratio = "target not reached by every seed" if m is None else f"{m / best_tta:.2f}x"
                 print(f"* {label}: {ratio} the best fixed density's median TTA")
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tta  # noqa: E402
-from density_report import link_utilisation  # noqa: E402
+from density_report import best_fixed, link_utilisation, median_tta  # noqa: E402
 from tta import median_or_none as median  # noqa: E402
 
 PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
@@ -44,9 +44,9 @@ def row(folder, label):
     speedup = at.get("speedup_vs_ddp")
     ci = at.get("speedup_ci95")
     tta_cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
-    reached = sum(p["tta_at"].get(target) is not None for p in st_seeds)
-    if reached < len(st_seeds):  # the speedup is over the seeds that reached the target only
-        tta_cell += f" ({reached}/{len(st_seeds)} seeds reach)"
+    _, reached, count = median_tta(summary, label, target)
+    if reached < count:  # the speedup is over the seeds that reached the target only
+        tta_cell += f" ({reached}/{count} seeds reach)"
     paper = next((v for k, v in PAPER.items() if k in summary["scenario"]), "-")
     best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
     utilisation = median(link_utilisation(Path(folder) / p["run"]) for p in st_seeds)
@@ -55,21 +55,14 @@ def row(folder, label):
             f"{best} | {utilisation_cell} | {against_fixed(summary, label, target)} | {paper} |")
 
 
-def median_tta(summary, label, target):
-    """The median TTA over the seeds, None unless every seed reached it."""
-    values = [p["tta_at"].get(target) for p in tta.seed_runs(summary, label)]
-    return median(values) if None not in values else None
-
-
 def against_fixed(summary, label, target):
     """StellaTrain's median TTA over the best fixed density's ("-" without any)."""
-    fixed = {k: median_tta(summary, k, target) for k in summary["systems"] if k.startswith("fixed-")}
-    fixed = {k: v for k, v in fixed.items() if v is not None}
-    if not fixed:
+    best, best_tta = best_fixed({k: median_tta(summary, k, target)[0] for k, entry in summary["systems"].items()
+                                 if "error" not in entry})
+    if best is None:
         return "-"
-    best = min(fixed, key=fixed.get)
-    mine = median_tta(summary, label, target)
-    return f"{mine / fixed[best]:.2f} ({best})" if mine is not None else f"not reached ({best})"
+    mine = median_tta(summary, label, target)[0]
+    return f"{mine / best_tta:.2f} ({best})" if mine is not None else f"not reached ({best})"
 
 
 def main(argv):

@@ -47,8 +47,8 @@ OUT=${OUT:-results}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(headline systems paper fast)  # sweep only when asked: it changes a scenario by hand
 
-run() {  # prints and runs one command
-  echo "+ $*"
+run() {  # prints one command on stderr (its stdout stays the command's own) and runs it
+  echo "+ $*" >&2
   "$@"
 }
 
