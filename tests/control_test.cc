@@ -404,6 +404,41 @@ TEST(Controller, FillsTheLinkWhereTheRoundTripSetsThePace) {
   EXPECT_THROW(control::validate(o), std::invalid_argument);
 }
 
+// A density warm-up runs its first iterations above the plan: the wait
+// those iterations see is the warm-up's, so the estimate must not fall for
+// it; the same wait after the warm-up is an overrun.
+TEST(Controller, TheWarmUpsWaitIsNoOverrun) {
+  auto waiting = [](int rank, int iteration) {
+    auto t = sample_telemetry(rank);
+    t.iteration = iteration;
+    t.wait_ms = 40;  // f = 40 / (40 + 1.5 x 14) = 0.66: an overrun
+    return t;
+  };
+  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
+  for (int raised : {0, 50}) {
+    control::ControllerOptions o;
+    o.estimator.initial_mbps = 100;
+    o.raised_density_iterations = raised;
+    control::Controller c(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
+    for (int r = 0; r < 2; ++r) c.on_telemetry(waiting(r, 20));
+    c.tick(0.25, 20);
+    const auto& during = c.records().back();
+    if (raised == 0) {
+      EXPECT_NE(during.reason.find("overrun"), std::string::npos) << during.reason;
+      EXPECT_LT(during.estimated_mbps, 100);
+      continue;
+    }
+    EXPECT_EQ(during.reason.find("overrun"), std::string::npos) << during.reason;
+    EXPECT_NEAR(during.estimated_mbps, 120, 1e-9);  // the measured rate: 150 kB in 10 ms
+    for (int r = 0; r < 2; ++r) c.on_telemetry(waiting(r, 50));
+    c.tick(1.25, 50);
+    EXPECT_NE(c.records().back().reason.find("overrun"), std::string::npos) << c.records().back().reason;
+  }
+  control::ControllerOptions o;
+  o.raised_density_iterations = -1;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
+}
+
 TEST(Controller, RejectsBadOptionsAndForeignTelemetry) {
   control::ControllerOptions o;
   o.max_density = 0.0001;

@@ -177,6 +177,40 @@ TEST_F(ScenarioFile, PaperTtaScenariosLoad) {
   }
 }
 
+// The convergence variants run the same workload and link as their
+// cnn-h100-<link>.yaml: only the systems differ.
+TEST_F(ScenarioFile, PaperTtaConvergenceScenariosMatchTheirWorkload) {
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
+    const auto base = load_scenario(dir + ".yaml");
+    const auto s = load_scenario(dir + "-convergence.yaml");
+    EXPECT_EQ(s.name, base.name + "-convergence");
+    EXPECT_EQ(s.seeds, base.seeds);
+    EXPECT_EQ(s.target_accuracy, base.target_accuracy);
+    ASSERT_EQ(s.network.wan.size(), base.network.wan.size());
+    for (const auto& [pair, direction] : base.network.wan) {
+      const auto& mine = s.network.wan.at(pair);
+      EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
+      EXPECT_EQ(mine.delay_ms, direction.delay_ms);
+      EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
+      if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
+    }
+    EXPECT_EQ(s.network.model, base.network.model);
+    ASSERT_EQ(s.systems.size(), 4u);
+    EXPECT_EQ(s.systems[0].label, "ddp");
+    EXPECT_EQ(s.systems[0].config.lr, base.systems[1].config.lr);  // the base's ddp
+    const auto& fill = base.systems[0].config.options_as<train::StellaTrainOptions>();
+    for (std::size_t i = 1; i < 4; ++i) {
+      const auto& o = s.systems[i].config.options_as<train::StellaTrainOptions>();
+      EXPECT_DOUBLE_EQ(o.control.link_utilization, fill.control.link_utilization);
+      EXPECT_DOUBLE_EQ(s.systems[i].config.lr, base.systems[0].config.lr);
+      EXPECT_EQ(o.warmup.on(), s.systems[i].label != "momentum-correction") << s.systems[i].label;
+      EXPECT_EQ(o.momentum_at == "node", s.systems[i].label != "warmup") << s.systems[i].label;
+    }
+  }
+}
+
 TEST_F(ScenarioFile, ComputeDeviceReachesEverySystemsConfig) {
   const auto s = load_scenario(write(text({}, "compute_device: cuda:1\n")));
   for (const auto& system : s.systems) EXPECT_EQ(system.config.compute_device, "cuda:1");
@@ -480,11 +514,17 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.link_utilization (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, compensation: guess}\n  - ddp\n"}}),
            "systems[0].compensation (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, density_warmup: {iterations: 10, start: 2}}\n  - ddp\n"}}),
+           "systems[0].density_warmup.start (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, density_warmup: {length: 10}}\n  - ddp\n"}}),
+           "systems[0].density_warmup.length"},
+          {text({{"systems", "systems:\n  - {name: ddp, density_warmup: {iterations: 10}}\n  - stellatrain\n"}}),
+           "systems[0].density_warmup (line 10): only applies to stellatrain (not ddp)"},
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
-      "probe_growth: 2, slow_start_ticks: 1}}\n"
+      "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
@@ -494,6 +534,9 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
   EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
   EXPECT_EQ(controlled.control.estimator.slow_start_ticks, 1);
+  EXPECT_EQ(controlled.warmup.iterations, 40);
+  EXPECT_DOUBLE_EQ(controlled.warmup.start, 0.2);
+  EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);

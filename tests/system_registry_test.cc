@@ -125,6 +125,16 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_DOUBLE_EQ(o.density, 0.1);
   EXPECT_FALSE(o.controller);
   EXPECT_EQ(o.compensation, "lookahead");
+  TrainConfig tuned;
+  parse({"--system", "stellatrain", "--control-slow-start-ticks", "2", "--density-warmup-iterations", "40",
+         "--density-warmup-start", "0.2"},
+        tuned);
+  const auto& t = tuned.options_as<StellaTrainOptions>();
+  EXPECT_EQ(t.control.estimator.slow_start_ticks, 2);
+  EXPECT_EQ(t.warmup.iterations, 40);
+  EXPECT_DOUBLE_EQ(t.warmup.start, 0.2);
+  TrainConfig fraction;
+  EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;
   parse({"--system", "topk-sync", "--density", "0.2"}, shared);
   EXPECT_DOUBLE_EQ(shared.options_as<TopkSyncOptions>().density, 0.2) << "one --density serves both systems";

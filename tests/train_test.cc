@@ -159,6 +159,25 @@ TEST(Train, BadConfigurationNamesTheField) {
 namespace st::train {
 namespace {
 
+// iterations.csv's density column (rank 0's iterations).
+std::vector<std::string> density_column(const std::string& out_dir) {
+  std::ifstream iterations(out_dir + "/iterations.csv");
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::istringstream in(text);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  std::string line;
+  std::getline(iterations, line);
+  const auto header = split(line);
+  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), "density") - header.begin());
+  if (column >= header.size()) ADD_FAILURE() << out_dir << "/iterations.csv has no density column";
+  std::vector<std::string> out;
+  while (std::getline(iterations, line) && column < header.size()) out.push_back(split(line).at(column));
+  return out;
+}
+
 // The controller on the real backend (threads, wall clock; the in-process
 // transport throttled to 100 Mbps with 10 ms per message): it ticks, sends
 // plans that every node applies at the same iteration (bitwise identical
@@ -187,20 +206,43 @@ TEST(Controller, RunsOnTheRealBackend) {
   EXPECT_GE(ticks, 2);
   EXPECT_GE(plans, 1);
   // iterations.csv's density column shows the plans taking effect.
-  std::ifstream iterations(c.out_dir + "/iterations.csv");
-  std::set<std::string> densities;
-  std::getline(iterations, line);
-  const auto split = [](const std::string& text) {
-    std::vector<std::string> cells;
-    std::istringstream in(text);
-    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    return cells;
-  };
-  const auto header = split(line);
-  const auto column = std::find(header.begin(), header.end(), "density") - header.begin();
-  ASSERT_LT(column, static_cast<std::ptrdiff_t>(header.size())) << "iterations.csv has no density column";
-  while (std::getline(iterations, line)) densities.insert(split(line).at(static_cast<std::size_t>(column)));
-  EXPECT_GE(densities.size(), 2u);
+  const auto column = density_column(c.out_dir);
+  EXPECT_GE(std::set<std::string>(column.begin(), column.end()).size(), 2u);
+}
+
+TEST(DensityWarmup, FallsGeometricallyToTheBase) {
+  DensityWarmup w;
+  EXPECT_FALSE(w.on());
+  EXPECT_DOUBLE_EQ(w.density_at(0, 0.01), 0.01);  // off
+  w.iterations = 10;
+  w.start = 0.5;
+  EXPECT_DOUBLE_EQ(w.density_at(0, 0.05), 0.5);
+  EXPECT_NEAR(w.density_at(5, 0.05), 0.5 * std::sqrt(0.1), 1e-12);  // halfway in log space
+  EXPECT_DOUBLE_EQ(w.density_at(10, 0.05), 0.05);
+  EXPECT_DOUBLE_EQ(w.density_at(3, 0.7), 0.7);  // never below the base
+}
+
+// The engine sends at the warm-up's density: iterations.csv shows the fall
+// from `start` to the fixed density, and the nodes stay bitwise identical.
+TEST(DensityWarmup, TheEngineSendsAtTheWarmUpsDensity) {
+  auto c = small_config("stellatrain");
+  c.iterations = 20;
+  auto& o = stellatrain_options(c);
+  o.density = 0.05;
+  o.warmup.iterations = 10;
+  o.warmup.start = 0.5;
+  c.out_dir = ::testing::TempDir() + "/density_warmup";
+  std::filesystem::remove_all(c.out_dir);
+  const auto result = train_real(c);
+  EXPECT_EQ(result.checksums[0], result.checksums[1]);
+  const auto column = density_column(c.out_dir);
+  ASSERT_EQ(column.size(), 20u);  // rank 0's iterations
+  std::vector<double> densities;
+  for (const auto& cell : column) densities.push_back(std::stod(cell));
+  EXPECT_NEAR(*std::max_element(densities.begin(), densities.end()), 0.5, 1e-9);
+  EXPECT_NEAR(*std::min_element(densities.begin(), densities.end()), 0.05, 1e-9);
+  EXPECT_EQ(std::count_if(densities.begin(), densities.end(), [](double d) { return d > 0.0501; }), 10)
+      << "the first 10 iterations run above 5%";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ void validate(const ControllerOptions& o) {
   require(o.safety > 0 && o.safety <= 1, "safety", o.safety);
   require(o.batch_hysteresis >= 0, "batch_hysteresis", o.batch_hysteresis);
   require(o.density_hysteresis >= 0, "density_hysteresis", o.density_hysteresis);
+  require(o.raised_density_iterations >= 0, "raised_density_iterations", o.raised_density_iterations);
   require(o.link_utilization >= 0 && o.link_utilization < 1, "link_utilization", o.link_utilization);
   BandwidthEstimator check(o.estimator);  // throws for bad estimator options
   (void)check;
@@ -53,8 +54,11 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
     s.intervals.emplace_back(t.exchange_intervals_ms[i], t.exchange_intervals_ms[i + 1]);
   s.bytes = static_cast<double>(t.exchange_bytes);
   // The first iterations wait while the pipeline fills and TCP opens its
-  // window: start-up, not a sign that the exchange overran.
-  s.wait_ms = t.iteration <= staleness_ + 1 ? 0 : t.wait_ms;
+  // window, and a density warm-up's wait for what it adds to the plan:
+  // neither is a sign that the exchange overran.
+  const bool start_up = t.iteration <= staleness_ + 1;
+  const bool warming_up = t.iteration < options_.raised_density_iterations;
+  s.wait_ms = start_up || warming_up ? 0 : t.wait_ms;
   s.backward_ms = t.backward_ms;
   estimator_.add(s);
   double slowest_gpu = 0;

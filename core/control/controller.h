@@ -42,6 +42,11 @@ struct ControllerOptions {
   // of each iteration, where the round trip, not the compute, sets the pace
   // (docs/control.md, "When the round trip exceeds the compute window").
   double link_utilization = 0;
+  // The iterations before this one ran above the plan's density (the
+  // system's density warm-up): their wait is the warm-up's, not a sign
+  // that the plan overran, so the estimator does not lower its estimate
+  // for it. Set by the run driver from the system, not by the user.
+  int raised_density_iterations = 0;
   BandwidthEstimatorOptions estimator;
 };
 

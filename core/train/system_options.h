@@ -56,6 +56,9 @@ struct ControlledSystem {
   int staleness = 0;
   bool block_compressor = false;  // the compressor sends whole 16-float blocks (thresholdv16)
   bool fp16_values = false;
+  // Iterations before this one may run above the plan's density (a density
+  // warm-up): the controller does not read their wait as an overrun.
+  int raised_density_iterations = 0;
 };
 
 class SystemOptions {

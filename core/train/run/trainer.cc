@@ -196,7 +196,9 @@ std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const Con
                                   c.nodes};
     std::vector<std::vector<int>> batches;
     for (int n = 0; n < c.nodes; ++n) batches.push_back(even(n));
-    controller = std::make_unique<control::Controller>(*controlled.options, traffic, batches, controlled.initial_density,
+    control::ControllerOptions options = *controlled.options;
+    options.raised_density_iterations = controlled.raised_density_iterations;
+    controller = std::make_unique<control::Controller>(options, traffic, batches, controlled.initial_density,
                                                        controlled.staleness);
   }
   return std::make_unique<ControlAgent>(rank, c.nodes, executor, *node.metered, *node.mailbox, std::move(controller),

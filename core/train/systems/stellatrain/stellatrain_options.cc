@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "core/train/config.h"
@@ -70,6 +71,40 @@ OptionField estimator_number(const char* flag, double control::BandwidthEstimato
   f.value_name = "FLOAT";
   f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
     static_cast<O&>(o).control.estimator.*member = detail::parse_number_text(flag, text, min, max);
+  };
+  return f;
+}
+
+// `density_warmup: {iterations, start}` (density_warmup.h).
+OptionField warmup_field() {
+  OptionField f{"density_warmup", "", "The first iterations' density falls geometrically from `start`"};
+  f.read = [](SystemOptions& o, const util::YamlField& y) {
+    y.allow_only({"iterations", "start"});
+    auto& w = static_cast<O&>(o).warmup;
+    w.iterations = static_cast<int>(y.integer_or("iterations", w.iterations, 0, 1000000000));
+    w.start = y.number_or("start", w.start, 1e-6, 1);
+  };
+  f.show = [](const SystemOptions& o) {
+    const auto& w = static_cast<const O&>(o).warmup;
+    return w.on() ? nlohmann::json{{"iterations", w.iterations}, {"start", w.start}} : nlohmann::json();
+  };
+  return f;
+}
+
+OptionField warmup_flag(const char* flag, const char* value_name, const char* help,
+                        std::function<void(DensityWarmup&, const std::string&)> set) {
+  OptionField f{"", flag, help};
+  f.value_name = value_name;
+  f.read_text = [set](SystemOptions& o, const std::string& text) { set(static_cast<O&>(o).warmup, text); };
+  return f;
+}
+
+OptionField estimator_integer(const char* flag, int control::BandwidthEstimatorOptions::*member, int min, int max,
+                              const char* help) {
+  OptionField f{"", flag, help};
+  f.value_name = "INT";
+  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).control.estimator.*member = static_cast<int>(detail::parse_integer_text(flag, text, min, max));
   };
   return f;
 }
@@ -143,6 +178,16 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
         };
         return f;
       }())
+      .custom(warmup_field())
+      .custom(warmup_flag("--density-warmup-iterations", "INT", "Density warm-up length in iterations (0: off)",
+                          [](DensityWarmup& w, const std::string& text) {
+                            w.iterations =
+                                static_cast<int>(detail::parse_integer_text("--density-warmup-iterations", text, 0, 1000000000));
+                          }))
+      .custom(warmup_flag("--density-warmup-start", "FLOAT", "Density warm-up's first density",
+                          [](DensityWarmup& w, const std::string& text) {
+                            w.start = detail::parse_number_text("--density-warmup-start", text, 1e-6, 1);
+                          }))
       .custom(controller)
       .custom(controller_number("--control-interval", &control::ControllerOptions::interval_s, 1e-3, 1e6,
                                 "Controller tick, seconds of the run's clock"))
@@ -158,6 +203,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                                "Bandwidth probing factor per tick"))
       .custom(estimator_number("--control-probe-growth", &control::BandwidthEstimatorOptions::probe_growth, 1, 10,
                                "Probing factor per tick where no exchange could be timed (default: --control-growth)"))
+      .custom(estimator_integer("--control-slow-start-ticks", &control::BandwidthEstimatorOptions::slow_start_ticks, 0,
+                                100, "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
       .custom(estimator_number("--control-initial-mbps", &control::BandwidthEstimatorOptions::initial_mbps, 0.01, 1e6,
                                "Bandwidth estimate before a measurement"))
       .custom(batch_control);
@@ -171,6 +218,8 @@ void StellaTrainOptions::validate(const TrainConfig&) const {
   require(compensation == "none" || compensation == "predict" || compensation == "lookahead" || compensation == "dc",
           "staleness_compensation", fmt::format("'{}' is not one of none, predict, lookahead, dc", compensation));
   require(dc_lambda >= 0, "dc_lambda", "must be >= 0");
+  require(warmup.iterations >= 0, "density_warmup.iterations", "must be >= 0");
+  require(warmup.start > 0 && warmup.start <= 1, "density_warmup.start", "must be in (0, 1]");
   require(momentum_at == "master" || momentum_at == "node", "momentum_at",
           fmt::format("'{}' is not one of master, node", momentum_at));
   require(compressor == "thresholdv16" || compressor == "thresholdv" || compressor == "topk" || compressor == "randomk",
@@ -189,7 +238,7 @@ void StellaTrainOptions::check_entry(const util::YamlField& entry) const {
 
 std::optional<ControlledSystem> StellaTrainOptions::controlled() const {
   if (!controller) return std::nullopt;
-  return ControlledSystem{&control, density, staleness, compressor == "thresholdv16", fp16_values};
+  return ControlledSystem{&control, density, staleness, compressor == "thresholdv16", fp16_values, warmup.iterations};
 }
 
 }  // namespace st::train

@@ -8,6 +8,7 @@
 
 #include "core/control/controller.h"
 #include "core/train/system_options.h"
+#include "core/train/systems/stellatrain/density_warmup.h"
 
 namespace st::train {
 
@@ -35,6 +36,9 @@ struct StellaTrainOptions final : OptionsOf<StellaTrainOptions> {
   // momentum_masking zeroes the velocity of the entries sent.
   std::string momentum_at = "master";
   bool momentum_masking = false;
+  // The first iterations' density, falling to the fixed or controller's
+  // one (density_warmup.h); off by default.
+  DensityWarmup warmup;
   // The controller re-picks the density (and, on unequal GPUs, the batch
   // split) from telemetry; `density` is then only the starting point. Off:
   // the fixed-density ablation. Scenarios and `train` turn it on.

@@ -87,7 +87,9 @@ class StellaTrainSystem final : public System {
     // goes above it (sized for max_density up front, they held 0.5 x the
     // model twice per node, which the paper-scale runs, sitting at 0.1%,
     // never use).
-    const double max_density = ctx.control ? std::max(o_.density, o_.control.max_density) : o_.density;
+    // A density warm-up starts above both.
+    double max_density = ctx.control ? std::max(o_.density, o_.control.max_density) : o_.density;
+    if (o_.warmup.on()) max_density = std::max(max_density, o_.warmup.start);
     for (std::size_t l = 0; l < layers; ++l) {
       const std::size_t k = compress::k_for_density(numels_[l], max_density);
       ks_.push_back(compress::k_for_density(numels_[l], o_.density));
@@ -150,6 +152,7 @@ class StellaTrainSystem final : public System {
         it.density = ctx_.control->density_at(t);
         ctx_.workers.set_batches(ctx_.control->batch_at(t));
       }
+      it.density = o_.warmup.density_at(t, it.density);
       record.density = it.density;
       record.staleness = std::min(t, o_.staleness);
       if (t > 0) mark_event(t - 1);  // the previous iteration's duration is known now
@@ -237,11 +240,9 @@ class StellaTrainSystem final : public System {
     });
   }
 
-  // Elements layer l keeps in iteration t: the controller's density, else
-  // the configured one.
-  std::size_t k_of(int t, std::size_t l) {
-    return ctx_.control ? compress::k_for_density(numels_[l], in_flight(t).density) : ks_[l];
-  }
+  // Elements layer l keeps in iteration t: at the density run_iteration
+  // set (the configured one, the controller's, or the warm-up's).
+  std::size_t k_of(int t, std::size_t l) { return compress::k_for_density(numels_[l], in_flight(t).density); }
 
   void compress_layer(int t, std::size_t l, std::size_t k) {
     auto& chunk = chunks_[slot_of(t)][l];
