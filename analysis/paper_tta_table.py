@@ -11,10 +11,14 @@ best fixed density's. A factor of the TTA ratio is the iteration-time
 ratio over the iterations-to-target ratio: the two columns say which one
 moves it. Markdown on stdout.
 
-    analysis/paper_tta_table.py FOLDER[:LABEL] ...
+    analysis/paper_tta_table.py FOLDER[:LABEL[:FIXED_FOLDER]] ...
 
 LABEL is StellaTrain's system label in that folder (default: stellatrain);
-a folder whose scenario name has fluct-115, const-100 or const-500 in it is
+the row names it beside the scenario unless it is stellatrain or
+stellatrain-fill-80. FIXED_FOLDER, when given, holds the fixed densities
+to compare with (the same workload, link and seeds run from another
+scenario file, e.g. a convergence variant's base); otherwise FOLDER's own.
+A folder whose scenario name has fluct-115, const-100 or const-500 in it is
 set beside the paper's 104x, 257.3x or 78.1x.
 """
 import json
@@ -30,8 +34,12 @@ from tta import median_or_none as median  # noqa: E402
 PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
 
 
-def row(folder, label):
-    summary = json.loads((Path(folder) / "summary.json").read_text())
+def load(folder):
+    return json.loads((Path(folder) / "summary.json").read_text())
+
+
+def row(folder, label, fixed_folder=None):
+    summary = load(folder)
     target = f"{summary['target_accuracy']:g}"
     st = summary["systems"][label]
     st_seeds, ddp_seeds = tta.seed_runs(summary, label), tta.seed_runs(summary, "ddp")
@@ -51,13 +59,17 @@ def row(folder, label):
     best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
     utilisation = median(link_utilisation(Path(folder) / p["run"]) for p in st_seeds)
     utilisation_cell = "-" if utilisation is None else f"{utilisation:.0%}"
-    return (f"| {summary['scenario']} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
-            f"{best} | {utilisation_cell} | {against_fixed(summary, label, target)} | {paper} |")
+    name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
+    fixed = load(fixed_folder) if fixed_folder else summary
+    if fixed["seeds"] != summary["seeds"]:
+        sys.exit(f"{fixed_folder}: seeds {fixed['seeds']} are not {folder}'s {summary['seeds']}")
+    return (f"| {name} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
+            f"{best} | {utilisation_cell} | {against_fixed(summary, label, target, fixed)} | {paper} |")
 
 
-def against_fixed(summary, label, target):
-    """StellaTrain's median TTA over the best fixed density's ("-" without any)."""
-    best, best_tta = best_fixed({k: median_tta(summary, k, target)[0] for k, entry in summary["systems"].items()
+def against_fixed(summary, label, target, fixed):
+    """StellaTrain's median TTA over the best fixed density's in `fixed` ("-" without any)."""
+    best, best_tta = best_fixed({k: median_tta(fixed, k, target)[0] for k, entry in fixed["systems"].items()
                                  if "error" not in entry})
     if best is None:
         return "-"
@@ -73,8 +85,9 @@ def main(argv):
           "StellaTrain's TTA / best fixed density's | paper's TTA speedup |")
     print("|---|---|---|---|---|---|---|---|---|")
     for arg in argv[1:]:
-        folder, _, label = arg.partition(":")
-        print(row(folder, label or "stellatrain"))
+        folder, _, rest = arg.partition(":")
+        label, _, fixed_folder = rest.partition(":")
+        print(row(folder, label or "stellatrain", fixed_folder or None))
 
 
 if __name__ == "__main__":

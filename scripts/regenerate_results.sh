@@ -32,7 +32,8 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds (about 1 hour with JOBS=2), and ResNet-18 on a
+#             paired seeds, and its convergence variants (about 2 hours
+#             with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -127,6 +128,15 @@ step_paper_tta() {
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link.yaml" --jobs "$JOBS" --quiet --out "$OUT/paper-tta/cnn-h100-$link"
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link"
     folders+=("$OUT/paper-tta/cnn-h100-$link:stellatrain-fill-80")
+  done
+  # The convergence fixes (density warm-up, momentum correction) on the same
+  # workload and links; the table's extra rows hold the density warm-up
+  # against the fixed densities of the base scenario's folder.
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --jobs "$JOBS" --quiet \
+      --out "$OUT/paper-tta/cnn-h100-$link-convergence"
+    run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-convergence"
+    folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup:$OUT/paper-tta/cnn-h100-$link")
   done
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.

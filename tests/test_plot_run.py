@@ -470,7 +470,7 @@ class PaperTtaTableTest(unittest.TestCase):
         self.assertEqual(len(lines), 3)
         # Iterations 0.2 / 0.02 s; to target 120 / 110; link.csv delivers 60% of its rate; the best
         # fixed density every seed reaches is 10% (2.2 s), 30% misses on one seed.
-        self.assertEqual(lines[2], "| cnn-h100-const-100 | 3 | 10.0x | 1.09 | 9.5x [8.0, 11.0] | 88.00% / 88.00% | "
+        self.assertEqual(lines[2], "| cnn-h100-const-100 (st) | 3 | 10.0x | 1.09 | 9.5x [8.0, 11.0] | 88.00% / 88.00% | "
                                    "60% | 1.09 (fixed-0.1) | 257.3x |")
 
     def test_seeds_that_miss_the_target_are_counted(self):
@@ -480,6 +480,21 @@ class PaperTtaTableTest(unittest.TestCase):
         self.assertIn("| 9.5x [8.0, 11.0] (2/3 seeds reach) |", row)
         self.assertIn("| - |", row)  # no iterations ratio without every seed
         self.assertIn("| not reached (fixed-0.1) |", row)
+
+    def test_fixed_densities_from_another_folder(self):
+        with tempfile.TemporaryDirectory() as variant, tempfile.TemporaryDirectory() as base:
+            self.folder(variant, [2.2, 2.4, 2.6])
+            self.folder(base, [2.2, 2.4, 2.6])
+            summary_path = os.path.join(variant, "summary.json")
+            summary = json.loads(open(summary_path).read())
+            # The variant's folder has no fixed densities of its own; its label is named in the row.
+            summary["systems"] = {k: v for k, v in summary["systems"].items() if not k.startswith("fixed-")}
+            write(summary_path, json.dumps(summary))
+            alone = self.table(f"{variant}:st")[2]
+            beside = self.table(f"{variant}:st:{base}")[2]
+        self.assertTrue(alone.startswith("| cnn-h100-const-100 (st) |"), alone)
+        self.assertIn("| - | 257.3x |", alone)
+        self.assertIn("| 1.09 (fixed-0.1) | 257.3x |", beside)
 
 
 if __name__ == "__main__":
