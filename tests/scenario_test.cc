@@ -197,17 +197,30 @@ TEST_F(ScenarioFile, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
     }
     EXPECT_EQ(s.network.model, base.network.model);
-    ASSERT_EQ(s.systems.size(), 4u);
+    ASSERT_EQ(s.systems.size(), 5u);
     EXPECT_EQ(s.systems[0].label, "ddp");
     EXPECT_EQ(s.systems[0].config.lr, base.systems[1].config.lr);  // the base's ddp
     const auto& fill = base.systems[0].config.options_as<train::StellaTrainOptions>();
     for (std::size_t i = 1; i < 4; ++i) {
       const auto& o = s.systems[i].config.options_as<train::StellaTrainOptions>();
+      EXPECT_TRUE(o.controller);
       EXPECT_DOUBLE_EQ(o.control.link_utilization, fill.control.link_utilization);
       EXPECT_DOUBLE_EQ(s.systems[i].config.lr, base.systems[0].config.lr);
       EXPECT_EQ(o.warmup.on(), s.systems[i].label != "momentum-correction") << s.systems[i].label;
       EXPECT_EQ(o.momentum_at == "node", s.systems[i].label != "warmup") << s.systems[i].label;
     }
+    // The warm-up alone, at the base file's fixed-0.03 but for the warm-up.
+    const auto fixed = std::find_if(base.systems.begin(), base.systems.end(),
+                                    [](const auto& system) { return system.label == "fixed-0.03"; });
+    ASSERT_NE(fixed, base.systems.end());
+    EXPECT_EQ(s.systems[4].label, "warmup-fixed-0.03");
+    const auto& alone = s.systems[4].config.options_as<train::StellaTrainOptions>();
+    const auto& base_fixed = fixed->config.options_as<train::StellaTrainOptions>();
+    EXPECT_FALSE(alone.controller);
+    EXPECT_DOUBLE_EQ(alone.density, base_fixed.density);
+    EXPECT_EQ(alone.compensation, base_fixed.compensation);
+    EXPECT_EQ(s.systems[4].config.lr, fixed->config.lr);
+    EXPECT_TRUE(alone.warmup.on());
   }
 }
 
