@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <tuple>
 
 #include "apps/backends.h"
 #include "apps/scenario.h"
@@ -180,6 +181,12 @@ TEST_F(ScenarioFile, PaperTtaScenariosLoad) {
 // The convergence variants run the same workload and link as their
 // cnn-h100-<link>.yaml: only the systems differ.
 TEST_F(ScenarioFile, PaperTtaConvergenceScenariosMatchTheirWorkload) {
+  auto find = [](const Scenario& s, const std::string& label) -> const ScenarioSystem& {
+    const auto it = std::find_if(s.systems.begin(), s.systems.end(),
+                                 [&](const ScenarioSystem& system) { return system.label == label; });
+    if (it == s.systems.end()) throw std::runtime_error(s.name + " has no system " + label);
+    return *it;
+  };
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
     const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
@@ -197,29 +204,39 @@ TEST_F(ScenarioFile, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
     }
     EXPECT_EQ(s.network.model, base.network.model);
-    ASSERT_EQ(s.systems.size(), 5u);
-    EXPECT_EQ(s.systems[0].label, "ddp");
-    EXPECT_EQ(s.systems[0].config.lr, base.systems[1].config.lr);  // the base's ddp
-    const auto& fill = base.systems[0].config.options_as<train::StellaTrainOptions>();
-    for (std::size_t i = 1; i < 4; ++i) {
-      const auto& o = s.systems[i].config.options_as<train::StellaTrainOptions>();
+    ASSERT_EQ(s.systems.size(), 7u);
+    EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
+    const auto& fill_80 = find(base, "stellatrain-fill-80");
+    // Each variant is the base's stellatrain-fill-80 but for what its label names.
+    const std::vector<std::tuple<std::string, double, bool, bool>> variants = {
+        // label, link_utilization, warm-up, momentum correction
+        {"warmup", 0.8, true, false},
+        {"momentum-correction", 0.8, false, true},
+        {"warmup-momentum-correction", 0.8, true, true},
+        {"warmup-fill-0.2", 0.2, true, false},
+        {"fill-0.2", 0.2, false, false}};
+    for (const auto& [label, utilization, warmup, node_momentum] : variants) {
+      SCOPED_TRACE(label);
+      const auto& system = find(s, label);
+      const auto& o = system.config.options_as<train::StellaTrainOptions>();
+      const auto& f = fill_80.config.options_as<train::StellaTrainOptions>();
       EXPECT_TRUE(o.controller);
-      EXPECT_DOUBLE_EQ(o.control.link_utilization, fill.control.link_utilization);
-      EXPECT_DOUBLE_EQ(s.systems[i].config.lr, base.systems[0].config.lr);
-      EXPECT_EQ(o.warmup.on(), s.systems[i].label != "momentum-correction") << s.systems[i].label;
-      EXPECT_EQ(o.momentum_at == "node", s.systems[i].label != "warmup") << s.systems[i].label;
+      EXPECT_DOUBLE_EQ(o.control.link_utilization, utilization);
+      EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, f.control.estimator.probe_growth);
+      EXPECT_DOUBLE_EQ(system.config.lr, fill_80.config.lr);
+      EXPECT_EQ(o.warmup.on(), warmup);
+      EXPECT_EQ(o.momentum_at == "node", node_momentum);
+      EXPECT_EQ(o.compensation, f.compensation);
     }
     // The warm-up alone, at the base file's fixed-0.03 but for the warm-up.
-    const auto fixed = std::find_if(base.systems.begin(), base.systems.end(),
-                                    [](const auto& system) { return system.label == "fixed-0.03"; });
-    ASSERT_NE(fixed, base.systems.end());
-    EXPECT_EQ(s.systems[4].label, "warmup-fixed-0.03");
-    const auto& alone = s.systems[4].config.options_as<train::StellaTrainOptions>();
-    const auto& base_fixed = fixed->config.options_as<train::StellaTrainOptions>();
+    const auto& fixed = find(base, "fixed-0.03");
+    const auto& alone_system = find(s, "warmup-fixed-0.03");
+    const auto& alone = alone_system.config.options_as<train::StellaTrainOptions>();
+    const auto& base_fixed = fixed.config.options_as<train::StellaTrainOptions>();
     EXPECT_FALSE(alone.controller);
     EXPECT_DOUBLE_EQ(alone.density, base_fixed.density);
     EXPECT_EQ(alone.compensation, base_fixed.compensation);
-    EXPECT_EQ(s.systems[4].config.lr, fixed->config.lr);
+    EXPECT_EQ(alone_system.config.lr, fixed.config.lr);
     EXPECT_TRUE(alone.warmup.on());
   }
 }
