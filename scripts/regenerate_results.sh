@@ -38,7 +38,8 @@
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
 #   paper-tta-sweep  the CNN workload's learning rates for stellatrain and
-#             ddp, decided on the validation set (about 10 minutes)
+#             ddp, and the controller's link_utilization with the density
+#             warm-up, decided on the validation set (about 25 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -118,6 +119,11 @@ step_paper_tta_sweep() {
     --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-stellatrain"
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115.yaml --systems ddp --lr 0.025,0.05,0.1 \
     --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-ddp"
+  # The controller's link_utilization with the density warm-up, also on
+  # the validation set (the scenario sets eval.on: validation).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-utilization.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-link-utilization"
+  run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-link-utilization"
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
@@ -129,14 +135,16 @@ step_paper_tta() {
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link"
     folders+=("$OUT/paper-tta/cnn-h100-$link:stellatrain-fill-80")
   done
-  # The convergence fixes (density warm-up, momentum correction) on the same
-  # workload and links; the table's extra rows hold the density warm-up
-  # against the fixed densities of the base scenario's folder.
+  # The convergence fixes (density warm-up, momentum correction) and the
+  # link share picked on validation (paper-tta-sweep) on the same workload
+  # and links; the table's extra rows hold the warm-up with that share
+  # (warmup-fill-0.2) against the fixed densities of the base scenario's
+  # folder.
   for link in fluct-115 const-100 const-500; do
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --jobs "$JOBS" --quiet \
       --out "$OUT/paper-tta/cnn-h100-$link-convergence"
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-convergence"
-    folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup:$OUT/paper-tta/cnn-h100-$link")
+    folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-fill-0.2:$OUT/paper-tta/cnn-h100-$link")
   done
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.

@@ -10,7 +10,7 @@
 # from a bare checkout, and the six runs of one link 133 s side by side.
 #
 #   bash scripts/gpu/paper_tta.sh                       # stellatrain-fill-80 and ddp
-#   SYSTEMS=stellatrain-fill-80,ddp,warmup bash scripts/gpu/paper_tta.sh
+#   SYSTEMS=stellatrain-fill-80,ddp,warmup-fill-0.2 bash scripts/gpu/paper_tta.sh
 #   SYSTEMS=stellatrain-fill-80,ddp,fixed-0.01,fixed-0.03 bash scripts/gpu/paper_tta.sh
 # A run's summary.json holds only the systems it ran (a rerun replaces the
 # folder's), so name ddp and stellatrain-fill-80 with any other system.
