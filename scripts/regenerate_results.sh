@@ -32,8 +32,8 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, and its convergence variants (about 2 hours
-#             with JOBS=2 on 2 cores), and ResNet-18 on a
+#             paired seeds, and its convergence variants (147 runs,
+#             about 3 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
