@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <functional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "core/train/config.h"
 #include "core/util/yaml_fields.h"
@@ -53,24 +53,25 @@ nlohmann::json show_controller(const O& o) {
   return shown;
 }
 
-// A `train` flag that sets one number of the controller's options (it has
-// no scenario key of its own: the scenario writes it inside `controller:`).
-OptionField controller_number(const char* flag, double control::ControllerOptions::*member, double min, double max,
-                              const char* help) {
-  OptionField f{"", flag, help};
-  f.value_name = "FLOAT";
-  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).control.*member = detail::parse_number_text(flag, text, min, max);
-  };
-  return f;
-}
+control::ControllerOptions& control_of(O& o) { return o.control; }
+control::BandwidthEstimatorOptions& estimator_of(O& o) { return o.control.estimator; }
+DensityWarmup& warmup_of(O& o) { return o.warmup; }
 
-OptionField estimator_number(const char* flag, double control::BandwidthEstimatorOptions::*member, double min,
-                             double max, const char* help) {
+// A `train` flag that sets one number (FLOAT or INT, from the member's
+// type) of a part of the options that has no scenario key of its own: the
+// scenario writes it inside `controller:` or `density_warmup:`.
+template <typename Part, typename T>
+OptionField number_flag(const char* flag, Part& (*part)(O&), T Part::*member, double min, double max,
+                        const char* help) {
   OptionField f{"", flag, help};
-  f.value_name = "FLOAT";
-  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).control.estimator.*member = detail::parse_number_text(flag, text, min, max);
+  f.value_name = std::is_integral_v<T> ? "INT" : "FLOAT";
+  f.read_text = [flag, part, member, min, max](SystemOptions& o, const std::string& text) {
+    auto& target = part(static_cast<O&>(o));
+    if constexpr (std::is_integral_v<T>)
+      target.*member = static_cast<T>(detail::parse_integer_text(flag, text, static_cast<long long>(min),
+                                                                 static_cast<long long>(max)));
+    else
+      target.*member = detail::parse_number_text(flag, text, min, max);
   };
   return f;
 }
@@ -87,24 +88,6 @@ OptionField warmup_field() {
   f.show = [](const SystemOptions& o) {
     const auto& w = static_cast<const O&>(o).warmup;
     return w.on() ? nlohmann::json{{"iterations", w.iterations}, {"start", w.start}} : nlohmann::json();
-  };
-  return f;
-}
-
-OptionField warmup_flag(const char* flag, const char* value_name, const char* help,
-                        std::function<void(DensityWarmup&, const std::string&)> set) {
-  OptionField f{"", flag, help};
-  f.value_name = value_name;
-  f.read_text = [set](SystemOptions& o, const std::string& text) { set(static_cast<O&>(o).warmup, text); };
-  return f;
-}
-
-OptionField estimator_integer(const char* flag, int control::BandwidthEstimatorOptions::*member, int min, int max,
-                              const char* help) {
-  OptionField f{"", flag, help};
-  f.value_name = "INT";
-  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).control.estimator.*member = static_cast<int>(detail::parse_integer_text(flag, text, min, max));
   };
   return f;
 }
@@ -179,34 +162,31 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
         return f;
       }())
       .custom(warmup_field())
-      .custom(warmup_flag("--density-warmup-iterations", "INT", "Density warm-up length in iterations (0: off)",
-                          [](DensityWarmup& w, const std::string& text) {
-                            w.iterations =
-                                static_cast<int>(detail::parse_integer_text("--density-warmup-iterations", text, 0, 1000000000));
-                          }))
-      .custom(warmup_flag("--density-warmup-start", "FLOAT", "Density warm-up's first density",
-                          [](DensityWarmup& w, const std::string& text) {
-                            w.start = detail::parse_number_text("--density-warmup-start", text, 1e-6, 1);
-                          }))
+      .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
+                          "Density warm-up length in iterations (0: off)"))
+      .custom(number_flag("--density-warmup-start", warmup_of, &DensityWarmup::start, 1e-6, 1,
+                          "Density warm-up's first density"))
       .custom(controller)
-      .custom(controller_number("--control-interval", &control::ControllerOptions::interval_s, 1e-3, 1e6,
-                                "Controller tick, seconds of the run's clock"))
-      .custom(controller_number("--min-density", &control::ControllerOptions::min_density, 1e-6, 1,
-                                "Controller's lower density bound"))
-      .custom(controller_number("--max-density", &control::ControllerOptions::max_density, 1e-6, 1,
-                                "Controller's upper density bound"))
-      .custom(controller_number("--control-safety", &control::ControllerOptions::safety, 0.01, 1,
-                                "Fraction of the overlap window the exchange may fill"))
-      .custom(controller_number("--control-link-utilization", &control::ControllerOptions::link_utilization, 0, 0.99,
-                                "Keep the link busy this fraction of each iteration where the round trip sets the pace (0: off)"))
-      .custom(estimator_number("--control-growth", &control::BandwidthEstimatorOptions::growth, 1, 10,
-                               "Bandwidth probing factor per tick"))
-      .custom(estimator_number("--control-probe-growth", &control::BandwidthEstimatorOptions::probe_growth, 1, 10,
-                               "Probing factor per tick where no exchange could be timed (default: --control-growth)"))
-      .custom(estimator_integer("--control-slow-start-ticks", &control::BandwidthEstimatorOptions::slow_start_ticks, 0,
-                                100, "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
-      .custom(estimator_number("--control-initial-mbps", &control::BandwidthEstimatorOptions::initial_mbps, 0.01, 1e6,
-                               "Bandwidth estimate before a measurement"))
+      .custom(number_flag("--control-interval", control_of, &control::ControllerOptions::interval_s, 1e-3, 1e6,
+                          "Controller tick, seconds of the run's clock"))
+      .custom(number_flag("--min-density", control_of, &control::ControllerOptions::min_density, 1e-6, 1,
+                          "Controller's lower density bound"))
+      .custom(number_flag("--max-density", control_of, &control::ControllerOptions::max_density, 1e-6, 1,
+                          "Controller's upper density bound"))
+      .custom(number_flag("--control-safety", control_of, &control::ControllerOptions::safety, 0.01, 1,
+                          "Fraction of the overlap window the exchange may fill"))
+      .custom(number_flag("--control-link-utilization", control_of, &control::ControllerOptions::link_utilization, 0,
+                          0.99,
+                          "Keep the link busy this fraction of each iteration where the round trip sets the pace (0: off)"))
+      .custom(number_flag("--control-growth", estimator_of, &control::BandwidthEstimatorOptions::growth, 1, 10,
+                          "Bandwidth probing factor per tick"))
+      .custom(number_flag("--control-probe-growth", estimator_of, &control::BandwidthEstimatorOptions::probe_growth, 1,
+                          10, "Probing factor per tick where no exchange could be timed (default: --control-growth)"))
+      .custom(number_flag("--control-slow-start-ticks", estimator_of,
+                          &control::BandwidthEstimatorOptions::slow_start_ticks, 0, 100,
+                          "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
+      .custom(number_flag("--control-initial-mbps", estimator_of, &control::BandwidthEstimatorOptions::initial_mbps,
+                          0.01, 1e6, "Bandwidth estimate before a measurement"))
       .custom(batch_control);
 }
 

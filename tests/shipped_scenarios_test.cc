@@ -1,0 +1,184 @@
+// The scenario files the repository ships (scenarios/): each loads and says
+// what its documentation says it runs. How the loader reads and checks a
+// scenario is scenario_test.cc's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "apps/scenario.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_config.h"
+#endif
+
+namespace st::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ShippedScenarios, ShippedScenariosLoad) {
+  for (const char* name : {"fluct-115mbps", "const-100mbps", "const-500mbps", "real-starlink"}) {
+    const std::string path = std::string(ST_SOURCE_DIR) + "/scenarios/" + name + ".yaml";
+    if (std::string(name) == "real-starlink" &&
+        !fs::exists(std::string(ST_SOURCE_DIR) + "/../shared/traces/real/starlink-autobahn-10min.csv"))
+      continue;  // the measured trace lives outside the repository
+    SCOPED_TRACE(path);
+    const auto s = load_scenario(path);
+    EXPECT_EQ(s.name, name);
+    EXPECT_EQ(s.backend, "sim");
+    EXPECT_EQ(s.total_nodes(), 2);
+    ASSERT_EQ(s.systems.size(), 3u);
+    EXPECT_EQ(s.systems[0].label, "stellatrain");
+    EXPECT_EQ(s.systems[1].label, "ddp");
+    EXPECT_EQ(s.systems[2].label, "topk-sync");
+    EXPECT_EQ(s.systems[0].config.gpus_per_node, 2);
+    EXPECT_EQ(s.systems[0].config.model, "cnn");
+    EXPECT_EQ(s.systems[0].config.dataset, "fashion-mnist");
+    EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
+    if (std::string(name) == "fluct-115mbps") {
+      // The headline: the whole test set, every 2 iterations until 87%, five paired seeds.
+      EXPECT_EQ(s.systems[1].config.eval_samples, 0u);
+      EXPECT_EQ(s.systems[1].config.eval_interval, 2);
+      EXPECT_EQ(s.systems[1].config.eval_interval_after, 25);
+      EXPECT_EQ(s.report_targets, (std::vector<double>{0.80, 0.83, 0.85, 0.87}));
+      EXPECT_EQ(s.seeds.size(), 5u);
+    } else {
+      EXPECT_EQ(s.systems[1].config.eval_samples, 5000u);
+    }
+    // stellatrain runs its controller by default; ddp has none to run
+    EXPECT_TRUE(s.systems[0].config.options_as<train::StellaTrainOptions>().controller);
+    EXPECT_FALSE(s.systems[1].config.options->controlled());
+    EXPECT_EQ(s.network.wan.size(), 2u);
+    const auto& wan = s.network.wan.at({0, 1});
+    if (wan.trace.empty()) EXPECT_GT(wan.constant_mbps, 0);
+    else EXPECT_NEAR(wan.trace.mean_mbps(), 115, 1e-3);  // the CSV keeps 3 decimals
+#ifdef ST_HAVE_SIM
+    ASSERT_TRUE(s.sim_compute);
+    EXPECT_EQ(s.sim_compute->compute.kind, "profile");
+#endif
+  }
+}
+
+// The GPU scenarios load on any build (running them needs a CUDA build);
+// the ns-3 one reads the shipped GPU profile, whose device it must name.
+TEST(ShippedScenarios, GpuScenariosLoadWithTheShippedProfile) {
+  const auto cnn = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/gpu/cnn-2x2-cuda.yaml");
+  EXPECT_EQ(cnn.backend, "real");
+  for (const auto& system : cnn.systems) EXPECT_EQ(system.config.compute_device, "cuda");
+  const auto sim = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/gpu/resnet18-fmnist-fluct-115.yaml");
+  EXPECT_EQ(sim.backend, "sim");
+  ASSERT_EQ(sim.systems.size(), 3u);
+  for (const auto& system : sim.systems) {
+    EXPECT_EQ(system.config.compute_device, "cuda");
+    EXPECT_EQ(system.config.model, "resnet18");
+    EXPECT_DOUBLE_EQ(system.config.time_budget_s, 400);  // keeps ddp's ns-3 run to minutes
+  }
+#ifdef ST_HAVE_SIM
+  ASSERT_TRUE(sim.sim_compute);
+  EXPECT_EQ(sim.sim_compute->compute.kind, "profile");
+  EXPECT_NE(sim.sim_compute->compute.profile_path.find("gpu-measured.yaml"), std::string::npos);
+#endif
+}
+
+// The paper's regime with accuracy (docs/paper-tta.md): both workloads at
+// the three links load, with the controller filling the link, ddp, and
+// three paired seeds; the CNN's also with the controller's paper rule,
+// fixed densities and every baseline the table is held against.
+TEST(ShippedScenarios, PaperTtaScenariosLoad) {
+  for (const char* workload : {"cnn-h100", "resnet18-h100"}) {
+    for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+      const std::string name = std::string(workload) + "-" + link;
+      SCOPED_TRACE(name);
+      const auto s = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
+      EXPECT_EQ(s.name, name);
+      EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
+      std::vector<std::string> labels;
+      for (const auto& system : s.systems) labels.push_back(system.label);
+      ASSERT_GE(labels.size(), 2u);
+      EXPECT_EQ(labels[0], "stellatrain-fill-80");
+      EXPECT_EQ(labels[1], "ddp");
+      const auto& fill = s.systems[0].config.options_as<train::StellaTrainOptions>();
+      EXPECT_TRUE(fill.controller);
+      EXPECT_DOUBLE_EQ(fill.control.link_utilization, 0.8);
+      EXPECT_DOUBLE_EQ(s.target_accuracy, 0.85);
+      for (const auto& system : s.systems)
+        EXPECT_EQ(system.config.compute_device, std::string(workload) == "cnn-h100" ? "cpu" : "cuda");
+      if (std::string(workload) == "cnn-h100") {
+        for (const char* label : {"stellatrain", "fixed-0.03", "fixed-0.1", "topk-sync", "ddp-powersgd",
+                                  "local-sgd", "cloudless-ma"})
+          EXPECT_NE(std::find(labels.begin(), labels.end(), label), labels.end()) << label;
+      }
+    }
+  }
+}
+
+// The convergence variants run the same workload and link as their
+// cnn-h100-<link>.yaml: only the systems differ.
+TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
+  auto find = [](const Scenario& s, const std::string& label) -> const ScenarioSystem& {
+    const auto it = std::find_if(s.systems.begin(), s.systems.end(),
+                                 [&](const ScenarioSystem& system) { return system.label == label; });
+    if (it == s.systems.end()) throw std::runtime_error(s.name + " has no system " + label);
+    return *it;
+  };
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
+    const auto base = load_scenario(dir + ".yaml");
+    const auto s = load_scenario(dir + "-convergence.yaml");
+    EXPECT_EQ(s.name, base.name + "-convergence");
+    EXPECT_EQ(s.seeds, base.seeds);
+    EXPECT_EQ(s.target_accuracy, base.target_accuracy);
+    ASSERT_EQ(s.network.wan.size(), base.network.wan.size());
+    for (const auto& [pair, direction] : base.network.wan) {
+      const auto& mine = s.network.wan.at(pair);
+      EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
+      EXPECT_EQ(mine.delay_ms, direction.delay_ms);
+      EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
+      if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
+    }
+    EXPECT_EQ(s.network.model, base.network.model);
+    ASSERT_EQ(s.systems.size(), 7u);
+    EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
+    const auto& fill_80 = find(base, "stellatrain-fill-80");
+    // Each variant is the base's stellatrain-fill-80 but for what its label names.
+    const std::vector<std::tuple<std::string, double, bool, bool>> variants = {
+        // label, link_utilization, warm-up, momentum correction
+        {"warmup", 0.8, true, false},
+        {"momentum-correction", 0.8, false, true},
+        {"warmup-momentum-correction", 0.8, true, true},
+        {"warmup-fill-0.2", 0.2, true, false},
+        {"fill-0.2", 0.2, false, false}};
+    for (const auto& [label, utilization, warmup, node_momentum] : variants) {
+      SCOPED_TRACE(label);
+      const auto& system = find(s, label);
+      const auto& o = system.config.options_as<train::StellaTrainOptions>();
+      const auto& f = fill_80.config.options_as<train::StellaTrainOptions>();
+      EXPECT_TRUE(o.controller);
+      EXPECT_DOUBLE_EQ(o.control.link_utilization, utilization);
+      EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, f.control.estimator.probe_growth);
+      EXPECT_DOUBLE_EQ(system.config.lr, fill_80.config.lr);
+      EXPECT_EQ(o.warmup.on(), warmup);
+      EXPECT_EQ(o.momentum_at == "node", node_momentum);
+      EXPECT_EQ(o.compensation, f.compensation);
+    }
+    // The warm-up alone, at the base file's fixed-0.03 but for the warm-up.
+    const auto& fixed = find(base, "fixed-0.03");
+    const auto& alone_system = find(s, "warmup-fixed-0.03");
+    const auto& alone = alone_system.config.options_as<train::StellaTrainOptions>();
+    const auto& base_fixed = fixed.config.options_as<train::StellaTrainOptions>();
+    EXPECT_FALSE(alone.controller);
+    EXPECT_DOUBLE_EQ(alone.density, base_fixed.density);
+    EXPECT_EQ(alone.compensation, base_fixed.compensation);
+    EXPECT_EQ(alone_system.config.lr, fixed.config.lr);
+    EXPECT_TRUE(alone.warmup.on());
+  }
+}
+
+}  // namespace
+}  // namespace st::apps
