@@ -303,9 +303,10 @@ TEST(ThroughputModel, EqualisesComputeTimeAcrossUnequalGpus) {
   EXPECT_THROW(control::allocate_batches(gpus, 3), std::invalid_argument);
 }
 
-control::Controller make_controller(double interval_s = 1.0) {
+control::Controller make_controller(double interval_s = 1.0, int raised_density_iterations = 0) {
   control::ControllerOptions o;
   o.interval_s = interval_s;
+  o.raised_density_iterations = raised_density_iterations;
   o.estimator.initial_mbps = 100;
   control::TrafficModel traffic{{400000, 20000}, true, false, 2};
   return control::Controller(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
@@ -414,12 +415,8 @@ TEST(Controller, TheWarmUpsWaitIsNoOverrun) {
     t.wait_ms = 40;  // f = 40 / (40 + 1.5 x 14) = 0.66: an overrun
     return t;
   };
-  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
   for (int raised : {0, 50}) {
-    control::ControllerOptions o;
-    o.estimator.initial_mbps = 100;
-    o.raised_density_iterations = raised;
-    control::Controller c(o, traffic, {{64, 64}, {64, 64}}, 0.05, 1);
+    auto c = make_controller(1.0, raised);
     for (int r = 0; r < 2; ++r) c.on_telemetry(waiting(r, 20));
     c.tick(0.25, 20);
     const auto& during = c.records().back();
