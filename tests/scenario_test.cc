@@ -382,6 +382,11 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.interval"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {link_utilization: 1}}\n  - ddp\n"}}),
            "systems[0].controller.link_utilization (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {sparsity_cost: -0.1}}\n  - ddp\n"}}),
+           "systems[0].controller.sparsity_cost (line 10)"},
+          {text({{"systems",
+                  "systems:\n  - {name: stellatrain, controller: {link_utilization: 0.2, sparsity_cost: 0.3}}\n  - ddp\n"}}),
+           "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"},
           {text({{"systems", "systems:\n  - {name: stellatrain, compensation: guess}\n  - ddp\n"}}),
            "systems[0].compensation (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, density_warmup: {iterations: 10, start: 2}}\n  - ddp\n"}}),
@@ -395,7 +400,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
-      "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"}})));
+      "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
+      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
   EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
@@ -408,6 +414,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(controlled.warmup.start, 0.2);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
+  EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
 }

@@ -143,24 +143,27 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
     }
     EXPECT_EQ(s.network.model, base.network.model);
-    ASSERT_EQ(s.systems.size(), 7u);
+    ASSERT_EQ(s.systems.size(), 9u);
     EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
     const auto& fill_80 = find(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
-    const std::vector<std::tuple<std::string, double, bool, bool>> variants = {
-        // label, link_utilization, warm-up, momentum correction
-        {"warmup", 0.8, true, false},
-        {"momentum-correction", 0.8, false, true},
-        {"warmup-momentum-correction", 0.8, true, true},
-        {"warmup-fill-0.2", 0.2, true, false},
-        {"fill-0.2", 0.2, false, false}};
-    for (const auto& [label, utilization, warmup, node_momentum] : variants) {
+    const std::vector<std::tuple<std::string, double, bool, bool, double>> variants = {
+        // label, link_utilization, warm-up, momentum correction, sparsity_cost
+        {"warmup", 0.8, true, false, 0},
+        {"momentum-correction", 0.8, false, true, 0},
+        {"warmup-momentum-correction", 0.8, true, true, 0},
+        {"warmup-fill-0.2", 0.2, true, false, 0},
+        {"fill-0.2", 0.2, false, false, 0},
+        {"soonest", 0, false, false, 0.15},
+        {"warmup-soonest", 0, true, false, 0.15}};
+    for (const auto& [label, utilization, warmup, node_momentum, sparsity_cost] : variants) {
       SCOPED_TRACE(label);
       const auto& system = find(s, label);
       const auto& o = system.config.options_as<train::StellaTrainOptions>();
       const auto& f = fill_80.config.options_as<train::StellaTrainOptions>();
       EXPECT_TRUE(o.controller);
       EXPECT_DOUBLE_EQ(o.control.link_utilization, utilization);
+      EXPECT_DOUBLE_EQ(o.control.sparsity_cost, sparsity_cost);
       EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, f.control.estimator.probe_growth);
       EXPECT_DOUBLE_EQ(system.config.lr, fill_80.config.lr);
       EXPECT_EQ(o.warmup.on(), warmup);
@@ -177,6 +180,39 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     EXPECT_EQ(alone.compensation, base_fixed.compensation);
     EXPECT_EQ(alone_system.config.lr, fixed.config.lr);
     EXPECT_TRUE(alone.warmup.on());
+  }
+}
+
+// The tuning scenarios decide on the validation set only, and the rule the
+// convergence scenarios test uses the constant the tuning file states.
+TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
+  const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/";
+  for (const char* name : {"cnn-h100-fluct-115-tune-utilization", "cnn-h100-fluct-115-tune-sparsity-cost"}) {
+    SCOPED_TRACE(name);
+    const auto s = load_scenario(dir + name + ".yaml");
+    for (const auto& system : s.systems) EXPECT_EQ(system.config.evaluate_on, "validation") << system.label;
+  }
+  const auto tune = load_scenario(dir + "cnn-h100-fluct-115-tune-sparsity-cost.yaml");
+  int fixed = 0;
+  double fitted = 0;
+  for (const auto& system : tune.systems) {
+    const auto& o = system.config.options_as<train::StellaTrainOptions>();
+    if (!o.controller) {
+      ++fixed;
+      EXPECT_EQ(system.label, "warmup-fixed-" + std::string(system.label.substr(13)));
+    } else {
+      fitted = o.control.sparsity_cost;
+    }
+  }
+  EXPECT_EQ(fixed, 5);
+  EXPECT_GT(fitted, 0);
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    const auto s = load_scenario(dir + "cnn-h100-" + link + "-convergence.yaml");
+    for (const auto& system : s.systems) {
+      if (system.label.find("soonest") == std::string::npos) continue;
+      EXPECT_DOUBLE_EQ(system.config.options_as<train::StellaTrainOptions>().control.sparsity_cost, fitted)
+          << link << " " << system.label;
+    }
   }
 }
 

@@ -21,6 +21,11 @@ void validate(const ControllerOptions& o) {
   require(o.density_hysteresis >= 0, "density_hysteresis", o.density_hysteresis);
   require(o.raised_density_iterations >= 0, "raised_density_iterations", o.raised_density_iterations);
   require(o.link_utilization >= 0 && o.link_utilization < 1, "link_utilization", o.link_utilization);
+  require(o.sparsity_cost >= 0 && std::isfinite(o.sparsity_cost), "sparsity_cost", o.sparsity_cost);
+  if (o.sparsity_cost > 0 && o.link_utilization > 0)
+    throw std::invalid_argument(fmt::format(
+        "controller: link_utilization = {} and sparsity_cost = {} are two density rules; set one", o.link_utilization,
+        o.sparsity_cost));
   BandwidthEstimator check(o.estimator);  // throws for bad estimator options
   (void)check;
 }
@@ -119,6 +124,33 @@ double Controller::link_filling_ms(double compute_ms, double exchange_latency_ms
   return u * (compute_ms + exchange_latency_ms) / (s + 1 - u);
 }
 
+// The paper's rule: the largest density whose bytes fit the compute window
+// less the latency (with link_utilization, at least the link-filling time).
+DensityChoice Controller::paper_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const {
+  r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
+  if (options_.link_utilization > 0) {
+    const double fill_ms = link_filling_ms(r.compute_ms, pace.latency_hops * r.latency_ms);
+    if (fill_ms > r.budget_ms) {
+      r.budget_ms = fill_ms;
+      why += fmt::format("; filling the link to {:.0f}%", options_.link_utilization * 100);
+    }
+  }
+  return choose_density(traffic_, r.estimated_mbps, r.budget_ms, options_.min_density, options_.max_density);
+}
+
+// The soonest-target rule (soonest_density.h). The safety margin scales the
+// bandwidth: the transfer times it plans are those of a link `safety` times
+// the estimate, as the paper's rule plans for `safety` of the window.
+DensityChoice Controller::soonest_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const {
+  const IterationPace p{r.compute_ms, pace.latency_hops * r.latency_ms, staleness_};
+  const auto soonest = soonest_density(traffic_, r.estimated_mbps * options_.safety, p, options_.sparsity_cost,
+                                       options_.min_density, options_.max_density);
+  r.budget_ms = soonest.choice.budget_ms;
+  why += fmt::format("; soonest target: {:.2f} ms iterations at density {:.4f}", soonest.iteration_ms,
+                     soonest.choice.density);
+  return soonest.choice;
+}
+
 std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   if (now_s < next_tick_s_) return std::nullopt;
   while (next_tick_s_ <= now_s) next_tick_s_ += options_.interval_s;
@@ -145,17 +177,8 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   if (estimate.planned_wait_ms > 0) why += fmt::format("; planned wait {:.2f} ms", estimate.planned_wait_ms);
   bool changed = false;
   if (r.compute_ms > 0) {
-    r.budget_ms = (r.compute_ms - r.latency_ms) * options_.safety;
-    if (options_.link_utilization > 0) {
-      const double fill_ms = link_filling_ms(r.compute_ms, pace.latency_hops * r.latency_ms);
-      if (fill_ms > r.budget_ms) {
-        r.budget_ms = fill_ms;
-        why += fmt::format("; filling the link to {:.0f}%", options_.link_utilization * 100);
-      }
-    }
+    const auto choice = options_.sparsity_cost > 0 ? soonest_choice(r, pace, why) : paper_choice(r, pace, why);
     budget_ms_ = r.budget_ms;
-    const auto choice = choose_density(traffic_, r.estimated_mbps, r.budget_ms, options_.min_density,
-                                       options_.max_density);
     if (std::abs(choice.density - density_) > options_.density_hysteresis * density_) {
       why += fmt::format("; density {:.4f} -> {:.4f}", density_, choice.density);
       density_ = choice.density;

@@ -6,7 +6,9 @@
 // * updates the bandwidth estimate (bandwidth_estimator.h),
 // * picks the largest density whose traffic fits the estimated bandwidth in
 //   the compute time the exchange overlaps with, minus the latency floor
-//   (traffic_model.h), within [min_density, max_density],
+//   (traffic_model.h), within [min_density, max_density], or with
+//   `sparsity_cost` the density that reaches the target soonest
+//   (soonest_density.h),
 // * refits each GPU's throughput model and, when it shortens the slowest
 //   GPU's predicted compute time by more than `batch_hysteresis`, splits the
 //   global batch anew (throughput_model.h),
@@ -23,6 +25,7 @@
 
 #include "core/control/bandwidth_estimator.h"
 #include "core/control/plan.h"
+#include "core/control/soonest_density.h"
 #include "core/control/throughput_model.h"
 #include "core/control/traffic_model.h"
 #include "core/telemetry/node_telemetry.h"
@@ -42,6 +45,12 @@ struct ControllerOptions {
   // of each iteration, where the round trip, not the compute, sets the pace
   // (docs/control.md, "When the round trip exceeds the compute window").
   double link_utilization = 0;
+  // 0: the rules above. > 0: the soonest-target rule instead
+  // (soonest_density.h): the density minimising the predicted iteration
+  // time x (1 + sparsity_cost / sqrt(density)), the iterations to the target
+  // relative to dense, with the constant fitted on validation runs. Not
+  // combined with link_utilization: both choose the density.
+  double sparsity_cost = 0;
   // The iterations before this one ran above the plan's density (the
   // system's density warm-up): their wait is the warm-up's, not a sign
   // that the plan overran, so the estimator does not lower its estimate
@@ -88,6 +97,10 @@ class Controller {
  private:
   double compute_ms() const;
   double link_filling_ms(double compute_ms, double exchange_latency_ms) const;
+  // The density rules; each sets r.budget_ms (the transfer time it plans)
+  // and adds to the tick's reason.
+  DensityChoice paper_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const;
+  DensityChoice soonest_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const;
   std::optional<std::vector<std::vector<int>>> better_batches() const;
 
   ControllerOptions options_;

@@ -15,14 +15,14 @@ using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
 // batch, growth, probe_growth, slow_start_ticks, initial_mbps,
-// link_utilization}` (docs/control.md); a map means on.
+// link_utilization, sparsity_cost}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
   f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
-                "slow_start_ticks", "initial_mbps", "link_utilization"});
+                "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -37,6 +37,9 @@ void read_controller(O& o, const util::YamlField& f) {
       static_cast<int>(f.integer_or("slow_start_ticks", c.estimator.slow_start_ticks, 0, 100));
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
+  c.sparsity_cost = f.number_or("sparsity_cost", c.sparsity_cost, 0, 1000);
+  if (c.sparsity_cost > 0 && c.link_utilization > 0)
+    f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
 
 nlohmann::json show_controller(const O& o) {
@@ -48,6 +51,7 @@ nlohmann::json show_controller(const O& o) {
                           {"initial_mbps", c.estimator.initial_mbps}};
   // Named only when on, so that results of the paper's rule read as before.
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
+  if (c.sparsity_cost > 0) shown["sparsity_cost"] = c.sparsity_cost;
   if (c.estimator.probe_growth > 0) shown["probe_growth"] = c.estimator.probe_growth;
   if (c.estimator.slow_start_ticks > 0) shown["slow_start_ticks"] = c.estimator.slow_start_ticks;
   return shown;
@@ -178,6 +182,9 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_flag("--control-link-utilization", control_of, &control::ControllerOptions::link_utilization, 0,
                           0.99,
                           "Keep the link busy this fraction of each iteration where the round trip sets the pace (0: off)"))
+      .custom(number_flag("--control-sparsity-cost", control_of, &control::ControllerOptions::sparsity_cost, 0, 1000,
+                          "Choose the density that reaches the target soonest, iterations growing as "
+                          "1 + this / sqrt(density) (0: off; docs/control.md)"))
       .custom(number_flag("--control-growth", estimator_of, &control::BandwidthEstimatorOptions::growth, 1, 10,
                           "Bandwidth probing factor per tick"))
       .custom(number_flag("--control-probe-growth", estimator_of, &control::BandwidthEstimatorOptions::probe_growth, 1,

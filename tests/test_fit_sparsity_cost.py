@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Tests for analysis/fit_sparsity_cost.py: the soonest-target rule's
+constant fitted from fixed-density runs (docs/control.md, "The soonest
+target"). Builds summary.json files in a temporary folder: iterations that
+follow N(d) = 80 (1 + 0.25 / sqrt(d)) exactly give k = 0.25; a missed seed
+is shown and left out; the controller's and ddp's rows are not points; a
+folder without summary.json, or with one density only, is a clear error.
+Standard library only.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis", "fit_sparsity_cost.py")
+
+
+def system(options, iterations):
+    return {"options": options, "per_seed": [{"seed": i + 1, "tta_iteration": n} for i, n in enumerate(iterations)]}
+
+
+def fixed(density, iterations):
+    return system({"compressor": "thresholdv16", "controller": "off", "density": density}, iterations)
+
+
+def run(folder):
+    return subprocess.run([sys.executable, SCRIPT, folder], capture_output=True, text=True)
+
+
+class FitSparsityCostTest(unittest.TestCase):
+    def write(self, folder, systems):
+        with open(os.path.join(folder, "summary.json"), "w") as f:
+            json.dump({"scenario": "tune", "target_accuracy": 0.85, "systems": systems}, f)
+
+    def test_recovers_the_constant_and_skips_what_is_not_a_fixed_density(self):
+        def n(d):
+            return 80 * (1 + 0.25 / math.sqrt(d))
+
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {
+                "fixed-0.01": fixed(0.01, [n(0.01), None]),
+                "fixed-0.1": fixed(0.1, [n(0.1), n(0.1)]),
+                "fixed-0.4": fixed(0.4, [n(0.4), n(0.4)]),
+                "controller": system({"compressor": "thresholdv16", "controller": {"interval_s": 1}, "density": 0.05},
+                                     [10, 10]),
+                "ddp": system({"fp16": False}, [130, 130]),
+            })
+            result = run(folder)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("sparsity_cost: 0.250", result.stdout)
+            self.assertIn("N(d) = 80.0 x (1 + 0.250 / sqrt(d))", result.stdout)
+            self.assertIn("| fixed-0.01 | 0.01 | 280.0, missed | 280 | 280 |", result.stdout)
+            self.assertNotIn("controller", result.stdout.split("|---|")[1])
+            self.assertNotIn("ddp", result.stdout)
+
+    def test_names_the_folder_when_it_cannot_fit(self):
+        with tempfile.TemporaryDirectory() as folder:
+            missing = run(folder)
+            self.assertEqual(missing.returncode, 1)
+            self.assertIn(os.path.join(folder, "summary.json"), missing.stderr)
+            self.write(folder, {"fixed-0.1": fixed(0.1, [150, 155])})
+            one_density = run(folder)
+            self.assertEqual(one_density.returncode, 1)
+            self.assertIn("two densities", one_density.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
