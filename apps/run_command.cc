@@ -15,6 +15,7 @@
 #include "apps/plot_command.h"
 #include "apps/run_cluster.h"
 #include "apps/run_jobs.h"
+#include "apps/run_keep.h"
 #include "apps/run_parts.h"
 #include "apps/run_summary.h"
 #include "apps/scenario.h"
@@ -37,8 +38,9 @@ std::vector<uint64_t> choose_seeds(std::vector<uint64_t> seeds, int count) {
   return seeds;
 }
 
-// A folder that is empty, new, or an earlier `stellatrain run` output (its
-// system folders are replaced); anything else is refused rather than mixed in.
+// A folder that is empty, new, or an earlier `stellatrain run` output (the
+// folders of the systems about to run are replaced, the others left for
+// apps/run_keep.h); anything else is refused rather than mixed in.
 void prepare_out_dir(const fs::path& out, const Scenario& scenario) {
   if (fs::exists(out) && !fs::is_directory(out))
     throw std::invalid_argument(fmt::format("--out {}: exists and is not a folder", out.string()));
@@ -204,7 +206,15 @@ Scenario with_mtu(const Scenario& scenario, const std::string& mtu) {
   return changed;
 }
 
-nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend);
+// With --systems, the scenario file's other systems, which may keep their
+// earlier runs (apps/run_keep.h), and the file's order of all of them.
+struct NotRerun {
+  std::vector<ScenarioSystem> systems;
+  std::vector<std::string> file_order;
+};
+
+nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
+                                    const NotRerun& not_rerun = {});
 
 // The backend the runs go to, built from the scenario as --mtu and
 // --emu-delay change it.
@@ -236,6 +246,14 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
+  NotRerun not_rerun;
+  if (!options.systems.empty()) {
+    for (const auto& system : loaded.systems) {
+      not_rerun.file_order.push_back(system.label);
+      if (std::find(options.systems.begin(), options.systems.end(), system.label) == options.systems.end())
+        not_rerun.systems.push_back(system);
+    }
+  }
   loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
   check_stage_sample(loaded, options);
@@ -247,11 +265,12 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
     scenario = with_mtu(loaded, options.mtu);
   }
   const auto backend = backend_for(scenario, options, name);
-  return run_prepared(scenario, options, *backend);
+  return run_prepared(scenario, options, *backend, not_rerun);
 }
 
 // The runs of a checked scenario on `backend`.
-nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend) {
+nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
+                                    const NotRerun& not_rerun) {
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
   const auto seeds = choose_seeds(scenario.seeds, options.seeds);
   backend.check_host();  // before anything is written
@@ -271,7 +290,16 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
         "--jobs {}: only the sim backend runs several at once (the {} backend measures wall time, which runs "
         "sharing the machine would change)",
         options.jobs, backend.name()));
+  const bool same_scenario = !not_rerun.systems.empty() && earlier_scenario_name(out) == scenario.name;
   prepare_out_dir(out, scenario);
+  std::vector<KeptSystem> kept;
+  if (same_scenario) {
+    const std::string network_model =
+        backend.simulated() && backend.has_network() ? net::network_model_name(scenario.network.model) : "";
+    kept = kept_systems(not_rerun.systems, seeds, out, scenario, network_model, [&](const ScenarioSystem& system, uint64_t seed) {
+      return run_config(scenario, system, seed, options);
+    });
+  }
 
   runtime::clear_stop_request();
   runtime::StopOnSignals interrupts(backend.cleans_up_after_interrupt()
@@ -282,6 +310,11 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
     run_in_processes(scenario, options, seeds, out, summary);
   } else {
     run_in_turn(scenario, options, backend, seeds, out, summary);
+  }
+  if (!kept.empty()) {
+    for (const auto& k : kept) summary.add_system(k.system, k.outcomes);
+    summary.order_as(not_rerun.file_order);
+    write_summary(out, summary.json());
   }
   print_table(summary.json());
   fmt::print("\nsummary: {}\n", (out / "summary.json").string());

@@ -293,6 +293,14 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
   systems_.push_back(std::move(entry));
 }
 
+void SummaryBuilder::order_as(const std::vector<std::string>& labels) {
+  auto position = [&](const SystemEntry& s) {
+    return std::find(labels.begin(), labels.end(), s.label) - labels.begin();
+  };
+  std::stable_sort(systems_.begin(), systems_.end(),
+                   [&](const SystemEntry& a, const SystemEntry& b) { return position(a) < position(b); });
+}
+
 // Cost to reach the target: the clusters' hourly price (nodes and GPUs) over
 // the TTA, plus each cluster's WAN egress until then at its price per GB
 // (mean over seeds). Egress needs link.csv (sim, emu); without it the

@@ -59,6 +59,8 @@ class SummaryBuilder {
  public:
   SummaryBuilder(const Scenario& scenario, const train::Backend& backend, const std::vector<uint64_t>& seeds);
   void add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes);
+  // Puts the systems in the order of `labels` (those not named last).
+  void order_as(const std::vector<std::string>& labels);
   // The summary so far, speedups included.
   nlohmann::ordered_json json() const;
 

@@ -200,6 +200,23 @@ for run in ddp/seed-1 ddp/seed-2; do
   cmp -s "$TWO_SEEDS/$run/iterations.csv" "$WORK/only-ddp/$run/iterations.csv" || fail "--systems: $run differs"
 done
 [ ! -e "$WORK/only-ddp/st" ] || fail "--systems ddp: st ran"
+echo "== --systems into an earlier run's folder: the others keep their runs when their configuration is unchanged"
+KEEP=$WORK/keep
+cp -r "$TWO_SEEDS" "$KEEP"
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --systems ddp --out "$KEEP" --quiet > keep.txt 2>&1 \
+  || { cat keep.txt; fail "run --systems ddp into an earlier run"; }
+grep -q "st: kept from the earlier run" keep.txt || { cat keep.txt; fail "--systems: st not kept"; }
+# ddp rerun, st kept: the same summary as the whole run's, systems in the file's order.
+cmp -s "$TWO_SEEDS/summary.json" "$KEEP/summary.json" || fail "--systems ddp: the kept summary differs from the whole run's"
+# A changed density: st's runs no longer match the file, so they are left out.
+sed -e 's/label: st, density: 0.05/label: st, density: 0.06/' tiny-low-target.yaml > tiny-new-density.yaml
+grep -q "density: 0.06" tiny-new-density.yaml || fail "test setup: tests/e2e_lib.sh's st line changed"
+"$STELLATRAIN" run tiny-new-density.yaml --seeds 2 --systems ddp --out "$KEEP" --quiet > keep-density.txt 2>&1 \
+  || { cat keep-density.txt; fail "run --systems ddp after a density change"; }
+grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match the scenario)' keep-density.txt \
+  || { cat keep-density.txt; fail "--systems: st kept although its density changed"; }
+python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
+  "$KEEP/summary.json" || fail "--systems ddp after a density change: st still in summary.json"
 expect_error "--systems: tiny.yaml has no system labelled 'nope'" "$STELLATRAIN" run tiny.yaml --systems ddp,nope --out "$WORK/nope"
 [ ! -e "$WORK/nope" ] || fail "a refused --systems must not create the results folder"
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"

@@ -12,8 +12,8 @@
 #   bash scripts/gpu/paper_tta.sh                       # stellatrain-fill-80 and ddp
 #   SYSTEMS=stellatrain-fill-80,ddp,warmup-fill-0.2 bash scripts/gpu/paper_tta.sh
 #   SYSTEMS=stellatrain-fill-80,ddp,fixed-0.01,fixed-0.03 bash scripts/gpu/paper_tta.sh
-# A run's summary.json holds only the systems it ran (a rerun replaces the
-# folder's), so name ddp and stellatrain-fill-80 with any other system.
+# A rerun into a folder keeps the other systems' runs in summary.json when
+# their configuration is unchanged (docs/scenarios.md, `--systems`).
 #   LINKS="fluct-115" JOBS=6 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS

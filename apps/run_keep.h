@@ -1,0 +1,39 @@
+#pragma once
+// `stellatrain run --systems A,B --out DIR` where DIR holds an earlier run
+// of the same scenario: the systems not rerun keep their runs, and
+// summary.json lists them beside the rerun ones (speedups over the ddp of
+// either), in the scenario's order. A system is kept only when every
+// seed's run is there and its manifest.json shows the configuration the
+// scenario file now gives (system, options, optimizer, iterations, seed,
+// trace offset, network model); otherwise it is left out and the log says
+// why, so a summary never mixes runs of different configurations.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "apps/run_summary.h"
+#include "apps/scenario.h"
+
+namespace st::apps {
+
+struct KeptSystem {
+  ScenarioSystem system;
+  std::vector<RunOutcome> outcomes;  // in seed order
+};
+
+// The scenario name an earlier summary.json in `out` names ("" when there
+// is none or it cannot be read). Read before the folder is prepared, which
+// removes that file.
+std::string earlier_scenario_name(const std::filesystem::path& out);
+
+// The systems of `candidates` whose runs in `out` match `config_for` for
+// every seed. `network_model`: the network model name runs must show in
+// their manifests ("" when the backend applies none).
+std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidates, const std::vector<uint64_t>& seeds,
+                                     const std::filesystem::path& out, const Scenario& scenario,
+                                     const std::string& network_model,
+                                     const std::function<train::TrainConfig(const ScenarioSystem&, uint64_t)>& config_for);
+
+}  // namespace st::apps
