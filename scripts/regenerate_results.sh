@@ -32,14 +32,15 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, and its convergence variants (147 runs,
-#             about 3 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             paired seeds, and its convergence variants (174 runs,
+#             about 3.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
 #   paper-tta-sweep  the CNN workload's learning rates for stellatrain and
-#             ddp, and the controller's link_utilization with the density
-#             warm-up, decided on the validation set (about 25 minutes)
+#             ddp, the controller's link_utilization with the density
+#             warm-up, and the soonest-target rule's sparsity_cost and
+#             variant, decided on the validation set (about 1 hour)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -124,6 +125,18 @@ step_paper_tta_sweep() {
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-utilization.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-link-utilization"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-link-utilization"
+  # The soonest-target rule's constant from fixed densities with the warm-up
+  # (the file also runs the rule with it), then the rule's variants at each
+  # link, all on the validation set (docs/paper-tta.md, "The soonest target").
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-sparsity-cost.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-sparsity-cost"
+  run python3 analysis/fit_sparsity_cost.py "$OUT/paper-tta-sweep/cnn-sparsity-cost"
+  local link
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
+      --systems soonest,warmup-soonest,soonest-slow-start --seeds 2 --lr 0.1 --quiet \
+      --out "$OUT/paper-tta-sweep/cnn-$link-soonest"
+  done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
@@ -135,16 +148,17 @@ step_paper_tta() {
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link"
     folders+=("$OUT/paper-tta/cnn-h100-$link:stellatrain-fill-80")
   done
-  # The convergence fixes (density warm-up, momentum correction) and the
-  # link share picked on validation (paper-tta-sweep) on the same workload
-  # and links; the table's extra rows hold the warm-up with that share
-  # (warmup-fill-0.2) against the fixed densities of the base scenario's
-  # folder.
+  # The convergence fixes (density warm-up, momentum correction), the link
+  # share and the soonest-target rule picked on validation (paper-tta-sweep)
+  # on the same workload and links; the table's extra rows hold the warm-up
+  # with that share (warmup-fill-0.2) and with the rule (warmup-soonest),
+  # against the fixed densities of the base scenario's folder.
   for link in fluct-115 const-100 const-500; do
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --jobs "$JOBS" --quiet \
       --out "$OUT/paper-tta/cnn-h100-$link-convergence"
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-convergence"
     folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-fill-0.2:$OUT/paper-tta/cnn-h100-$link")
+    folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-soonest:$OUT/paper-tta/cnn-h100-$link")
   done
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.

@@ -143,20 +143,21 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
     }
     EXPECT_EQ(s.network.model, base.network.model);
-    ASSERT_EQ(s.systems.size(), 9u);
+    ASSERT_EQ(s.systems.size(), 10u);
     EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
     const auto& fill_80 = find(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
-    const std::vector<std::tuple<std::string, double, bool, bool, double>> variants = {
-        // label, link_utilization, warm-up, momentum correction, sparsity_cost
-        {"warmup", 0.8, true, false, 0},
-        {"momentum-correction", 0.8, false, true, 0},
-        {"warmup-momentum-correction", 0.8, true, true, 0},
-        {"warmup-fill-0.2", 0.2, true, false, 0},
-        {"fill-0.2", 0.2, false, false, 0},
-        {"soonest", 0, false, false, 0.15},
-        {"warmup-soonest", 0, true, false, 0.15}};
-    for (const auto& [label, utilization, warmup, node_momentum, sparsity_cost] : variants) {
+    const std::vector<std::tuple<std::string, double, bool, bool, double, int>> variants = {
+        // label, link_utilization, warm-up, momentum correction, sparsity_cost, slow_start_ticks
+        {"warmup", 0.8, true, false, 0, 0},
+        {"momentum-correction", 0.8, false, true, 0, 0},
+        {"warmup-momentum-correction", 0.8, true, true, 0, 0},
+        {"warmup-fill-0.2", 0.2, true, false, 0, 0},
+        {"fill-0.2", 0.2, false, false, 0, 0},
+        {"soonest", 0, false, false, 0.15, 0},
+        {"warmup-soonest", 0, true, false, 0.15, 0},
+        {"soonest-slow-start", 0, false, false, 0.15, 1}};
+    for (const auto& [label, utilization, warmup, node_momentum, sparsity_cost, slow_start_ticks] : variants) {
       SCOPED_TRACE(label);
       const auto& system = find(s, label);
       const auto& o = system.config.options_as<train::StellaTrainOptions>();
@@ -164,6 +165,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       EXPECT_TRUE(o.controller);
       EXPECT_DOUBLE_EQ(o.control.link_utilization, utilization);
       EXPECT_DOUBLE_EQ(o.control.sparsity_cost, sparsity_cost);
+      EXPECT_EQ(o.control.estimator.slow_start_ticks, slow_start_ticks);
       EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, f.control.estimator.probe_growth);
       EXPECT_DOUBLE_EQ(system.config.lr, fill_80.config.lr);
       EXPECT_EQ(o.warmup.on(), warmup);
