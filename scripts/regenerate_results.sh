@@ -32,8 +32,8 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, and its convergence variants (174 runs,
-#             about 3.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             paired seeds, and its convergence variants (183 runs,
+#             about 4 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -134,7 +134,7 @@ step_paper_tta_sweep() {
   local link
   for link in fluct-115 const-100 const-500; do
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
-      --systems soonest,warmup-soonest,soonest-slow-start --seeds 2 --lr 0.1 --quiet \
+      --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25 --seeds 2 --lr 0.1 --quiet \
       --out "$OUT/paper-tta-sweep/cnn-$link-soonest"
   done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
