@@ -3,16 +3,21 @@
 
 The soonest-target rule (core/control/soonest_density.h, docs/control.md
 "The soonest target") models the iterations a density d needs to reach the
-target as N(d) = N1 x (1 + k / sqrt(d)). This reads one `stellatrain run`
-results folder whose systems include StellaTrain at fixed densities
-(`controller: off`), takes every seed's iteration reaching the main target,
-and fits N = a + b / sqrt(d) by least squares over those points (linear in
-a and b): k = b / a. Run it on a validation sweep (`eval.on: validation`),
-never on the test runs the rule is then judged on. Seeds that miss the
-target are listed and left out of the fit (they would only raise k).
-Markdown on stdout, then the line `sparsity_cost: K`.
+target as N(d) = N1 x (1 + k / sqrt(d)). This reads `stellatrain run` or
+`stellatrain sweep` results folders whose systems include StellaTrain at
+fixed densities (`controller: off`), takes every seed's iteration reaching
+the main target, and fits N = a + b / sqrt(d) by least squares over those
+points (linear in a and b): k = b / a. Each folder gets its own fit; with
+several (e.g. one per link), one more fit pools them, each folder with its
+own N1 (its own intercept) and one k shared: k is the workload's, N1 may
+differ with the link. Run it on validation runs (`eval.on: validation`,
+or `sweep`), never on the test runs the rule is then judged on. Seeds that
+miss the target are listed and left out of the fit (they would only raise
+k). Markdown on stdout, then the line `sparsity_cost: K` (the pooled k
+with several folders).
 
     analysis/fit_sparsity_cost.py results/paper-tta/cnn-h100-fluct-115-tune-sparsity-cost
+    analysis/fit_sparsity_cost.py FOLDER_AT_LINK_1 FOLDER_AT_LINK_2 ...
 """
 import json
 import math
@@ -36,44 +41,54 @@ def fixed_density_points(summary):
     return sorted(points)
 
 
-def fit(points):
-    """Least squares of N = a + b x, x = 1 / sqrt(d), over every seed that
-    reached the target; (a, b, k = b / a)."""
-    xs, ns = [], []
-    for density, _, iterations in points:
-        for n in iterations:
-            if n is not None:
-                xs.append(1 / math.sqrt(density))
-                ns.append(float(n))
-    if len(set(xs)) < 2:
-        raise ValueError("need seeds reaching the target at two densities or more")
-    mean_x, mean_n = statistics.fmean(xs), statistics.fmean(ns)
-    b = sum((x - mean_x) * (n - mean_n) for x, n in zip(xs, ns)) / sum((x - mean_x) ** 2 for x in xs)
-    a = mean_n - b * mean_x
-    if a <= 0:
-        raise ValueError(f"the fit's dense limit N1 = {a:.1f} is not positive: the model does not fit these runs")
-    return a, b, b / a
+def reached_points(points):
+    """(x = 1 / sqrt(d), N) for every seed that reached the target."""
+    return [(1 / math.sqrt(density), float(n)) for density, _, iterations in points for n in iterations
+            if n is not None]
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    folder = Path(argv[1])
-    summary_path = folder / "summary.json"
+def fit_pooled(groups):
+    """Least squares of N = a_g + b_g x with b_g = k a_g: one k, an N1 = a_g
+    per group. For a fixed k the best a_g is closed form (N = a_g (1 + k x)),
+    so k is found by a golden-section search on the squared error, over
+    [0, 100]. Returns ([a_g], b of the first group, k)."""
+    data = [reached_points(points) for points in groups]
+    for points, pairs in zip(groups, data):
+        if len({x for x, _ in pairs}) < 2:
+            raise ValueError("need seeds reaching the target at two densities or more")
+
+    def intercepts(k):
+        return [sum(n * (1 + k * x) for x, n in pairs) / sum((1 + k * x) ** 2 for x, _ in pairs) for pairs in data]
+
+    def error(k):
+        return sum((n - a * (1 + k * x)) ** 2 for a, pairs in zip(intercepts(k), data) for x, n in pairs)
+
+    lo, hi = 0.0, 100.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(200):
+        m1, m2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if error(m1) <= error(m2):
+            hi = m2
+        else:
+            lo = m1
+    k = (lo + hi) / 2
+    a = intercepts(k)
+    if min(a) <= 0:
+        raise ValueError("the fit's dense limit N1 is not positive: the model does not fit these runs")
+    return a, a[0] * k, k
+
+
+def load(folder):
+    summary_path = Path(folder) / "summary.json"
     try:
-        summary = json.loads(summary_path.read_text())
+        return json.loads(summary_path.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        print(f"fit_sparsity_cost: {summary_path}: {e}", file=sys.stderr)
-        return 1
-    points = fixed_density_points(summary)
-    try:
-        a, b, k = fit(points)
-    except ValueError as e:
-        print(f"fit_sparsity_cost: {folder}: {e}", file=sys.stderr)
-        return 1
+        raise ValueError(f"{summary_path}: {e}")
+
+
+def print_folder(folder, summary, points, a, k):
     target = summary.get("target_accuracy")
-    print(f"{summary.get('scenario', folder.name)}: iterations to {target} per fixed density, "
+    print(f"{summary.get('scenario', Path(folder).name)} ({folder}): iterations to {target} per fixed density, "
           f"fitted N(d) = {a:.1f} x (1 + {k:.3f} / sqrt(d))\n")
     print("| system | density | iterations per seed | median | fitted |")
     print("|---|---|---|---|---|")
@@ -82,8 +97,35 @@ def main(argv):
         shown = ", ".join("missed" if n is None else str(n) for n in iterations)
         median = statistics.median(reached) if reached else None
         print(f"| {label} | {density:g} | {shown} | {'-' if median is None else f'{median:g}'} | "
-              f"{a + b / math.sqrt(density):.0f} |")
-    print(f"\nsparsity_cost: {k:.3f}")
+              f"{a * (1 + k / math.sqrt(density)):.0f} |")
+    print()
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    folders = argv[1:]
+    groups = []
+    try:
+        for folder in folders:
+            summary = load(folder)
+            points = fixed_density_points(summary)
+            try:
+                a, _, k = fit_pooled([points])
+            except ValueError as e:
+                raise ValueError(f"{folder}: {e}")
+            print_folder(folder, summary, points, a[0], k)
+            print(f"sparsity_cost of {folder}: {k:.3f}\n")
+            groups.append(points)
+        a, _, k = fit_pooled(groups)
+    except ValueError as e:
+        print(f"fit_sparsity_cost: {e}", file=sys.stderr)
+        return 1
+    if len(groups) > 1:
+        print("pooled over the folders, one k and an N1 per folder: "
+              + ", ".join(f"N1 {n1:.1f}" for n1 in a) + f"\n")
+    print(f"sparsity_cost: {k:.3f}")
     return 0
 
 

@@ -3,8 +3,9 @@
 constant fitted from fixed-density runs (docs/control.md, "The soonest
 target"). Builds summary.json files in a temporary folder: iterations that
 follow N(d) = 80 (1 + 0.25 / sqrt(d)) exactly give k = 0.25; a missed seed
-is shown and left out; the controller's and ddp's rows are not points; a
-folder without summary.json, or with one density only, is a clear error.
+is shown and left out; the controller's and ddp's rows are not points; two
+folders with N1 80 and 100 pool to k = 0.25 with an N1 each; a folder
+without summary.json, or with one density only, is a clear error.
 Standard library only.
 """
 import json
@@ -55,6 +56,23 @@ class FitSparsityCostTest(unittest.TestCase):
             self.assertIn("| fixed-0.01 | 0.01 | 280.0, missed | 280 | 280 |", result.stdout)
             self.assertNotIn("controller", result.stdout.split("|---|")[1])
             self.assertNotIn("ddp", result.stdout)
+
+    def test_pools_folders_with_one_constant_and_an_intercept_each(self):
+        def n(n1, d):
+            return n1 * (1 + 0.25 / math.sqrt(d))
+
+        with tempfile.TemporaryDirectory() as root:
+            folders = []
+            for n1 in (80, 100):
+                folder = os.path.join(root, f"link-{n1}")
+                os.makedirs(folder)
+                self.write(folder, {f"fixed-{d}": fixed(d, [n(n1, d), n(n1, d)]) for d in (0.01, 0.1, 0.3)})
+                folders.append(folder)
+            result = subprocess.run([sys.executable, SCRIPT, *folders], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn(f"sparsity_cost of {folders[1]}: 0.250", result.stdout)
+            self.assertIn("one k and an N1 per folder: N1 80.0, N1 100.0", result.stdout)
+            self.assertTrue(result.stdout.rstrip().endswith("sparsity_cost: 0.250"), result.stdout)
 
     def test_names_the_folder_when_it_cannot_fit(self):
         with tempfile.TemporaryDirectory() as folder:
