@@ -130,8 +130,13 @@ step_paper_tta_sweep() {
   # link, all on the validation set (docs/paper-tta.md, "The soonest target").
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-sparsity-cost.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-sparsity-cost"
-  run python3 analysis/fit_sparsity_cost.py "$OUT/paper-tta-sweep/cnn-sparsity-cost"
   local link
+  for link in const-100 const-500; do  # the same fit at the other links
+    run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --systems warmup-fixed-0.03 \
+      --density 0.01,0.1,0.3,0.5 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-$link-sparsity-cost"
+  done
+  run python3 analysis/fit_sparsity_cost.py "$OUT/paper-tta-sweep/cnn-sparsity-cost" \
+    "$OUT/paper-tta-sweep/cnn-const-100-sparsity-cost" "$OUT/paper-tta-sweep/cnn-const-500-sparsity-cost"
   for link in fluct-115 const-100 const-500; do
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
       --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25 --seeds 2 --lr 0.1 --quiet \
