@@ -67,6 +67,10 @@ std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidat
                                      const std::function<train::TrainConfig(const ScenarioSystem&, uint64_t)>& config_for) {
   std::vector<KeptSystem> kept;
   for (const auto& system : candidates) {
+    if (!fs::exists(out / system.label)) {
+      spdlog::info("{}: no earlier run in {}", system.label, out.string());
+      continue;
+    }
     KeptSystem k{system, {}};
     std::string why;
     for (const auto seed : seeds) {

@@ -32,7 +32,7 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, and its convergence variants (183 runs,
+#             paired seeds, and its convergence variants (192 runs,
 #             about 4 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
@@ -139,7 +139,7 @@ step_paper_tta_sweep() {
     "$OUT/paper-tta-sweep/cnn-const-100-sparsity-cost" "$OUT/paper-tta-sweep/cnn-const-500-sparsity-cost"
   for link in fluct-115 const-100 const-500; do
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
-      --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25 --seeds 2 --lr 0.1 --quiet \
+      --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25,warmup-soonest-probes --seeds 2 --lr 0.1 --quiet \
       --out "$OUT/paper-tta-sweep/cnn-$link-soonest"
   done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"

@@ -401,7 +401,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
-      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27}}\n"}})));
+      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
   EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
@@ -415,6 +415,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
   EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_every_iteration);
+  EXPECT_FALSE(controlled.control.probe_every_iteration);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
 }

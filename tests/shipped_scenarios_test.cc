@@ -143,7 +143,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
     }
     EXPECT_EQ(s.network.model, base.network.model);
-    ASSERT_EQ(s.systems.size(), 11u);
+    ASSERT_EQ(s.systems.size(), 12u);
     EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
     const auto& fill_80 = find(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
@@ -157,7 +157,8 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
         {"soonest", 0, false, false, 0.15, 0},
         {"warmup-soonest", 0, true, false, 0.15, 0},
         {"soonest-slow-start", 0, false, false, 0.15, 1},
-        {"warmup-soonest-tick-0.25", 0, true, false, 0.15, 0}};
+        {"warmup-soonest-tick-0.25", 0, true, false, 0.15, 0},
+        {"warmup-soonest-probes", 0, true, false, 0.15, 0}};
     for (const auto& [label, utilization, warmup, node_momentum, sparsity_cost, slow_start_ticks] : variants) {
       SCOPED_TRACE(label);
       const auto& system = find(s, label);
@@ -168,6 +169,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       EXPECT_DOUBLE_EQ(o.control.sparsity_cost, sparsity_cost);
       EXPECT_EQ(o.control.estimator.slow_start_ticks, slow_start_ticks);
       EXPECT_DOUBLE_EQ(o.control.interval_s, label == "warmup-soonest-tick-0.25" ? 0.25 : f.control.interval_s);
+      EXPECT_EQ(o.control.probe_every_iteration, label == "warmup-soonest-probes");
       EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, f.control.estimator.probe_growth);
       EXPECT_DOUBLE_EQ(system.config.lr, fill_80.config.lr);
       EXPECT_EQ(o.warmup.on(), warmup);

@@ -3,7 +3,8 @@
 // trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
 // step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
-// at in the same phase.
+// at in the same phase. Probes sent every iteration find the latency floor
+// where probes sent once per tick read the controller's own queue.
 //
 // The model is the MLP (cheap to really compute here) priced by a test
 // profile with the CNN's measured forward and backward times, so the
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -101,6 +103,40 @@ TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
   ASSERT_GE(control.at("density").size(), 3u);
   const auto [lo, hi] = std::minmax_element(control.at("density").begin(), control.at("density").end());
   EXPECT_GT(*hi, *lo) << "the controller never moved the density";
+}
+
+// A round-trip-bound run (GPUs 20x the CNN's pace, a constant 100 Mbps WAN,
+// 20 ms one way, a density warm-up, the soonest-target rule): probes sent
+// once per tick leave as the tick's telemetry arrives, when the exchange
+// is queued, and their minimum reads the queue; probes sent whenever
+// telemetry arrives and none is out also see the gaps between exchanges,
+// and from the second tick on the latency is the path's 20 ms.
+TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_probes";
+  const auto profile = mlp_at_cnn_pace(root, 0.05);
+  std::vector<double> latency[2];
+  for (int every = 0; every < 2; ++every) {
+    auto c = controlled_mlp(200, root / (every ? "every-iteration" : "per-tick"));
+    auto& control = train::stellatrain_options(c).control;
+    control.sparsity_cost = 0.15;
+    control.probe_every_iteration = every == 1;
+    // The density warm-up's large first messages keep the WAN queue full
+    // for its first 60 iterations, as in the paper-tta runs where probes
+    // read 30-60 ms against 20.
+    train::stellatrain_options(c).warmup.iterations = 60;
+    train::stellatrain_options(c).warmup.start = 0.5;
+    c.time_budget_s = 4;
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(100, 600), profile), c);
+    train::run_training(c, *backend);
+    latency[every] = read_csv(fs::path(c.out_dir) / "control.csv").at("latency_ms");
+    ASSERT_GE(latency[every].size(), 3u);
+    std::cout << (every ? "every iteration:" : "per tick:");
+    for (double l : latency[every]) std::cout << " " << l;
+    std::cout << " ms\n";
+  }
+  for (std::size_t tick = 1; tick < latency[1].size(); ++tick) EXPECT_LT(latency[1][tick], 20.6) << "tick " << tick;
+  EXPECT_GT(*std::max_element(latency[0].begin() + 1, latency[0].end()), 20.6)
+      << "the per-tick probes no longer read the queue: this test no longer shows the difference";
 }
 
 // Mean of iteration_ms over rank 0's iterations that start in [from, to).

@@ -51,6 +51,14 @@ struct ControllerOptions {
   // relative to dense, with the constant fitted on validation runs. Not
   // combined with link_utilization: both choose the density.
   double sparsity_cost = 0;
+  // Latency probes (rank 0 to each node and back): false, one per node at
+  // each tick, sent as the tick's telemetry arrives, which is when the
+  // iteration's exchange is queued; true, one per node whenever telemetry
+  // arrives and none is out, so that the minimum over a tick also sees the
+  // moments between exchanges (docs/control.md, "The latency floor").
+  // Probes stop with the telemetry, so a simulation still runs out of
+  // events when training ends.
+  bool probe_every_iteration = false;
   // The iterations before this one ran above the plan's density (the
   // system's density warm-up): their wait is the warm-up's, not a sign
   // that the plan overran, so the estimator does not lower its estimate
@@ -93,6 +101,7 @@ class Controller {
   std::optional<Plan> tick(double now_s, int current_iteration);
 
   const std::vector<ControlRecord>& records() const { return records_; }
+  const ControllerOptions& options() const { return options_; }
 
  private:
   double compute_ms() const;

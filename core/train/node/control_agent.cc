@@ -108,7 +108,7 @@ void ControlAgent::on_telemetry(const telemetry::NodeTelemetry& t) {
   auto plan = controller_->tick(now_s, std::max(started_, 0));
   const bool ticked = controller_->records().size() > before;
   if (ticked && results_) results_->add_control(controller_->records().back());
-  if (ticked || before == 0) send_probes();
+  if (ticked || before == 0 || controller_->options().probe_every_iteration) send_probes();
   if (!plan) return;
   spdlog::debug("controller: {}", plan->reason);
   const auto bytes = control::encode(*plan);

@@ -15,14 +15,15 @@ using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
 // batch, growth, probe_growth, slow_start_ticks, initial_mbps,
-// link_utilization, sparsity_cost}` (docs/control.md); a map means on.
+// link_utilization, sparsity_cost, probe_every_iteration}` (docs/control.md);
+// a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
   f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
-                "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost"});
+                "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -38,6 +39,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.initial_mbps = f.number_or("initial_mbps", c.estimator.initial_mbps, 0.01, 1e6);
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
   c.sparsity_cost = f.number_or("sparsity_cost", c.sparsity_cost, 0, 1000);
+  c.probe_every_iteration = f.boolean_or("probe_every_iteration", c.probe_every_iteration);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -52,6 +54,7 @@ nlohmann::json show_controller(const O& o) {
   // Named only when on, so that results of the paper's rule read as before.
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
   if (c.sparsity_cost > 0) shown["sparsity_cost"] = c.sparsity_cost;
+  if (c.probe_every_iteration) shown["probe_every_iteration"] = true;
   if (c.estimator.probe_growth > 0) shown["probe_growth"] = c.estimator.probe_growth;
   if (c.estimator.slow_start_ticks > 0) shown["slow_start_ticks"] = c.estimator.slow_start_ticks;
   return shown;
