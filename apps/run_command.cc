@@ -312,8 +312,20 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
     run_in_turn(scenario, options, backend, seeds, out, summary);
   }
   if (!kept.empty()) {
-    for (const auto& k : kept) summary.add_system(k.system, k.outcomes);
+    std::vector<ScenarioSystem> all = scenario.systems;
+    for (const auto& k : kept) {
+      summary.add_system(k.system, k.outcomes);
+      all.push_back(k.system);
+    }
     summary.order_as(not_rerun.file_order);
+    std::stable_sort(all.begin(), all.end(), [&](const ScenarioSystem& a, const ScenarioSystem& b) {
+      auto position = [&](const std::string& label) {
+        return std::find(not_rerun.file_order.begin(), not_rerun.file_order.end(), label) -
+               not_rerun.file_order.begin();
+      };
+      return position(a.label) < position(b.label);
+    });
+    summary.choose_reference(all);
     write_summary(out, summary.json());
   }
   print_table(summary.json());

@@ -228,8 +228,14 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const train::Backend& b
     top_["network_model"] = net::network_model_name(scenario.network.model);
   if (cost_per_hour_ > 0) top_["cost_per_hour"] = cost_per_hour_;
   if (!egress_per_gb_.empty()) top_["egress_per_gb"] = egress_per_gb_;
+  choose_reference(scenario.systems);
+}
+
+// The reference system's first run, or the one labelled as the system.
+void SummaryBuilder::choose_reference(const std::vector<ScenarioSystem>& systems) {
   const std::string reference = train::speedup_reference().name;
-  for (const auto& s : scenario.systems)
+  reference_.clear();
+  for (const auto& s : systems)
     if (s.config.system == reference && (reference_.empty() || s.label == reference)) reference_ = s.label;
   top_["speedup_reference"] = reference_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(reference_);
 }

@@ -61,6 +61,10 @@ class SummaryBuilder {
   void add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes);
   // Puts the systems in the order of `labels` (those not named last).
   void order_as(const std::vector<std::string>& labels);
+  // Picks the speedup reference among `systems` (the constructor picks it
+  // among the scenario's; a run of some systems beside kept ones picks it
+  // among all of them, apps/run_keep.h).
+  void choose_reference(const std::vector<ScenarioSystem>& systems);
   // The summary so far, speedups included.
   nlohmann::ordered_json json() const;
 

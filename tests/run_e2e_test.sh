@@ -208,6 +208,11 @@ cp -r "$TWO_SEEDS" "$KEEP"
 grep -q "st: kept from the earlier run" keep.txt || { cat keep.txt; fail "--systems: st not kept"; }
 # ddp rerun, st kept: the same summary as the whole run's, systems in the file's order.
 cmp -s "$TWO_SEEDS/summary.json" "$KEEP/summary.json" || fail "--systems ddp: the kept summary differs from the whole run's"
+# st rerun, ddp (the speedup reference) kept: the same again, speedups included.
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --systems st --out "$KEEP" --quiet > keep-st.txt 2>&1 \
+  || { cat keep-st.txt; fail "run --systems st into an earlier run"; }
+grep -q "ddp: kept from the earlier run" keep-st.txt || { cat keep-st.txt; fail "--systems st: ddp not kept"; }
+cmp -s "$TWO_SEEDS/summary.json" "$KEEP/summary.json" || fail "--systems st: the kept summary differs from the whole run's"
 # A changed density: st's runs no longer match the file, so they are left out.
 sed -e 's/label: st, density: 0.05/label: st, density: 0.06/' tiny-low-target.yaml > tiny-new-density.yaml
 grep -q "density: 0.06" tiny-new-density.yaml || fail "test setup: tests/e2e_lib.sh's st line changed"
