@@ -216,6 +216,24 @@ struct NotRerun {
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
                                     const NotRerun& not_rerun = {});
 
+// The kept systems join the summary beside the ones that ran, all in the
+// file's order, and the speedup reference is chosen among all of them.
+void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept, const std::vector<ScenarioSystem>& ran,
+              const std::vector<std::string>& file_order) {
+  std::vector<ScenarioSystem> all = ran;
+  for (const auto& k : kept) {
+    summary.add_system(k.system, k.outcomes);
+    all.push_back(k.system);
+  }
+  auto position = [&](const std::string& label) {
+    return std::find(file_order.begin(), file_order.end(), label) - file_order.begin();
+  };
+  std::stable_sort(all.begin(), all.end(),
+                   [&](const ScenarioSystem& a, const ScenarioSystem& b) { return position(a.label) < position(b.label); });
+  summary.order_as(file_order);
+  summary.choose_reference(all);
+}
+
 // The backend the runs go to, built from the scenario as --mtu and
 // --emu-delay change it.
 std::unique_ptr<train::Backend> backend_for(const Scenario& scenario, const RunOptions& options,
@@ -312,20 +330,7 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
     run_in_turn(scenario, options, backend, seeds, out, summary);
   }
   if (!kept.empty()) {
-    std::vector<ScenarioSystem> all = scenario.systems;
-    for (const auto& k : kept) {
-      summary.add_system(k.system, k.outcomes);
-      all.push_back(k.system);
-    }
-    summary.order_as(not_rerun.file_order);
-    std::stable_sort(all.begin(), all.end(), [&](const ScenarioSystem& a, const ScenarioSystem& b) {
-      auto position = [&](const std::string& label) {
-        return std::find(not_rerun.file_order.begin(), not_rerun.file_order.end(), label) -
-               not_rerun.file_order.begin();
-      };
-      return position(a.label) < position(b.label);
-    });
-    summary.choose_reference(all);
+    add_kept(summary, kept, scenario.systems, not_rerun.file_order);
     write_summary(out, summary.json());
   }
   print_table(summary.json());
