@@ -12,9 +12,37 @@
 #include "core/control/controller.h"
 #include "core/telemetry/byte_window.h"
 #include "core/telemetry/node_telemetry.h"
+#include "tests/control_test_util.h"
 
 namespace st {
+
+namespace testing {
+
+telemetry::NodeTelemetry sample_telemetry(int rank) {
+  telemetry::NodeTelemetry t;
+  t.rank = rank;
+  t.iteration = 7;
+  t.time_s = 1.5;
+  t.forward_ms = 20;
+  t.backward_ms = 14;
+  t.gather_ms = 1;
+  t.density = 0.05;
+  t.batch = {64, 64};
+  t.gpu_compute_ms = {34, 35};
+  t.exchange_busy_ms = 30;
+  t.exchange_shortest_ms = 20;
+  t.exchange_bytes = 150000;
+  t.window_sent = {0, 10};
+  t.window_received = {0, 20};
+  t.window_s = 1;
+  return t;
+}
+
+}  // namespace testing
+
 namespace {
+
+using testing::sample_telemetry;
 
 using std::chrono::milliseconds;
 
@@ -39,25 +67,6 @@ TEST(ByteWindow, CountsTheLastSecondInSubWindows) {
   EXPECT_THROW(telemetry::ByteWindow(0), std::invalid_argument);
 }
 
-telemetry::NodeTelemetry sample_telemetry(int rank) {
-  telemetry::NodeTelemetry t;
-  t.rank = rank;
-  t.iteration = 7;
-  t.time_s = 1.5;
-  t.forward_ms = 20;
-  t.backward_ms = 14;
-  t.gather_ms = 1;
-  t.density = 0.05;
-  t.batch = {64, 64};
-  t.gpu_compute_ms = {34, 35};
-  t.exchange_busy_ms = 30;
-  t.exchange_shortest_ms = 20;
-  t.exchange_bytes = 150000;
-  t.window_sent = {0, 10};
-  t.window_received = {0, 20};
-  t.window_s = 1;
-  return t;
-}
 
 TEST(Telemetry, RoundTripsAndNamesBadFields) {
   const auto t = sample_telemetry(1);

@@ -9,6 +9,7 @@
 
 #include "core/control/controller.h"
 #include "core/control/soonest_density.h"
+#include "tests/control_test_util.h"
 
 namespace st {
 namespace {
@@ -72,18 +73,12 @@ TEST(SoonestDensity, RejectsBadInput) {
   EXPECT_THROW(control::soonest_density(kTraffic, 100, pace, 0.27, 0.5, 0.1), std::invalid_argument);
 }
 
+// A GPU 30x faster than sample_telemetry's: the round trip sets the pace.
 telemetry::NodeTelemetry fast_gpu(int rank) {
-  telemetry::NodeTelemetry t;
-  t.rank = rank;
+  auto t = testing::sample_telemetry(rank);
   t.iteration = 20;
   t.backward_ms = 0.9;
-  t.density = 0.05;
-  t.batch = {64, 64};
   t.gpu_compute_ms = {1.2, 1.2};
-  t.exchange_busy_ms = 30;
-  t.exchange_shortest_ms = 20;
-  t.exchange_bytes = 150000;
-  t.window_s = 1;
   return t;
 }
 
