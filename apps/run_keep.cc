@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
-#include <optional>
-
 #include "apps/run_parts.h"
 #include "core/train/config.h"
 
@@ -14,23 +11,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<nlohmann::json> read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-}
-
-// Why the run in `dir` is not the one `config` would make ("" when it is).
-std::string mismatch(const fs::path& dir, const train::TrainConfig& config, const std::string& network_model,
-                     int mtu) {
-  const auto manifest = read_json(dir / "manifest.json");
-  if (!manifest || !manifest->is_object()) return fmt::format("{}: missing or unreadable", (dir / "manifest.json").string());
+// Why the run whose manifest.json is `m` (in `dir`) is not the one `config`
+// would make ("" when it is).
+std::string mismatch(const fs::path& dir, const nlohmann::json& m, const train::TrainConfig& config,
+                     const std::string& network_model, int mtu) {
+  if (!m.is_object()) return fmt::format("{}: not a JSON object", (dir / "manifest.json").string());
   if (!fs::exists(dir / "eval.csv")) return fmt::format("{}: missing", (dir / "eval.csv").string());
-  const auto& m = *manifest;
   auto differs = [&](const char* field) {
     return fmt::format("{}: \"{}\" does not match the scenario", (dir / "manifest.json").string(), field);
   };
@@ -57,9 +43,13 @@ std::string mismatch(const fs::path& dir, const train::TrainConfig& config, cons
 }  // namespace
 
 std::string earlier_scenario_name(const fs::path& out) {
-  const auto summary = read_json(out / "summary.json");
-  if (!summary || !summary->is_object()) return "";
-  return summary->value("scenario", "");
+  if (!fs::exists(out / "summary.json")) return "";
+  try {
+    const auto summary = read_json_file((out / "summary.json").string());
+    return summary.is_object() ? summary.value("scenario", "") : "";
+  } catch (const std::runtime_error&) {
+    return "";  // an unreadable summary names no scenario: nothing is kept
+  }
 }
 
 std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidates, const std::vector<uint64_t>& seeds,
@@ -75,16 +65,12 @@ std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidat
     std::string why;
     for (const auto seed : seeds) {
       const std::string relative = run_folder(system.label, seed, seeds);
-      const auto config = config_for(system, seed);
-      why = mismatch(out / relative, config, network_model, scenario.network.mtu);
-      if (!why.empty()) break;
       try {
-        auto outcome = read_outcome((out / relative).string(), relative, seed, scenario.target_accuracy,
-                                    scenario.report_targets);
-        const auto manifest = read_json(out / relative / "manifest.json");
-        outcome.mean_iteration_s =
-            manifest->value("summary", nlohmann::json::object()).value("mean_iteration_ms", 0.0) / 1000;
-        k.outcomes.push_back(std::move(outcome));
+        const auto manifest = read_json_file((out / relative / "manifest.json").string());
+        why = mismatch(out / relative, manifest, config_for(system, seed), network_model, scenario.network.mtu);
+        if (!why.empty()) break;
+        k.outcomes.push_back(read_outcome((out / relative).string(), relative, seed, scenario.target_accuracy,
+                                          scenario.report_targets));
       } catch (const std::exception& e) {
         why = e.what();
         break;

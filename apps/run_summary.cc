@@ -72,16 +72,6 @@ std::map<std::string, double> egress_before(const std::string& path, double unti
   return out;
 }
 
-nlohmann::json read_manifest(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
-  }
-}
-
 // A mean that stays an integer in the JSON when it is one (one seed).
 nlohmann::ordered_json number(double value) {
   if (value == std::floor(value) && std::abs(value) < 9e15) return static_cast<int64_t>(value);
@@ -168,16 +158,27 @@ RunOutcome read_timing_outcome(const nlohmann::json& summary, RunOutcome o) {
 
 }  // namespace
 
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the file", path));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target,
                         const std::vector<double>& report_targets) {
   RunOutcome o;
   o.seed = seed;
   o.dir = relative_dir;
-  const auto manifest = read_manifest(dir + "/manifest.json");
+  const auto manifest = read_json_file(dir + "/manifest.json");
   const auto summary = manifest.value("summary", nlohmann::json::object());
   o.trace_offset_s = manifest.value("trace_offset_s", 0.0);
   if (summary.contains("wan_bytes")) o.wan_bytes = summary["wan_bytes"].get<double>();
   o.duration_s = summary.value("duration_s", summary.value("wall_s", 0.0));
+  o.mean_iteration_s = summary.value("mean_iteration_ms", 0.0) / 1000;
   if (summary.contains("system_stats")) o.system_stats = summary["system_stats"];
   if (summary.value("math", std::string("full")) == "timing") return read_timing_outcome(summary, std::move(o));
   const auto rows = read_eval_csv(dir + "/eval.csv");

@@ -49,9 +49,14 @@ struct RunOutcome {
   nlohmann::json system_stats;
 };
 
+// A JSON file (a run's manifest.json, a results folder's summary.json).
+// Throws std::runtime_error naming the file.
+nlohmann::json read_json_file(const std::string& path);
+
 // Reads DIR/eval.csv (TTA from its rows, in iteration order, at `target`
-// and at each of `report_targets`) and DIR/manifest.json. Throws
-// std::runtime_error naming the file and line.
+// and at each of `report_targets`) and DIR/manifest.json (the mean
+// iteration time among its numbers). Throws std::runtime_error naming the
+// file and line.
 RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir, uint64_t seed, double target,
                         const std::vector<double>& report_targets = {});
 
