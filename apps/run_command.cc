@@ -206,32 +206,42 @@ Scenario with_mtu(const Scenario& scenario, const std::string& mtu) {
   return changed;
 }
 
-// With --systems, the scenario file's other systems, which may keep their
-// earlier runs (apps/run_keep.h), and the file's order of all of them.
-struct NotRerun {
-  std::vector<ScenarioSystem> systems;
-  std::vector<std::string> file_order;
-};
-
+// `file_systems`: with --systems, every system of the scenario file in its
+// order (the others may keep their earlier runs, apps/run_keep.h); empty
+// otherwise.
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
-                                    const NotRerun& not_rerun = {});
+                                    const std::vector<ScenarioSystem>& file_systems = {});
+
+bool has_label(const std::vector<ScenarioSystem>& systems, const std::string& label) {
+  return std::any_of(systems.begin(), systems.end(), [&](const ScenarioSystem& s) { return s.label == label; });
+}
+
+// The file's systems that did not run now.
+std::vector<ScenarioSystem> not_rerun(const std::vector<ScenarioSystem>& file_systems,
+                                      const std::vector<ScenarioSystem>& ran) {
+  std::vector<ScenarioSystem> others;
+  for (const auto& system : file_systems)
+    if (!has_label(ran, system.label)) others.push_back(system);
+  return others;
+}
 
 // The kept systems join the summary beside the ones that ran, all in the
 // file's order, and the speedup reference is chosen among all of them.
 void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept, const std::vector<ScenarioSystem>& ran,
-              const std::vector<std::string>& file_order) {
-  std::vector<ScenarioSystem> all = ran;
+              const std::vector<ScenarioSystem>& file_systems) {
+  std::vector<ScenarioSystem> present = ran;
   for (const auto& k : kept) {
     summary.add_system(k.system, k.outcomes);
-    all.push_back(k.system);
+    present.push_back(k.system);
   }
-  auto position = [&](const std::string& label) {
-    return std::find(file_order.begin(), file_order.end(), label) - file_order.begin();
-  };
-  std::stable_sort(all.begin(), all.end(),
-                   [&](const ScenarioSystem& a, const ScenarioSystem& b) { return position(a.label) < position(b.label); });
-  summary.order_as(file_order);
-  summary.choose_reference(all);
+  std::vector<std::string> order;
+  std::vector<ScenarioSystem> present_in_order;
+  for (const auto& system : file_systems) {
+    order.push_back(system.label);
+    if (has_label(present, system.label)) present_in_order.push_back(system);
+  }
+  summary.order_as(order);
+  summary.choose_reference(present_in_order);
 }
 
 // The backend the runs go to, built from the scenario as --mtu and
@@ -264,14 +274,8 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
-  NotRerun not_rerun;
-  if (!options.systems.empty()) {
-    for (const auto& system : loaded.systems) {
-      not_rerun.file_order.push_back(system.label);
-      if (std::find(options.systems.begin(), options.systems.end(), system.label) == options.systems.end())
-        not_rerun.systems.push_back(system);
-    }
-  }
+  const std::vector<ScenarioSystem> file_systems =
+      options.systems.empty() ? std::vector<ScenarioSystem>{} : loaded.systems;
   loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
   check_stage_sample(loaded, options);
@@ -283,12 +287,12 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
     scenario = with_mtu(loaded, options.mtu);
   }
   const auto backend = backend_for(scenario, options, name);
-  return run_prepared(scenario, options, *backend, not_rerun);
+  return run_prepared(scenario, options, *backend, file_systems);
 }
 
 // The runs of a checked scenario on `backend`.
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
-                                    const NotRerun& not_rerun) {
+                                    const std::vector<ScenarioSystem>& file_systems) {
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
   const auto seeds = choose_seeds(scenario.seeds, options.seeds);
   backend.check_host();  // before anything is written
@@ -308,13 +312,14 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
         "--jobs {}: only the sim backend runs several at once (the {} backend measures wall time, which runs "
         "sharing the machine would change)",
         options.jobs, backend.name()));
-  const bool same_scenario = !not_rerun.systems.empty() && earlier_scenario_name(out) == scenario.name;
+  const auto others = not_rerun(file_systems, scenario.systems);
+  const bool same_scenario = !others.empty() && earlier_scenario_name(out) == scenario.name;
   prepare_out_dir(out, scenario);
   std::vector<KeptSystem> kept;
   if (same_scenario) {
     const std::string network_model =
         backend.simulated() && backend.has_network() ? net::network_model_name(scenario.network.model) : "";
-    kept = kept_systems(not_rerun.systems, seeds, out, scenario, network_model, [&](const ScenarioSystem& system, uint64_t seed) {
+    kept = kept_systems(others, seeds, out, scenario, network_model, [&](const ScenarioSystem& system, uint64_t seed) {
       return run_config(scenario, system, seed, options);
     });
   }
@@ -330,7 +335,7 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
     run_in_turn(scenario, options, backend, seeds, out, summary);
   }
   if (!kept.empty()) {
-    add_kept(summary, kept, scenario.systems, not_rerun.file_order);
+    add_kept(summary, kept, scenario.systems, file_systems);
     write_summary(out, summary.json());
   }
   print_table(summary.json());
