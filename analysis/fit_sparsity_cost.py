@@ -6,11 +6,10 @@ The soonest-target rule (core/control/soonest_density.h, docs/control.md
 target as N(d) = N1 x (1 + k / sqrt(d)). This reads `stellatrain run` or
 `stellatrain sweep` results folders whose systems include StellaTrain at
 fixed densities (`controller: off`), takes every seed's iteration reaching
-the main target, and fits N = a + b / sqrt(d) by least squares over those
-points (linear in a and b): k = b / a. Each folder gets its own fit; with
-several (e.g. one per link), one more fit pools them, each folder with its
-own N1 (its own intercept) and one k shared: k is the workload's, N1 may
-differ with the link. Run it on validation runs (`eval.on: validation`,
+the main target, and fits N = N1 (1 + k / sqrt(d)) by least squares over
+those points. Each folder gets its own fit; with several (e.g. one per
+link), one more fit pools them, each folder with its own N1 and one k
+shared: k is the workload's, N1 may differ with the link. Run it on validation runs (`eval.on: validation`,
 or `sweep`), never on the test runs the rule is then judged on. Seeds that
 miss the target are listed and left out of the fit (they would only raise
 k). Markdown on stdout, then the line `sparsity_cost: K` (the pooled k
@@ -51,7 +50,7 @@ def fit_pooled(groups):
     """Least squares of N = a_g + b_g x with b_g = k a_g: one k, an N1 = a_g
     per group. For a fixed k the best a_g is closed form (N = a_g (1 + k x)),
     so k is found by a golden-section search on the squared error, over
-    [0, 100]. Returns ([a_g], b of the first group, k)."""
+    [0, 100]. Returns ([a_g], k)."""
     data = [reached_points(points) for points in groups]
     for points, pairs in zip(groups, data):
         if len({x for x, _ in pairs}) < 2:
@@ -75,7 +74,7 @@ def fit_pooled(groups):
     a = intercepts(k)
     if min(a) <= 0:
         raise ValueError("the fit's dense limit N1 is not positive: the model does not fit these runs")
-    return a, a[0] * k, k
+    return a, k
 
 
 def load(folder):
@@ -112,19 +111,19 @@ def main(argv):
             summary = load(folder)
             points = fixed_density_points(summary)
             try:
-                a, _, k = fit_pooled([points])
+                a, k = fit_pooled([points])
             except ValueError as e:
                 raise ValueError(f"{folder}: {e}")
             print_folder(folder, summary, points, a[0], k)
             print(f"sparsity_cost of {folder}: {k:.3f}\n")
             groups.append(points)
-        a, _, k = fit_pooled(groups)
+        if len(groups) > 1:  # one folder's fit is already the answer
+            a, k = fit_pooled(groups)
+            print("pooled over the folders, one k and an N1 per folder: "
+                  + ", ".join(f"N1 {n1:.1f}" for n1 in a) + "\n")
     except ValueError as e:
         print(f"fit_sparsity_cost: {e}", file=sys.stderr)
         return 1
-    if len(groups) > 1:
-        print("pooled over the folders, one k and an N1 per folder: "
-              + ", ".join(f"N1 {n1:.1f}" for n1 in a) + f"\n")
     print(f"sparsity_cost: {k:.3f}")
     return 0
 
