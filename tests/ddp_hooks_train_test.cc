@@ -16,6 +16,7 @@
 
 #include "core/train/run/trainer.h"
 #include "core/train/systems/ddp_gloo/ddp_gloo.h"
+#include "tests/free_port.h"
 #include "tests/train_test_util.h"
 
 #ifdef ST_HAVE_SIM_BACKEND
@@ -218,9 +219,7 @@ TEST(DdpGlooCommHook, Fp16HookOnTheReducerComputesWhatDdpFp16Computes) {
   const auto ours = train_real(c);
   c.use_system("ddp-gloo");
   c.options_as<DdpGlooOptions>().comm_hook = "fp16";
-  // Ports of this process only: ctest runs other suites' ddp-gloo tests in
-  // parallel processes.
-  c.master_port = 40000 + static_cast<int>(::getpid() % 10000) * 2;
+  c.master_port = st::test::free_port(2);
   c.peer_timeout_s = 30;
   const auto gloo_fp16 = train_real(c);
   ASSERT_EQ(gloo_fp16.checksums.size(), 2u);

@@ -15,10 +15,14 @@ namespace fs = std::filesystem;
 
 class SimConfigFile : public ::testing::Test {
  protected:
+  // One file per test: ctest runs this suite's tests as parallel processes.
   std::string write(const std::string& text) {
-    const auto path = fs::path(::testing::TempDir()) / "sim_config_test.yaml";
+    const auto path = fs::path(::testing::TempDir()) / file_name();
     std::ofstream(path) << text;
     return path.string();
+  }
+  static std::string file_name() {
+    return std::string("sim_config_test_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
   }
   // The error message of loading `text`, or "" when it loads.
   std::string error_of(const std::string& text) {
@@ -54,7 +58,8 @@ TEST_F(SimConfigFile, DefaultDirectionFillsTheRest) {
 TEST_F(SimConfigFile, TraceFilesAreRelativeToTheConfigAndScaled) {
   const auto trace = fs::path(::testing::TempDir()) / "sim_config_trace.csv";
   std::ofstream(trace) << "time_s,mbps\n0,10\n1,30\n";
-  const auto c = load_sim_config(write(std::string(kClusters) + "wan:\n  default: {trace: sim_config_trace.csv, mean_mbps: 100}\n"));
+  const auto c = load_sim_config(write(std::string(kClusters) + "wan:\n  default: {trace: " + trace.filename().string() +
+                                       ", mean_mbps: 100}\n"));
   EXPECT_NEAR(c.topology.wan.at({1, 0}).trace.mean_mbps(), 100, 1e-6);
 }
 
@@ -83,7 +88,7 @@ TEST_F(SimConfigFile, ErrorsNameKeyPathAndLine) {
   for (const auto& c : cases) {
     const std::string error = error_of(c.text);
     EXPECT_NE(error.find(c.expected), std::string::npos) << "input:\n" << c.text << "error: " << error;
-    EXPECT_NE(error.find("sim_config_test.yaml"), std::string::npos) << error;
+    EXPECT_NE(error.find(file_name()), std::string::npos) << error;
   }
   EXPECT_NE(error_of("").find("mapping"), std::string::npos);
 }

@@ -5,6 +5,7 @@
 # across processes. Ends only the processes it started.
 set -euo pipefail
 BIN=$1
+source "$(dirname "$0")/port_lib.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
@@ -17,7 +18,7 @@ checksums() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['s
 run_pair() {  # name, train arguments...
   local name=$1
   shift
-  local port=$(( 20000 + (RANDOM % 20000) ))
+  local port=$(rendezvous_port)
   local args=(train --transport tcp --nodes 2 --master-port "$port" --model mlp --dataset synthetic
               --eval-interval 0 --peer-timeout 20 --quiet --out "$OUT/$name" "$@")
   "$BIN" "${args[@]}" --rank 1 > "$OUT/$name.rank1.log" 2>&1 &

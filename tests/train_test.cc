@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/train/run/trainer.h"
+#include "tests/free_port.h"
 #include "tests/train_test_util.h"
 
 namespace st::train {
@@ -64,7 +65,7 @@ TEST(Train, DdpGlooGivesTheParametersOfDdp) {
     c.gpus_per_node = workers;
     const auto ours = train_real(c);
     c.use_system("ddp-gloo");
-    c.master_port = 20000 + static_cast<int>(::testing::UnitTest::GetInstance()->random_seed() % 20000) + workers;
+    c.master_port = st::test::free_port();
     c.peer_timeout_s = 30;
     const auto gloo = train_real(c);
     ASSERT_EQ(gloo.checksums.size(), 2u);

@@ -57,6 +57,12 @@ struct InFlight {
   std::atomic<int> events{0};
   Nanos backward_done{0};
   double pipeline_end_s = 0;
+  // The next iteration's start, set before that start counts as an event.
+  // Kept here rather than read from the next iteration's entry: on a loaded
+  // machine the next iteration can finish and leave first (its last layer's
+  // optimize may overtake this one's layer_done), and a lookup would make a
+  // fresh entry whose start is 0.
+  double next_start_s = 0;
   double density = 0;
   std::vector<double> worker_ms;  // forward + backward per worker
   std::size_t compressed = 0;     // layers compressed here (under the system's record mutex)
@@ -155,7 +161,10 @@ class StellaTrainSystem final : public System {
       it.density = o_.warmup.density_at(t, it.density);
       record.density = it.density;
       record.staleness = std::min(t, o_.staleness);
-      if (t > 0) mark_event(t - 1);  // the previous iteration's duration is known now
+      if (t > 0) {  // the previous iteration's duration is known now
+        in_flight(t - 1).next_start_s = record.start_s;
+        mark_event(t - 1);
+      }
       if (compensation_->forward_waits_for_own_compression() && t > 0) {
         when_compressed(t - 1, [this, t] { run_forward(t); });
       } else {
@@ -335,7 +344,7 @@ class StellaTrainSystem final : public System {
     InFlight& it = in_flight(t);
     if (it.events.fetch_add(1) + 1 != 2) return;
     IterationRecord& r = it.record;
-    const double end_s = t + 1 < ctx_.config.iterations ? in_flight(t + 1).record.start_s : it.pipeline_end_s;
+    const double end_s = t + 1 < ctx_.config.iterations ? it.next_start_s : it.pipeline_end_s;
     r.iteration_ms = (end_s - r.start_s) * 1e3;
     if (ctx_.control) ctx_.control->report(telemetry_of(t, it));
     ctx_.on_iteration_done(t, r);
