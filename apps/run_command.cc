@@ -313,7 +313,15 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
         "sharing the machine would change)",
         options.jobs, backend.name()));
   const auto others = not_rerun(file_systems, scenario.systems);
-  const bool same_scenario = !others.empty() && earlier_scenario_name(out) == scenario.name;
+  bool same_scenario = !others.empty() && earlier_scenario_name(out) == scenario.name;
+  if (same_scenario) {  // before prepare_out_dir replaces the earlier copy
+    const std::string difference = scenario_difference(out / "scenario.yaml", scenario.source);
+    if (!difference.empty()) {
+      spdlog::warn("no system is kept from the earlier run in {}: the scenario differs from its scenario.yaml at {}",
+                   out.string(), difference);
+      same_scenario = false;
+    }
+  }
   prepare_out_dir(out, scenario);
   std::vector<KeptSystem> kept;
   if (same_scenario) {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <set>
 
 #include "apps/run_parts.h"
 #include "core/train/config.h"
@@ -40,7 +43,63 @@ std::string mismatch(const fs::path& dir, const nlohmann::json& m, const train::
   return "";
 }
 
+// Top-level keys a kept run need not share: they name or describe the
+// scenario, set what the summary reads from eval.csv (the kept runs' files
+// are read again against the current targets), or are checked run by run
+// against manifest.json (mismatch above).
+const std::set<std::string> kIgnoredTopLevelKeys = {"name",   "description",      "systems", "seeds",
+                                                     "target_accuracy", "report_targets"};
+
+std::string joined(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+// The first path under `path` where `a` and `b` differ ("" when nowhere).
+std::string first_difference(const YAML::Node& a, const YAML::Node& b, const std::string& path) {
+  const std::string here = path.empty() ? "the top level" : path;
+  if (a.Type() != b.Type()) return here;
+  switch (a.Type()) {
+    case YAML::NodeType::Scalar:
+      return a.Scalar() == b.Scalar() ? "" : here;
+    case YAML::NodeType::Sequence: {
+      if (a.size() != b.size()) return here;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto inner = first_difference(a[i], b[i], fmt::format("{}[{}]", path, i));
+        if (!inner.empty()) return inner;
+      }
+      return "";
+    }
+    case YAML::NodeType::Map: {
+      std::set<std::string> keys;
+      for (const auto& entry : a) keys.insert(entry.first.as<std::string>());
+      for (const auto& entry : b) keys.insert(entry.first.as<std::string>());
+      for (const auto& key : keys) {
+        if (path.empty() && kIgnoredTopLevelKeys.count(key)) continue;
+        if (!a[key] || !b[key]) return joined(path, key);
+        const auto inner = first_difference(a[key], b[key], joined(path, key));
+        if (!inner.empty()) return inner;
+      }
+      return "";
+    }
+    default:  // null or undefined on both sides
+      return "";
+  }
+}
+
 }  // namespace
+
+std::string scenario_difference(const fs::path& earlier, const fs::path& current) {
+  YAML::Node before, now;
+  try {
+    before = YAML::LoadFile(earlier.string());
+  } catch (const YAML::Exception& e) {
+    return fmt::format("{} cannot be read: {}", earlier.string(), e.what());
+  }
+  try {
+    now = YAML::LoadFile(current.string());
+  } catch (const YAML::Exception& e) {
+    return fmt::format("{} cannot be read: {}", current.string(), e.what());
+  }
+  return first_difference(before, now, "");
+}
 
 std::string earlier_scenario_name(const fs::path& out) {
   if (!fs::exists(out / "summary.json")) return "";

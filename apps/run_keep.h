@@ -5,8 +5,11 @@
 // either), in the scenario's order. A system is kept only when every
 // seed's run is there and its manifest.json shows the configuration the
 // scenario file now gives (system, options, optimizer, iterations, seed,
-// trace offset, network model); otherwise it is left out and the log says
-// why, so a summary never mixes runs of different configurations.
+// trace offset, network model). Nothing is kept when the scenario file
+// differs from the copy the earlier run left (scenario.yaml) in what shapes
+// a run and no manifest records (links, traces, model, data, batch, compute,
+// evaluation). A system left out is named in the log with why, so a summary
+// never mixes runs of different configurations.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -27,6 +30,14 @@ struct KeptSystem {
 // is none or it cannot be read). Read before the folder is prepared, which
 // removes that file.
 std::string earlier_scenario_name(const std::filesystem::path& out);
+
+// The first key path (e.g. "links.wan.default.mbps") at which the scenario
+// file `current` differs from `earlier`, the copy an earlier run left in
+// its folder, or a sentence saying why `earlier` cannot be compared; ""
+// when they agree. Keys that shape no run (name, description, targets) or
+// that each run's manifest checks (systems, seeds) are left out. Values
+// compare as written: 100 and 100.0 differ, which only keeps less.
+std::string scenario_difference(const std::filesystem::path& earlier, const std::filesystem::path& current);
 
 // The systems of `candidates` whose runs in `out` match `config_for` for
 // every seed. `network_model`: the network model name runs must show in

@@ -222,6 +222,17 @@ grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match
   || { cat keep-density.txt; fail "--systems: st kept although its density changed"; }
 python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
   "$KEEP/summary.json" || fail "--systems ddp after a density change: st still in summary.json"
+# A changed link, which no manifest records: the earlier scenario.yaml
+# differs, so nothing is kept (st's runs on disk, at density 0.05, would
+# otherwise match this file's st).
+sed -e 's/default: {mbps: 50, delay_ms: 10}/default: {mbps: 60, delay_ms: 10}/' tiny-low-target.yaml > tiny-new-link.yaml
+grep -q "mbps: 60" tiny-new-link.yaml || fail "test setup: tests/e2e_lib.sh's wan line changed"
+"$STELLATRAIN" run tiny-new-link.yaml --seeds 2 --systems ddp --out "$KEEP" --quiet > keep-link.txt 2>&1 \
+  || { cat keep-link.txt; fail "run --systems ddp after a link change"; }
+grep -q "no system is kept from the earlier run in .*: the scenario differs from its scenario.yaml at links.wan.default.mbps" \
+  keep-link.txt || { cat keep-link.txt; fail "--systems: runs kept although the link changed"; }
+python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
+  "$KEEP/summary.json" || fail "--systems ddp after a link change: st still in summary.json"
 expect_error "--systems: tiny.yaml has no system labelled 'nope'" "$STELLATRAIN" run tiny.yaml --systems ddp,nope --out "$WORK/nope"
 [ ! -e "$WORK/nope" ] || fail "a refused --systems must not create the results folder"
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
