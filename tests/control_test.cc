@@ -100,6 +100,18 @@ TEST(Plan, RoundTripsAndRejectsBadValues) {
   p.density = 0.1;
   p.batch = {{0}};
   EXPECT_THROW(control::decode_plan(control::encode(p)), control::PlanError);
+  // A drain travels only when there is one, so plans without keep their size.
+  control::Plan plain{12, 0.07, {{64}}, "why"};
+  control::Plan drained = plain;
+  drained.drain_iterations = 4;
+  drained.drain_density = 0.001;
+  EXPECT_GT(control::encode(drained).size(), control::encode(plain).size());
+  const auto with_drain = control::decode_plan(control::encode(drained));
+  EXPECT_EQ(with_drain.drain_iterations, 4);
+  EXPECT_DOUBLE_EQ(with_drain.drain_density, 0.001);
+  EXPECT_EQ(control::decode_plan(control::encode(plain)).drain_iterations, 0);
+  drained.drain_density = 0;
+  EXPECT_THROW(control::decode_plan(control::encode(drained)), control::PlanError);
 }
 
 control::ExchangeSample exchange(double busy_ms, double bytes, double wait_ms = 0, double shortest_ms = 20) {
@@ -442,6 +454,35 @@ TEST(Controller, TheWarmUpsWaitIsNoOverrun) {
   }
   control::ControllerOptions o;
   o.raised_density_iterations = -1;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
+}
+
+// Every drain_every_ticks-th tick announces a plan, even where nothing else
+// changed, whose first drain_iterations iterations run at min_density.
+TEST(Controller, DrainsEveryFewTicks) {
+  control::ControllerOptions o;
+  o.estimator.initial_mbps = 100;
+  o.drain_every_ticks = 3;
+  o.drain_iterations = 5;
+  control::Controller c(o, control::TrafficModel{{400000, 20000}, true, false, 2}, {{64, 64}, {64, 64}}, 0.05, 1);
+  std::vector<int> drained_at;
+  for (int tick = 0; tick < 9; ++tick) {
+    for (int r = 0; r < 2; ++r) c.on_telemetry(sample_telemetry(r));
+    const auto plan = c.tick(0.25 + tick, 10 * tick);
+    if (plan && plan->drain_iterations > 0) {
+      drained_at.push_back(tick);
+      EXPECT_EQ(plan->drain_iterations, 5);
+      EXPECT_DOUBLE_EQ(plan->drain_density, o.min_density);
+      EXPECT_EQ(plan->effective_iteration, 10 * tick + 1 + 2);
+      EXPECT_NE(c.records().back().reason.find("drain: 5 iterations at density 0.0010 first"), std::string::npos)
+          << c.records().back().reason;
+    }
+  }
+  EXPECT_EQ(drained_at, (std::vector<int>{2, 5, 8}));
+  o.drain_iterations = 0;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
+  o.drain_iterations = 1;
+  o.drain_every_ticks = -1;
   EXPECT_THROW(control::validate(o), std::invalid_argument);
 }
 

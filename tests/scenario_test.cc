@@ -384,6 +384,10 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.link_utilization (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {sparsity_cost: -0.1}}\n  - ddp\n"}}),
            "systems[0].controller.sparsity_cost (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_iterations: 0}}\n  - ddp\n"}}),
+           "systems[0].controller.drain_iterations (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_every_ticks: 1.5}}\n  - ddp\n"}}),
+           "systems[0].controller.drain_every_ticks (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {link_utilization: 0.2, sparsity_cost: 0.3}}\n  - ddp\n"}}),
            "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"},
@@ -401,7 +405,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
-      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true}}\n"}})));
+      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true, "
+      "drain_every_ticks: 5, drain_iterations: 3}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
   EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
@@ -417,6 +422,9 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
   EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_every_iteration);
   EXPECT_FALSE(controlled.control.probe_every_iteration);
+  EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_every_ticks, 5);
+  EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_iterations, 3);
+  EXPECT_EQ(controlled.control.drain_every_ticks, 0);
   EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
   EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
 }

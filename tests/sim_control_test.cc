@@ -4,7 +4,8 @@
 // step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
 // at in the same phase. Probes sent every iteration find the latency floor
-// where probes sent once per tick read the controller's own queue.
+// where probes sent once per tick read the controller's own queue; where
+// the controller keeps the link full, drains let them see it.
 //
 // The model is the MLP (cheap to really compute here) priced by a test
 // profile with the CNN's measured forward and backward times, so the
@@ -137,6 +138,45 @@ TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
   for (std::size_t tick = 1; tick < latency[1].size(); ++tick) EXPECT_LT(latency[1][tick], 20.6) << "tick " << tick;
   EXPECT_GT(*std::max_element(latency[0].begin() + 1, latency[0].end()), 20.6)
       << "the per-tick probes no longer read the queue: this test no longer shows the difference";
+}
+
+// The same run with the controller filling 95% of the link instead: the
+// queue never empties, so even probes sent every iteration read it (36 ms
+// against 20), the inflated latency makes the exchange's wait look planned,
+// and the estimate climbs past the link with the density at its maximum.
+// Draining the queue (a few iterations at min_density every few ticks, as
+// BBR's ProbeRTT does) lets the probes see the floor, and the estimate then
+// stays near the link.
+TEST(SimControl, DrainsLetProbesSeeTheFloorOfAFullLink) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_drain";
+  const auto profile = mlp_at_cnn_pace(root, 0.05);
+  std::map<std::string, std::vector<double>> control[2];
+  for (int drain = 0; drain < 2; ++drain) {
+    auto c = controlled_mlp(400, root / (drain ? "drain" : "no-drain"));
+    auto& o = train::stellatrain_options(c).control;
+    o.link_utilization = 0.95;
+    o.probe_every_iteration = true;
+    o.drain_every_ticks = drain ? 3 : 0;
+    train::stellatrain_options(c).warmup.iterations = 60;
+    train::stellatrain_options(c).warmup.start = 0.5;
+    c.time_budget_s = 8;
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(100, 600), profile), c);
+    train::run_training(c, *backend);
+    control[drain] = read_csv(fs::path(c.out_dir) / "control.csv");
+    std::cout << (drain ? "drain every 3 ticks:" : "no drain:") << "\n  latency ms";
+    for (double l : control[drain].at("latency_ms")) std::cout << " " << l;
+    std::cout << "\n  estimate Mbps";
+    for (double m : control[drain].at("estimated_mbps")) std::cout << " " << m;
+    std::cout << "\n";
+  }
+  const auto& stuck = control[0].at("latency_ms");
+  ASSERT_GE(stuck.size(), 5u);
+  EXPECT_GT(stuck.back(), 30) << "the queue no longer stays full without drains: this test no longer shows the point";
+  EXPECT_GT(control[0].at("estimated_mbps").back(), 150);
+  const auto& drained = control[1].at("latency_ms");
+  ASSERT_GE(drained.size(), 5u);
+  EXPECT_LT(drained.back(), 20.6) << "drains did not let the probes see the path's 20 ms";
+  EXPECT_LT(control[1].at("estimated_mbps").back(), 130) << "the estimate ran past the 100 Mbps link";
 }
 
 // Mean of iteration_ms over rank 0's iterations that start in [from, to).

@@ -127,13 +127,16 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_EQ(o.compensation, "lookahead");
   TrainConfig tuned;
   parse({"--system", "stellatrain", "--control-slow-start-ticks", "2", "--density-warmup-iterations", "40",
-         "--density-warmup-start", "0.2", "--control-sparsity-cost", "0.27"},
+         "--density-warmup-start", "0.2", "--control-sparsity-cost", "0.27", "--control-drain-every-ticks", "4",
+         "--control-drain-iterations", "6"},
         tuned);
   const auto& t = tuned.options_as<StellaTrainOptions>();
   EXPECT_EQ(t.control.estimator.slow_start_ticks, 2);
   EXPECT_EQ(t.warmup.iterations, 40);
   EXPECT_DOUBLE_EQ(t.warmup.start, 0.2);
   EXPECT_DOUBLE_EQ(t.control.sparsity_cost, 0.27);
+  EXPECT_EQ(t.control.drain_every_ticks, 4);
+  EXPECT_EQ(t.control.drain_iterations, 6);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

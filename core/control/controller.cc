@@ -22,6 +22,8 @@ void validate(const ControllerOptions& o) {
   require(o.raised_density_iterations >= 0, "raised_density_iterations", o.raised_density_iterations);
   require(o.link_utilization >= 0 && o.link_utilization < 1, "link_utilization", o.link_utilization);
   require(o.sparsity_cost >= 0 && std::isfinite(o.sparsity_cost), "sparsity_cost", o.sparsity_cost);
+  require(o.drain_every_ticks >= 0, "drain_every_ticks", o.drain_every_ticks);
+  require(o.drain_iterations >= 1, "drain_iterations", o.drain_iterations);
   if (o.sparsity_cost > 0 && o.link_utilization > 0)
     throw std::invalid_argument(fmt::format(
         "controller: link_utilization = {} and sparsity_cost = {} are two density rules; set one", o.link_utilization,
@@ -194,13 +196,30 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
       changed = true;
     }
   }
+  const bool drain = drain_due();
+  if (drain) {
+    why += fmt::format("; drain: {} iterations at density {:.4f} first", options_.drain_iterations,
+                       options_.min_density);
+    changed = true;
+  }
   r.density = density_;
   r.batch = batch_;
   r.effective_iteration = changed ? current_iteration + staleness_ + 2 : -1;
   r.reason = changed ? why : why + "; hold";
   records_.push_back(r);
   if (!changed) return std::nullopt;
-  return Plan{r.effective_iteration, density_, batch_, r.reason};
+  Plan plan{r.effective_iteration, density_, batch_, r.reason};
+  if (drain) {
+    plan.drain_iterations = options_.drain_iterations;
+    plan.drain_density = options_.min_density;
+  }
+  return plan;
+}
+
+bool Controller::drain_due() {
+  if (options_.drain_every_ticks == 0 || ++ticks_since_drain_ < options_.drain_every_ticks) return false;
+  ticks_since_drain_ = 0;
+  return true;
 }
 
 }  // namespace st::control

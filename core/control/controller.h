@@ -59,6 +59,15 @@ struct ControllerOptions {
   // Probes stop with the telemetry, so a simulation still runs out of
   // events when training ends.
   bool probe_every_iteration = false;
+  // Every `drain_every_ticks` ticks (0: never), the plan first runs
+  // `drain_iterations` iterations at min_density, and rank 0 probes the
+  // latency on each of them: a link this run keeps full (filling most of
+  // it, or an estimate above it) never has an empty queue otherwise, so no
+  // probe sees the path's latency, and the inflated latency makes the
+  // wait it causes look planned (BBR's ProbeRTT drains its queue for the
+  // same reason; docs/control.md, "The latency floor").
+  int drain_every_ticks = 0;
+  int drain_iterations = 4;
   // The iterations before this one ran above the plan's density (the
   // system's density warm-up): their wait is the warm-up's, not a sign
   // that the plan overran, so the estimator does not lower its estimate
@@ -111,6 +120,8 @@ class Controller {
   DensityChoice paper_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const;
   DensityChoice soonest_choice(ControlRecord& r, const ExchangePace& pace, std::string& why) const;
   std::optional<std::vector<std::vector<int>>> better_batches() const;
+  // Counts the tick; true every drain_every_ticks-th.
+  bool drain_due();
 
   ControllerOptions options_;
   TrafficModel traffic_;
@@ -122,6 +133,7 @@ class Controller {
   std::vector<double> compute_sum_ms_;                 // per node, since the last tick
   std::vector<int> compute_count_;
   double delivered_mbps_ = 0;
+  int ticks_since_drain_ = 0;
   double budget_ms_ = 0;  // the last tick's: the transfer time the density in force was chosen for
   double next_tick_s_;
   std::vector<ControlRecord> records_;

@@ -7,10 +7,16 @@
 namespace st::control {
 
 std::vector<uint8_t> encode(const Plan& plan) {
-  const nlohmann::json j = {{"effective_iteration", plan.effective_iteration},
-                            {"density", plan.density},
-                            {"batch", plan.batch},
-                            {"reason", plan.reason}};
+  nlohmann::json j = {{"effective_iteration", plan.effective_iteration},
+                      {"density", plan.density},
+                      {"batch", plan.batch},
+                      {"reason", plan.reason}};
+  // Only with a drain: a plan without one keeps its size on the wire, so
+  // that simulated runs without drains stay byte-identical to earlier ones.
+  if (plan.drain_iterations > 0) {
+    j["drain_iterations"] = plan.drain_iterations;
+    j["drain_density"] = plan.drain_density;
+  }
   return nlohmann::json::to_msgpack(j);
 }
 
@@ -27,11 +33,18 @@ Plan decode_plan(const std::vector<uint8_t>& bytes) {
     p.density = j.at("density").get<double>();
     p.batch = j.at("batch").get<std::vector<std::vector<int>>>();
     p.reason = j.at("reason").get<std::string>();
+    if (j.contains("drain_iterations")) {
+      p.drain_iterations = j.at("drain_iterations").get<int>();
+      p.drain_density = j.at("drain_density").get<double>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw PlanError(fmt::format("plan: missing or mistyped field: {}", e.what()));
   }
   if (p.effective_iteration < 0) throw PlanError(fmt::format("plan: effective_iteration {}", p.effective_iteration));
   if (!(p.density > 0 && p.density <= 1)) throw PlanError(fmt::format("plan: density {} is outside (0, 1]", p.density));
+  if (p.drain_iterations < 0) throw PlanError(fmt::format("plan: drain_iterations {}", p.drain_iterations));
+  if (p.drain_iterations > 0 && !(p.drain_density > 0 && p.drain_density <= 1))
+    throw PlanError(fmt::format("plan: drain_density {} is outside (0, 1]", p.drain_density));
   for (const auto& node : p.batch)
     for (int b : node)
       if (b < 1) throw PlanError(fmt::format("plan: batch {} is below 1", b));

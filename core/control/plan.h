@@ -1,7 +1,9 @@
 #pragma once
 // A controller decision (docs/control.md): from iteration
 // `effective_iteration` on, every node compresses with `density` and local
-// GPU g of node n runs batch[n][g]. Rank 0 sends it to every node (tag
+// GPU g of node n runs batch[n][g]. With `drain_iterations` > 0, the first
+// that many iterations run at `drain_density` instead (a drain of the WAN
+// queue, so that latency probes see the path's floor; controller.h). Rank 0 sends it to every node (tag
 // telemetry::kPlanTag) far enough ahead that no node has begun that
 // iteration, so every node switches at the same iteration and simulated
 // runs stay deterministic. MessagePack on the wire; decode() checks every
@@ -18,6 +20,8 @@ struct Plan {
   double density = 0;
   std::vector<std::vector<int>> batch;  // [node][local GPU]
   std::string reason;                   // why, for control.csv and the log
+  int drain_iterations = 0;             // 0: no drain
+  double drain_density = 0;             // with a drain
 };
 
 class PlanError : public std::runtime_error {

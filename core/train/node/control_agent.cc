@@ -108,13 +108,24 @@ void ControlAgent::on_telemetry(const telemetry::NodeTelemetry& t) {
   auto plan = controller_->tick(now_s, std::max(started_, 0));
   const bool ticked = controller_->records().size() > before;
   if (ticked && results_) results_->add_control(controller_->records().back());
-  if (ticked || before == 0 || controller_->options().probe_every_iteration) send_probes();
+  if (ticked || before == 0 || controller_->options().probe_every_iteration || setting_at(std::max(started_, 0)).drain)
+    send_probes();
   if (!plan) return;
   spdlog::debug("controller: {}", plan->reason);
   const auto bytes = control::encode(*plan);
   for (int r = 1; r < nodes_; ++r) transport_.send(r, telemetry::kPlanTag, bytes, nullptr);
-  Setting s{plan->density, plan->batch.at(0)};
-  settings_[plan->effective_iteration] = std::move(s);
+  add_settings(*plan, plan->batch.at(0));
+}
+
+void ControlAgent::add_settings(const control::Plan& plan, std::vector<int> batch) {
+  const int from = plan.effective_iteration;
+  settings_.erase(settings_.lower_bound(from), settings_.end());
+  if (plan.drain_iterations > 0) {
+    settings_[from] = Setting{plan.drain_density, batch, true};
+    settings_[from + plan.drain_iterations] = Setting{plan.density, std::move(batch)};
+  } else {
+    settings_[from] = Setting{plan.density, std::move(batch)};
+  }
 }
 
 void ControlAgent::apply(const control::Plan& plan) {
@@ -124,7 +135,7 @@ void ControlAgent::apply(const control::Plan& plan) {
                                          plan.effective_iteration, started_));
   if (static_cast<int>(plan.batch.size()) != nodes_)
     throw std::runtime_error(fmt::format("the plan lists {} nodes, the run has {}", plan.batch.size(), nodes_));
-  settings_[plan.effective_iteration] = Setting{plan.density, plan.batch.at(static_cast<std::size_t>(rank_))};
+  add_settings(plan, plan.batch.at(static_cast<std::size_t>(rank_)));
 }
 
 void ControlAgent::begin_iteration(int t) {

@@ -54,6 +54,7 @@ class ControlAgent {
   struct Setting {
     double density;
     std::vector<int> batch;
+    bool drain = false;  // a drain's iterations (rank 0 probes on each)
   };
   void receive_telemetry(int source);
   void receive_plans();
@@ -62,6 +63,9 @@ class ControlAgent {
   void send_probes();
   void on_telemetry(const telemetry::NodeTelemetry& t);
   void apply(const control::Plan& plan);
+  // The plan's settings for this node, from its effective iteration on
+  // (under the agent's lock); they replace any later ones.
+  void add_settings(const control::Plan& plan, std::vector<int> batch);
   void fail(const std::string& what);
   const Setting& setting_at(int t) const;
 

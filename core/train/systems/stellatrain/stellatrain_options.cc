@@ -15,7 +15,8 @@ using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, min_density, max_density, safety,
 // batch, growth, probe_growth, slow_start_ticks, initial_mbps,
-// link_utilization, sparsity_cost, probe_every_iteration}` (docs/control.md);
+// link_utilization, sparsity_cost, probe_every_iteration, drain_every_ticks,
+// drain_iterations}` (docs/control.md);
 // a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
@@ -23,7 +24,8 @@ void read_controller(O& o, const util::YamlField& f) {
     return;
   }
   f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
-                "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration"});
+                "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
+                "drain_every_ticks", "drain_iterations"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -40,6 +42,8 @@ void read_controller(O& o, const util::YamlField& f) {
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
   c.sparsity_cost = f.number_or("sparsity_cost", c.sparsity_cost, 0, 1000);
   c.probe_every_iteration = f.boolean_or("probe_every_iteration", c.probe_every_iteration);
+  c.drain_every_ticks = static_cast<int>(f.integer_or("drain_every_ticks", c.drain_every_ticks, 0, 1000000));
+  c.drain_iterations = static_cast<int>(f.integer_or("drain_iterations", c.drain_iterations, 1, 1000000));
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -55,6 +59,10 @@ nlohmann::json show_controller(const O& o) {
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
   if (c.sparsity_cost > 0) shown["sparsity_cost"] = c.sparsity_cost;
   if (c.probe_every_iteration) shown["probe_every_iteration"] = true;
+  if (c.drain_every_ticks > 0) {
+    shown["drain_every_ticks"] = c.drain_every_ticks;
+    shown["drain_iterations"] = c.drain_iterations;
+  }
   if (c.estimator.probe_growth > 0) shown["probe_growth"] = c.estimator.probe_growth;
   if (c.estimator.slow_start_ticks > 0) shown["slow_start_ticks"] = c.estimator.slow_start_ticks;
   return shown;
@@ -188,6 +196,10 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_flag("--control-sparsity-cost", control_of, &control::ControllerOptions::sparsity_cost, 0, 1000,
                           "Choose the density that reaches the target soonest, iterations growing as "
                           "1 + this / sqrt(density) (0: off; docs/control.md)"))
+      .custom(number_flag("--control-drain-every-ticks", control_of, &control::ControllerOptions::drain_every_ticks, 0,
+                          1000000, "Drain the WAN queue every this many ticks, so probes see the latency floor (0: never)"))
+      .custom(number_flag("--control-drain-iterations", control_of, &control::ControllerOptions::drain_iterations, 1,
+                          1000000, "Iterations at min density in each drain"))
       .custom(number_flag("--control-growth", estimator_of, &control::BandwidthEstimatorOptions::growth, 1, 10,
                           "Bandwidth probing factor per tick"))
       .custom(number_flag("--control-probe-growth", estimator_of, &control::BandwidthEstimatorOptions::probe_growth, 1,
