@@ -3,11 +3,11 @@
 // `effective_iteration` on, every node compresses with `density` and local
 // GPU g of node n runs batch[n][g]. With `drain_iterations` > 0, the first
 // that many iterations run at `drain_density` instead (a drain of the WAN
-// queue, so that latency probes see the path's floor; controller.h). Rank 0 sends it to every node (tag
-// telemetry::kPlanTag) far enough ahead that no node has begun that
-// iteration, so every node switches at the same iteration and simulated
-// runs stay deterministic. MessagePack on the wire; decode() checks every
-// field.
+// queue, so that latency probes see the path's floor; controller.h).
+// Rank 0 sends it to every node (tag telemetry::kPlanTag) far enough ahead
+// that no node has begun that iteration, so every node switches at the
+// same iteration and simulated runs stay deterministic. MessagePack on the
+// wire; decode() checks every field.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
