@@ -47,8 +47,12 @@ MATCH=any run_pair cloudless-ma --system cloudless-ma --iterations 20 --averagin
 MATCH=any run_pair cloudless-asgd-ga --system cloudless-asgd-ga --iterations 20 --accumulation-steps 3
 
 # stellatrain's controller across processes: telemetry and plans over TCP,
-# every plan applied on both ranks at the same iteration (equal checksums).
-run_pair controlled --system stellatrain --iterations 400 --controller --control-interval 0.05
+# every plan applied on both ranks at the same iteration (equal checksums),
+# drains of the queue (plans with two settings) included.
+run_pair controlled --system stellatrain --iterations 400 --controller --control-interval 0.05 \
+  --control-drain-every-ticks 3
 plans=$(awk -F, 'NR > 1 && $3 != -1' "$OUT/controlled/control.csv" | wc -l)
 if [ "$plans" -lt 1 ]; then echo "FAIL controller: no plan in control.csv"; cat "$OUT/controlled/control.csv"; exit 1; fi
-echo "ok controller over tcp: $plans plan(s)"
+drains=$(grep -c "drain: 4 iterations" "$OUT/controlled/control.csv" || true)
+if [ "$drains" -lt 1 ]; then echo "FAIL controller: no drain in control.csv"; cat "$OUT/controlled/control.csv"; exit 1; fi
+echo "ok controller over tcp: $plans plan(s), $drains with a drain"
