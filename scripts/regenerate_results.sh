@@ -37,10 +37,10 @@
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
-#   paper-tta-sweep  the CNN workload's learning rates for stellatrain and
-#             ddp, the controller's link_utilization with the density
+#   paper-tta-sweep  the CNN workload's learning rates for stellatrain,
+#             ddp and the baselines, the controller's link_utilization with the density
 #             warm-up, and the soonest-target rule's sparsity_cost and
-#             variant, decided on the validation set (about 1 hour)
+#             variant, decided on the validation set (about 2 hours)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -120,6 +120,12 @@ step_paper_tta_sweep() {
     --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-stellatrain"
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115.yaml --systems ddp --lr 0.025,0.05,0.1 \
     --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-ddp"
+  # The baselines, two systems at a time (sweep runs one run after another).
+  local pair
+  for pair in topk-sync,ddp-powersgd local-sgd,cloudless-ma; do
+    run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115.yaml --systems "$pair" --lr 0.025,0.05,0.1,0.2 \
+      --seeds 2 --iterations 200 --eval-interval 10 --quiet --out "$OUT/paper-tta-sweep/cnn-${pair//,/-}"
+  done
   # The controller's link_utilization with the density warm-up, also on
   # the validation set (the scenario sets eval.on: validation).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-utilization.yaml --jobs "$JOBS" --quiet \
