@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -106,34 +107,49 @@ TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
   EXPECT_GT(*hi, *lo) << "the controller never moved the density";
 }
 
-// A round-trip-bound run (GPUs 20x the CNN's pace, a constant 100 Mbps WAN,
-// 20 ms one way, a density warm-up, the soonest-target rule): probes sent
-// once per tick leave as the tick's telemetry arrives, when the exchange
-// is queued, and their minimum reads the queue; probes sent whenever
-// telemetry arrives and none is out also see the gaps between exchanges,
-// and from the second tick on the latency is the path's 20 ms.
+using Columns = std::map<std::string, std::vector<double>>;
+
+// A round-trip-bound run: GPUs 20x the CNN's pace (the MLP priced by
+// `profile`), a constant 100 Mbps WAN, 20 ms one way, and a density warm-up
+// whose large first messages (0.5 falling over 60 iterations) keep the WAN
+// queue full at first, as in the paper-tta runs where probes read 30-60 ms
+// against 20. `configure` sets the controller. Returns control.csv.
+Columns round_trip_bound_run(const fs::path& dir, const fs::path& profile, int iterations, double budget_s,
+                             const std::function<void(control::ControllerOptions&)>& configure) {
+  auto c = controlled_mlp(iterations, dir);
+  configure(train::stellatrain_options(c).control);
+  train::stellatrain_options(c).warmup.iterations = 60;
+  train::stellatrain_options(c).warmup.start = 0.5;
+  c.time_budget_s = budget_s;
+  auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(100, 600), profile), c);
+  train::run_training(c, *backend);
+  return read_csv(dir / "control.csv");
+}
+
+void print_series(const std::string& label, const std::vector<double>& values, const std::string& unit) {
+  std::cout << label << ":";
+  for (double v : values) std::cout << " " << v;
+  std::cout << " " << unit << "\n";
+}
+
+// With the soonest-target rule, probes sent once per tick leave as the
+// tick's telemetry arrives, when the exchange is queued, and their minimum
+// reads the queue; probes sent whenever telemetry arrives and none is out
+// also see the gaps between exchanges, and from the second tick on the
+// latency is the path's 20 ms.
 TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_probes";
   const auto profile = mlp_at_cnn_pace(root, 0.05);
   std::vector<double> latency[2];
   for (int every = 0; every < 2; ++every) {
-    auto c = controlled_mlp(200, root / (every ? "every-iteration" : "per-tick"));
-    auto& control = train::stellatrain_options(c).control;
-    control.sparsity_cost = 0.15;
-    control.probe_every_iteration = every == 1;
-    // The density warm-up's large first messages keep the WAN queue full
-    // for its first 60 iterations, as in the paper-tta runs where probes
-    // read 30-60 ms against 20.
-    train::stellatrain_options(c).warmup.iterations = 60;
-    train::stellatrain_options(c).warmup.start = 0.5;
-    c.time_budget_s = 4;
-    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(100, 600), profile), c);
-    train::run_training(c, *backend);
-    latency[every] = read_csv(fs::path(c.out_dir) / "control.csv").at("latency_ms");
+    const auto csv = round_trip_bound_run(root / (every ? "every-iteration" : "per-tick"), profile, 200, 4,
+                                          [&](control::ControllerOptions& o) {
+                                            o.sparsity_cost = 0.15;
+                                            o.probe_every_iteration = every == 1;
+                                          });
+    latency[every] = csv.at("latency_ms");
     ASSERT_GE(latency[every].size(), 3u);
-    std::cout << (every ? "every iteration:" : "per tick:");
-    for (double l : latency[every]) std::cout << " " << l;
-    std::cout << " ms\n";
+    print_series(every ? "every iteration" : "per tick", latency[every], "ms");
   }
   for (std::size_t tick = 1; tick < latency[1].size(); ++tick) EXPECT_LT(latency[1][tick], 20.6) << "tick " << tick;
   EXPECT_GT(*std::max_element(latency[0].begin() + 1, latency[0].end()), 20.6)
@@ -150,33 +166,26 @@ TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
 TEST(SimControl, DrainsLetProbesSeeTheFloorOfAFullLink) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_drain";
   const auto profile = mlp_at_cnn_pace(root, 0.05);
-  std::map<std::string, std::vector<double>> control[2];
+  Columns runs[2];
   for (int drain = 0; drain < 2; ++drain) {
-    auto c = controlled_mlp(400, root / (drain ? "drain" : "no-drain"));
-    auto& o = train::stellatrain_options(c).control;
-    o.link_utilization = 0.95;
-    o.probe_every_iteration = true;
-    o.drain_every_ticks = drain ? 3 : 0;
-    train::stellatrain_options(c).warmup.iterations = 60;
-    train::stellatrain_options(c).warmup.start = 0.5;
-    c.time_budget_s = 8;
-    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(100, 600), profile), c);
-    train::run_training(c, *backend);
-    control[drain] = read_csv(fs::path(c.out_dir) / "control.csv");
-    std::cout << (drain ? "drain every 3 ticks:" : "no drain:") << "\n  latency ms";
-    for (double l : control[drain].at("latency_ms")) std::cout << " " << l;
-    std::cout << "\n  estimate Mbps";
-    for (double m : control[drain].at("estimated_mbps")) std::cout << " " << m;
-    std::cout << "\n";
+    runs[drain] = round_trip_bound_run(root / (drain ? "drain" : "no-drain"), profile, 400, 8,
+                                       [&](control::ControllerOptions& o) {
+                                         o.link_utilization = 0.95;
+                                         o.probe_every_iteration = true;
+                                         o.drain_every_ticks = drain ? 3 : 0;
+                                       });
+    std::cout << (drain ? "drain every 3 ticks:" : "no drain:") << "\n";
+    print_series("  latency", runs[drain].at("latency_ms"), "ms");
+    print_series("  estimate", runs[drain].at("estimated_mbps"), "Mbps");
   }
-  const auto& stuck = control[0].at("latency_ms");
+  const auto& stuck = runs[0].at("latency_ms");
   ASSERT_GE(stuck.size(), 5u);
   EXPECT_GT(stuck.back(), 30) << "the queue no longer stays full without drains: this test no longer shows the point";
-  EXPECT_GT(control[0].at("estimated_mbps").back(), 150);
-  const auto& drained = control[1].at("latency_ms");
+  EXPECT_GT(runs[0].at("estimated_mbps").back(), 150);
+  const auto& drained = runs[1].at("latency_ms");
   ASSERT_GE(drained.size(), 5u);
   EXPECT_LT(drained.back(), 20.6) << "drains did not let the probes see the path's 20 ms";
-  EXPECT_LT(control[1].at("estimated_mbps").back(), 130) << "the estimate ran past the 100 Mbps link";
+  EXPECT_LT(runs[1].at("estimated_mbps").back(), 130) << "the estimate ran past the 100 Mbps link";
 }
 
 // Mean of iteration_ms over rank 0's iterations that start in [from, to).
