@@ -1,11 +1,13 @@
-# Sourced by the tests that start ranks as separate processes: not run.
+# Sourced by the shell tests that start servers of their own (ranks'
+# rendezvous, Slurm's daemons): not run.
 
-# rendezvous_port: a free loopback port below the kernel's ephemeral range.
-# Rank 1 may dial the rendezvous port before rank 0 listens; inside the
-# ephemeral range such a dial can be given that same port as its source and
-# connect to itself (TCP simultaneous open), and other tests' outgoing
-# connections take ports from there too. tests/free_port.h does the same for the C++ tests.
-rendezvous_port() {
+# free_port: a free loopback port below the kernel's ephemeral range. A
+# client may dial the port before its server listens (rank 1 before rank
+# 0's store, slurmd before slurmctld); inside the ephemeral range such a
+# dial can be given that same port as its source and connect to itself
+# (TCP simultaneous open), and other tests' outgoing connections take
+# ports from there too. tests/free_port.h does the same for the C++ tests.
+free_port() {
   python3 - <<'PY'
 import random, socket
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])

@@ -29,6 +29,7 @@ WORK=${2:-}
 if [ -z "$WORK" ]; then WORK=$(mktemp -d /tmp/slurm_e2e_test.XXXXXX); KEEP=0; else KEEP=1; mkdir -p "$WORK"; fi
 cd "$WORK"
 source "$SOURCE_DIR/tests/e2e_lib.sh"
+source "$SOURCE_DIR/tests/port_lib.sh"
 fail() {  # with the cluster's logs
   echo "FAIL: $*" >&2
   tail -20 "$WORK"/cluster/*.log 2>/dev/null >&2 || true
@@ -50,18 +51,20 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 mungekey --create --keyfile="$WORK/cluster/munge/munge.key" --bits=1024
 munged --foreground --force --socket="$WORK/cluster/munge/munge.sock" --key-file="$WORK/cluster/munge/munge.key" \
   --pid-file="$WORK/cluster/munge/munged.pid" --seed-file="$WORK/cluster/munge/munged.seed" \
   --log-file="$WORK/cluster/munged.log" > "$WORK/cluster/munged.out" 2>&1 &
 PIDS+=($!)
 NODE=$(hostname -s)
+CTLD_PORT=$(free_port)
+SLURMD_PORT=$(free_port)
+while [ "$SLURMD_PORT" = "$CTLD_PORT" ]; do SLURMD_PORT=$(free_port); done
 cat > cluster/slurm.conf <<EOF
 ClusterName=st-test
 SlurmctldHost=$NODE(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge

@@ -18,7 +18,7 @@ PEER_TIMEOUT=5
 # $1: the rank to kill; the other one must notice.
 run_case() {
   local victim=$1 survivor=$(( 1 - $1 ))
-  local dir="$OUT/kill$victim" port=$(rendezvous_port)
+  local dir="$OUT/kill$victim" port=$(free_port)
   local args=(train --system stellatrain --transport tcp --nodes 2 --master-port "$port" --model mlp
               --dataset synthetic --iterations 1000000 --eval-interval 0 --peer-timeout "$PEER_TIMEOUT"
               --quiet --out "$dir")

@@ -18,7 +18,7 @@ checksums() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['s
 run_pair() {  # name, train arguments...
   local name=$1
   shift
-  local port=$(rendezvous_port)
+  local port=$(free_port)
   local args=(train --transport tcp --nodes 2 --master-port "$port" --model mlp --dataset synthetic
               --eval-interval 0 --peer-timeout 20 --quiet --out "$OUT/$name" "$@")
   "$BIN" "${args[@]}" --rank 1 > "$OUT/$name.rank1.log" 2>&1 &
