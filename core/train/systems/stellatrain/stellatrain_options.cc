@@ -16,8 +16,7 @@ using O = StellaTrainOptions;
 // `controller: on | off | {interval_s, min_density, max_density, safety,
 // batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, drain_every_ticks,
-// drain_iterations}` (docs/control.md);
-// a map means on.
+// drain_iterations}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
