@@ -22,6 +22,8 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "core/collective/sparse_allgather.h"
 #include "core/compress/compressor.h"
@@ -121,8 +123,10 @@ class StellaTrainSystem final : public System {
  private:
   std::size_t slot_of(int t) const { return static_cast<std::size_t>(t) % slots_; }
 
-  // Iteration t's state, made on first use.
-  InFlight& in_flight(int t) {
+  // Iteration t's state, made when t starts (run_iteration) and nowhere
+  // else: a lookup after t has left would otherwise make a fresh entry whose
+  // times are 0 and report a nonsense record.
+  InFlight& begin_in_flight(int t) {
     std::lock_guard<std::mutex> lock(in_flight_mutex_);
     auto& entry = in_flight_[t];
     if (!entry) {
@@ -131,6 +135,15 @@ class StellaTrainSystem final : public System {
       entry->density = o_.density;
     }
     return *entry;
+  }
+  // Iteration t's state while it is in flight; a lookup outside that is a
+  // bug in this file's event order, so it throws rather than making one.
+  InFlight& in_flight(int t) {
+    std::lock_guard<std::mutex> lock(in_flight_mutex_);
+    const auto it = in_flight_.find(t);
+    if (it == in_flight_.end())
+      throw std::logic_error("stellatrain: iteration " + std::to_string(t) + " looked up while not in flight");
+    return *it->second;
   }
   // Null once the iteration's record is complete and it has left.
   InFlight* find_in_flight(int t) {
@@ -147,7 +160,7 @@ class StellaTrainSystem final : public System {
     if (t == ctx_.config.iterations) return;
     const Nanos asked = ctx_.executor.now();
     ctx_.master.when_all_at_least(t - o_.staleness, [this, t, asked] {
-      InFlight& it = in_flight(t);
+      InFlight& it = begin_in_flight(t);
       IterationRecord& record = it.record;
       record.rank = ctx_.rank;
       record.iteration = t;
@@ -347,10 +360,17 @@ class StellaTrainSystem final : public System {
     const double end_s = t + 1 < ctx_.config.iterations ? it.next_start_s : it.pipeline_end_s;
     r.iteration_ms = (end_s - r.start_s) * 1e3;
     if (ctx_.control) ctx_.control->report(telemetry_of(t, it));
-    ctx_.on_iteration_done(t, r);
-    const bool last = t + 1 == ctx_.config.iterations;
+    const IterationRecord record = r;  // the entry leaves below
     forget(t);
-    if (last) ctx_.executor.post(finished_);
+    // Handed on in iteration order: on a loaded machine t + 1 can complete
+    // before t, and iterations.csv, the progress lines and the evaluations
+    // every few iterations should not see them swapped. The run ends once
+    // the last record has been handed on, not merely completed.
+    report_order_.submit(static_cast<uint64_t>(t), [this, t, record](std::function<void()> next) {
+      ctx_.on_iteration_done(t, record);
+      next();
+      if (t + 1 == ctx_.config.iterations) ctx_.executor.post(finished_);
+    });
   }
 
   // What the controller needs from iteration t (core/telemetry).
@@ -399,6 +419,7 @@ class StellaTrainSystem final : public System {
   std::map<int, runtime::Task> after_compress_;
   std::vector<OrderedStage> compress_stage_, optimize_stage_;  // per layer
   OrderedStage exchange_order_;
+  OrderedStage report_order_;  // completed records, by iteration
   telemetry::ExchangeLog exchanges_;
   std::mutex in_flight_mutex_;
   std::map<int, std::unique_ptr<InFlight>> in_flight_;
