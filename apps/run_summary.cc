@@ -242,7 +242,9 @@ void SummaryBuilder::choose_reference(const std::vector<ScenarioSystem>& systems
 }
 
 void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes) {
-  SystemEntry entry{system.label, {{"system", system.config.system}, {"options", options_of(system.config)}}, {}, {}};
+  SystemEntry entry;
+  entry.label = system.label;
+  entry.value = {{"system", system.config.system}, {"options", options_of(system.config)}};
   auto& v = entry.value;
   std::string error;
   for (const auto& o : outcomes)

@@ -140,7 +140,9 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
       EXPECT_EQ(mine.delay_ms, direction.delay_ms);
       EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
-      if (!direction.trace.empty()) EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
+      if (!direction.trace.empty()) {
+        EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
+      }
     }
     EXPECT_EQ(s.network.model, base.network.model);
     ASSERT_EQ(s.systems.size(), 12u);

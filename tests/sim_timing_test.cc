@@ -225,7 +225,9 @@ TEST(EveryStagePriced, LoadsCostTheirBytesBeforeTheForward) {
   for (const Case& run : {Case{"ddp", "ddp", "", 8}, Case{"stellatrain", "stellatrain", "none", 8},
                           Case{"lookahead", "stellatrain", "lookahead", 16}}) {
     auto c = cnn(run.system, "timing");
-    if (!run.compensation.empty()) ASSERT_TRUE(train::set_option(c, "compensation", run.compensation));
+    if (!run.compensation.empty()) {
+      ASSERT_TRUE(train::set_option(c, "compensation", run.compensation));
+    }
     c.iterations = 3;
     c.out_dir = (root / run.name).string();
     auto sim = testing::sim_run(net::testing::two_clusters(net::testing::constant_link(115)), "analytic");
