@@ -33,6 +33,7 @@ std::string mismatch(const fs::path& dir, const nlohmann::json& m, const train::
   if (m.value("iterations", -1) != config.iterations) return differs("iterations");
   if (m.value("seed", uint64_t{0}) != config.seed) return differs("seed");
   if (m.value("trace_offset_s", -1.0) != config.trace_offset_s) return differs("trace_offset_s");
+  if (m.value("label_skew", 0.0) != config.label_skew) return differs("label_skew");
   if (m.value("eval", nlohmann::json::object()).value("on", "test") != config.evaluate_on) return differs("eval.on");
   if (!network_model.empty()) {
     // Packet-level manifests do not name their model (sim/sim_backend.cc).

@@ -138,7 +138,8 @@ void check_model_fits_data(const YamlField& field, const train::TrainConfig& c) 
 // `dataset: NAME`, `dataset: {name: NAME, dir: FOLDER}` or, for a dataset
 // file of one's own, `dataset: {name: npz, file: FILE.npz}`
 // (core/data/npz_dataset.h); a relative file is read from the scenario's
-// folder.
+// folder. `label_skew: S` places the training samples by label across the
+// nodes (core/data/placement.h).
 void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::string& base_dir) {
   const std::vector<std::string> names = {"fashion-mnist", "cifar10", "synthetic", "npz"};
   if (field.is_scalar()) {
@@ -146,8 +147,9 @@ void parse_dataset(const YamlField& field, train::TrainConfig& c, const std::str
     if (c.dataset == "npz") field.fail("the npz dataset needs its file: dataset: {name: npz, file: FILE.npz}");
     return;
   }
-  field.allow_only({"name", "dir", "file", "shape", "classes"});
+  field.allow_only({"name", "dir", "file", "shape", "classes", "label_skew"});
   c.dataset = field.at("name").text_in(names);
+  c.label_skew = field.number_or("label_skew", 0, 0, 1);
   if (field.has("dir")) {
     if (c.dataset == "synthetic" || c.dataset == "npz")
       field.at("dir").fail(c.dataset == "npz" ? "the npz dataset takes `file`, not `dir`" : "the synthetic dataset has no files");

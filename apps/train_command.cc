@@ -141,6 +141,10 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--data-dir", c.data_dir, "Dataset folder (default: the dataset's own)");
   cmd->add_option("--data-file", c.data_file, "npz: the dataset file (docs/byo.md)");
+  cmd->add_option("--label-skew", c.label_skew,
+                  "Place the training samples by label across nodes: this fraction of each class at its home node "
+                  "(0: every node shards the whole set)")
+      ->capture_default_str();
   cmd->add_option("--nodes", c.nodes, "Nodes (processes over tcp; WORLD_SIZE)")->capture_default_str();
   cmd->add_option("--gpus-per-node", c.gpus_per_node, "Local workers per node")->capture_default_str();
   cmd->add_option("--batch", c.batch_per_worker, "Batch size per worker")->capture_default_str();

@@ -110,6 +110,17 @@ TEST_F(ScenarioFile, DefaultsAreTheDocumentedOnes) {
 #endif
 }
 
+// Label skew places the samples by class across the nodes: it reaches
+// every system's config, is 0 unless given, and must lie in [0, 1].
+TEST_F(ScenarioFile, LabelSkewReachesEverySystemsConfig) {
+  const auto s = load_scenario(write(text({{"dataset", "dataset: {name: synthetic, label_skew: 0.8}\n"}})));
+  for (const auto& system : s.systems) EXPECT_DOUBLE_EQ(system.config.label_skew, 0.8);
+  for (const auto& system : load_scenario(write(text())).systems) EXPECT_EQ(system.config.label_skew, 0);
+  EXPECT_NE(error_of(text({{"dataset", "dataset: {name: synthetic, label_skew: 1.2}\n"}}))
+                .find("dataset.label_skew (line 8)"),
+            std::string::npos);
+}
+
 // A time budget alone bounds a run: as many iterations as fit (the
 // engine's per-iteration state lives only while an iteration is in flight).
 TEST_F(ScenarioFile, ATimeBudgetAloneIsABudget) {

@@ -37,12 +37,21 @@ ShardSampler::ShardSampler(std::size_t dataset_size, int world_size, int rank, u
   end_ = dataset_size * static_cast<std::size_t>(rank + 1) / world;
 }
 
+ShardSampler::ShardSampler(std::shared_ptr<const std::vector<std::size_t>> pool, int world_size, int rank,
+                           uint64_t seed)
+    : ShardSampler(pool ? pool->size() : 0, world_size, rank, seed) {
+  pool_ = std::move(pool);
+}
+
 std::vector<std::size_t> ShardSampler::epoch_indices(uint64_t epoch) const {
   // Every rank shuffles the full index set; O(N) per epoch is negligible
   // next to an epoch of training.
   std::vector<std::size_t> order = seeded_permutation(dataset_size_, seed_, epoch);
-  return std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(begin_),
-                                  order.begin() + static_cast<std::ptrdiff_t>(end_));
+  std::vector<std::size_t> shard(order.begin() + static_cast<std::ptrdiff_t>(begin_),
+                                 order.begin() + static_cast<std::ptrdiff_t>(end_));
+  if (pool_)
+    for (auto& index : shard) index = (*pool_)[index];
+  return shard;
 }
 
 BatchStream::BatchStream(ShardSampler sampler, uint64_t first_epoch)

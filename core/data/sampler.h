@@ -6,6 +6,7 @@
 // assignment changes from epoch to epoch. No communication is needed.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace st::data {
@@ -19,6 +20,10 @@ class ShardSampler {
   // Throws std::invalid_argument unless world_size >= 1, 0 <= rank <
   // world_size and dataset_size >= world_size.
   ShardSampler(std::size_t dataset_size, int world_size, int rank, uint64_t seed);
+  // The same over a fixed subset of the dataset (`pool`: the indices one
+  // node holds, core/data/placement.h): the ranks sharing the pool shard a
+  // fresh permutation of it every epoch and never read outside it.
+  ShardSampler(std::shared_ptr<const std::vector<std::size_t>> pool, int world_size, int rank, uint64_t seed);
 
   // This rank's sample indices for `epoch`. Shard sizes differ by at most
   // one: rank r gets positions [r*N/W, (r+1)*N/W) of the permutation.
@@ -33,6 +38,7 @@ class ShardSampler {
   int world_size_;
   int rank_;
   uint64_t seed_;
+  std::shared_ptr<const std::vector<std::size_t>> pool_;  // null: the whole dataset
   std::size_t begin_;
   std::size_t end_;
 };

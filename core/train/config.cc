@@ -63,6 +63,7 @@ void validate(const TrainConfig& c) {
   require(c.node_gpus.empty() || static_cast<int>(c.node_gpus.size()) == c.nodes, "node_gpus",
           fmt::format("has {} entries for {} nodes", c.node_gpus.size(), c.nodes));
   for (const int g : c.node_gpus) require(g >= 1, "node_gpus", "every node needs at least 1 GPU");
+  require(c.label_skew >= 0 && c.label_skew <= 1, "label_skew", "must be in [0, 1]");
   require(c.batch_per_worker >= 1, "batch_per_worker", "must be at least 1");
   require(c.iterations >= 1, "iterations", "must be at least 1");
   require(c.iterations < kUnboundedIterations || c.time_budget_s > 0, "iterations",

@@ -70,6 +70,11 @@ struct TrainConfig {
   // The synthetic dataset's images and classes (e.g. 3 x 224 x 224 and 100
   // classes for the ImageNet-shaped models).
   int64_t synthetic_channels = 1, synthetic_height = 28, synthetic_width = 28, synthetic_classes = 10;
+  // Label skew across nodes, in [0, 1] (core/data/placement.h): 0 (the
+  // default) shards the whole training set afresh every epoch; above 0 each
+  // node holds a fixed subset, a fraction label_skew of each class at the
+  // class's home node, so a node alone sees mostly its own classes.
+  double label_skew = 0;
   // "full": forward and backward really run and accuracy is measured.
   // "timing": their math is skipped (the simulator still prices them by its
   // compute model) and gradients are synthetic but shaped like real ones

@@ -19,6 +19,7 @@
 #include "core/model/model.h"
 #include "core/train/node/synthetic_gradients.h"
 #include "core/train/node/versioned_parameters.h"
+#include "core/train/node/worker_samplers.h"
 
 namespace st::train {
 namespace {
@@ -95,10 +96,9 @@ LocalWorkers::LocalWorkers(const TrainConfig& config, int node, const data::Data
   }
   const auto compute_device = device::parse_compute_device(config.compute_device);
   device::require_available(compute_device);
-  const int world = config.total_workers();
+  const std::vector<data::ShardSampler> samplers = worker_samplers(config, train, node);
   for (int w = 0; w < config.gpus_of(node); ++w) {
-    const int global = config.first_worker(node) + w;
-    data::ShardSampler sampler(train.size(), world, global, config.seed);
+    const data::ShardSampler& sampler = samplers[static_cast<std::size_t>(w)];
     // Same init seed everywhere: every replica starts from identical weights.
     auto worker = std::make_unique<Worker>(
         Worker{std::make_unique<model::Model>(model::make_model(config.model_spec(), shape_of(train), config.seed)),

@@ -62,6 +62,8 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
                         {"dense_until", c.eval_dense_until}}}};
   // Only where clusters differ: runs of equal clusters keep their manifest.
   if (c.unequal_gpus()) m["node_gpus"] = c.node_gpus;
+  // Likewise only where the data is placed by label.
+  if (c.label_skew > 0) m["label_skew"] = c.label_skew;
   if (!c.model_file.empty()) {
     const util::FileFingerprint file = util::fingerprint_file(c.model_file);
     m["model_file"] = {{"path", file.path}, {"bytes", file.bytes}, {"crc32", file.crc32}};

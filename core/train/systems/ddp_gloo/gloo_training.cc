@@ -11,6 +11,7 @@
 #include "core/train/systems/ddp_gloo/ddp_gloo.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
+#include "core/train/node/worker_samplers.h"
 
 namespace st::train {
 namespace {
@@ -48,7 +49,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
   const model::ModelShape model_shape{shape.channels, shape.height, shape.width, train.classes()};
   std::vector<model::Model> replicas;
   std::vector<data::BatchStream> streams;
-  const int world = c.total_workers();
+  const std::vector<data::ShardSampler> samplers = worker_samplers(c, train, rank);
   {
     // make_model seeds LibTorch's global generator: nodes on other threads
     // must not build their replicas at the same time.
@@ -56,7 +57,7 @@ NodeOutcome run_node(const TrainConfig& c, int rank, const data::Dataset& train)
     std::lock_guard<std::mutex> init_lock(init_mutex);
     for (int w = 0; w < c.gpus_of(rank); ++w) {
       replicas.push_back(model::make_model(c.model_spec(), model_shape, c.seed));
-      streams.emplace_back(data::ShardSampler(train.size(), world, c.first_worker(rank) + w, c.seed));
+      streams.emplace_back(samplers[static_cast<std::size_t>(w)]);
     }
   }
   c10d_ddp::GlooGroupOptions group_options;
