@@ -32,15 +32,17 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, and its convergence variants (192 runs,
-#             about 4 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             paired seeds, its convergence variants and the fluct-115
+#             scenario with each cluster holding its own classes (216 runs,
+#             about 4.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
 #   paper-tta-sweep  the CNN workload's learning rates for stellatrain,
 #             ddp and the baselines, the controller's link_utilization with the density
 #             warm-up, and the soonest-target rule's sparsity_cost and
-#             variant, decided on the validation set (about 2 hours)
+#             variant, decided on the validation set, and the checks of the
+#             label-skewed scenario's rates and constant (about 2.5 hours)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -148,6 +150,14 @@ step_paper_tta_sweep() {
       --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25,warmup-soonest-probes --seeds 2 --lr 0.1 --quiet \
       --out "$OUT/paper-tta-sweep/cnn-$link-soonest"
   done
+  # Each cluster holding its own classes (label_skew 1, docs/paper-tta.md
+  # "When each cluster holds its own classes"): the even placement's rates
+  # checked on this placement's validation set, and sparsity_cost fitted there.
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems local-sgd,warmup-soonest,cloudless-ma \
+    --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-label-skew"
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems warmup-fixed-0.1 \
+    --density 0.01,0.03,0.3,0.5 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost"
+  run python3 analysis/fit_sparsity_cost.py "$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost"
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
@@ -171,6 +181,13 @@ step_paper_tta() {
     folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-fill-0.2:$OUT/paper-tta/cnn-h100-$link")
     folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-soonest:$OUT/paper-tta/cnn-h100-$link")
   done
+  # The same workload at fluct-115 with each cluster holding its own classes
+  # (label_skew 1); warmup-fixed-0.1 is that file's tuning system, left out.
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --jobs "$JOBS" --quiet \
+    --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,topk-sync,ddp-powersgd,local-sgd,cloudless-ma \
+    --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew"
+  run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew"
+  folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew:warmup-soonest")
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
