@@ -32,9 +32,9 @@
 #             17 GB)
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
-#             paired seeds, its convergence variants and the fluct-115
-#             scenario with each cluster holding its own classes (216 runs,
-#             about 4.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             paired seeds, its convergence variants and the same links
+#             with each cluster holding its own classes (264 runs, about
+#             5.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -181,13 +181,15 @@ step_paper_tta() {
     folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-fill-0.2:$OUT/paper-tta/cnn-h100-$link")
     folders+=("$OUT/paper-tta/cnn-h100-$link-convergence:warmup-soonest:$OUT/paper-tta/cnn-h100-$link")
   done
-  # The same workload at fluct-115 with each cluster holding its own classes
-  # (label_skew 1); warmup-fixed-0.1 is that file's tuning system, left out.
-  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --jobs "$JOBS" --quiet \
-    --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,topk-sync,ddp-powersgd,local-sgd,cloudless-ma \
-    --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew"
-  run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew"
-  folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew:warmup-soonest")
+  # The same workload with each cluster holding its own classes (label_skew
+  # 1); fluct-115's warmup-fixed-0.1 is its tuning system, left out.
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --jobs "$JOBS" --quiet \
+      --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,topk-sync,ddp-powersgd,local-sgd,cloudless-ma \
+      --out "$OUT/paper-tta/cnn-h100-$link-label-skew"
+    run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew"
+    folders+=("$OUT/paper-tta/cnn-h100-$link-label-skew:warmup-soonest")
+  done
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then

@@ -117,15 +117,40 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
   }
 }
 
+const ScenarioSystem& system_named(const Scenario& s, const std::string& label) {
+  const auto it = std::find_if(s.systems.begin(), s.systems.end(),
+                               [&](const ScenarioSystem& system) { return system.label == label; });
+  if (it == s.systems.end()) throw std::runtime_error(s.name + " has no system " + label);
+  return *it;
+}
+
+// The same WAN: every direction's rate or trace, its delay, the network model.
+void expect_same_wan(const Scenario& s, const Scenario& base) {
+  ASSERT_EQ(s.network.wan.size(), base.network.wan.size());
+  for (const auto& [pair, direction] : base.network.wan) {
+    const auto& mine = s.network.wan.at(pair);
+    EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
+    EXPECT_EQ(mine.delay_ms, direction.delay_ms);
+    EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
+    if (!direction.trace.empty()) {
+      EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
+    }
+  }
+  EXPECT_EQ(s.network.model, base.network.model);
+}
+
+// The same run settings: system, its options and the optimizer.
+void expect_same_system(const ScenarioSystem& a, const ScenarioSystem& b) {
+  SCOPED_TRACE(a.label);
+  EXPECT_EQ(a.config.system, b.config.system);
+  EXPECT_EQ(a.config.options->to_json(), b.config.options->to_json());
+  EXPECT_DOUBLE_EQ(a.config.lr, b.config.lr);
+  EXPECT_DOUBLE_EQ(a.config.momentum, b.config.momentum);
+}
+
 // The convergence variants run the same workload and link as their
 // cnn-h100-<link>.yaml: only the systems differ.
 TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
-  auto find = [](const Scenario& s, const std::string& label) -> const ScenarioSystem& {
-    const auto it = std::find_if(s.systems.begin(), s.systems.end(),
-                                 [&](const ScenarioSystem& system) { return system.label == label; });
-    if (it == s.systems.end()) throw std::runtime_error(s.name + " has no system " + label);
-    return *it;
-  };
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
     const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
@@ -134,20 +159,10 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     EXPECT_EQ(s.name, base.name + "-convergence");
     EXPECT_EQ(s.seeds, base.seeds);
     EXPECT_EQ(s.target_accuracy, base.target_accuracy);
-    ASSERT_EQ(s.network.wan.size(), base.network.wan.size());
-    for (const auto& [pair, direction] : base.network.wan) {
-      const auto& mine = s.network.wan.at(pair);
-      EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
-      EXPECT_EQ(mine.delay_ms, direction.delay_ms);
-      EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
-      if (!direction.trace.empty()) {
-        EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
-      }
-    }
-    EXPECT_EQ(s.network.model, base.network.model);
+    expect_same_wan(s, base);
     ASSERT_EQ(s.systems.size(), 12u);
-    EXPECT_EQ(find(s, "ddp").config.lr, find(base, "ddp").config.lr);
-    const auto& fill_80 = find(base, "stellatrain-fill-80");
+    EXPECT_EQ(system_named(s, "ddp").config.lr, system_named(base, "ddp").config.lr);
+    const auto& fill_80 = system_named(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
     const std::vector<std::tuple<std::string, double, bool, bool, double, int>> variants = {
         // label, link_utilization, warm-up, momentum correction, sparsity_cost, slow_start_ticks
@@ -163,7 +178,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
         {"warmup-soonest-probes", 0, true, false, 0.15, 0}};
     for (const auto& [label, utilization, warmup, node_momentum, sparsity_cost, slow_start_ticks] : variants) {
       SCOPED_TRACE(label);
-      const auto& system = find(s, label);
+      const auto& system = system_named(s, label);
       const auto& o = system.config.options_as<train::StellaTrainOptions>();
       const auto& f = fill_80.config.options_as<train::StellaTrainOptions>();
       EXPECT_TRUE(o.controller);
@@ -179,8 +194,8 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       EXPECT_EQ(o.compensation, f.compensation);
     }
     // The warm-up alone, at the base file's fixed-0.03 but for the warm-up.
-    const auto& fixed = find(base, "fixed-0.03");
-    const auto& alone_system = find(s, "warmup-fixed-0.03");
+    const auto& fixed = system_named(base, "fixed-0.03");
+    const auto& alone_system = system_named(s, "warmup-fixed-0.03");
     const auto& alone = alone_system.config.options_as<train::StellaTrainOptions>();
     const auto& base_fixed = fixed.config.options_as<train::StellaTrainOptions>();
     EXPECT_FALSE(alone.controller);
@@ -188,6 +203,41 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     EXPECT_EQ(alone.compensation, base_fixed.compensation);
     EXPECT_EQ(alone_system.config.lr, fixed.config.lr);
     EXPECT_TRUE(alone.warmup.on());
+  }
+}
+
+// The label-skewed scenarios are their link's base scenario with the data
+// placed by class (label_skew 1) and nothing else changed: each system is
+// the base's (or, for warmup-soonest, the convergence file's) as it is.
+TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) {
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
+    const auto base = load_scenario(dir + ".yaml");
+    const auto convergence = load_scenario(dir + "-convergence.yaml");
+    const auto s = load_scenario(dir + "-label-skew.yaml");
+    EXPECT_EQ(s.name, base.name + "-label-skew");
+    EXPECT_EQ(s.seeds, base.seeds);
+    EXPECT_EQ(s.target_accuracy, base.target_accuracy);
+    EXPECT_EQ(s.report_targets, base.report_targets);
+    expect_same_wan(s, base);
+    for (const auto& system : base.systems) EXPECT_EQ(system.config.label_skew, 0);
+    for (const auto& system : s.systems) {
+      EXPECT_EQ(system.config.label_skew, 1) << system.label;
+      EXPECT_EQ(system.config.dataset, "fashion-mnist");
+      EXPECT_EQ(system.config.iterations, system_named(base, "ddp").config.iterations);
+      EXPECT_EQ(system.config.evaluate_on, "test");
+      EXPECT_EQ(system.config.eval_interval, system_named(base, "ddp").config.eval_interval);
+    }
+    for (const char* label : {"ddp", "fixed-0.1", "topk-sync", "ddp-powersgd", "local-sgd", "cloudless-ma"})
+      expect_same_system(system_named(s, label), system_named(base, label));
+    expect_same_system(system_named(s, "warmup-soonest"), system_named(convergence, "warmup-soonest"));
+    // fixed-0.3 is fixed-0.1 at 30%.
+    const auto& fixed_30 = system_named(s, "fixed-0.3").config.options_as<train::StellaTrainOptions>();
+    auto expected = system_named(s, "fixed-0.1").config.options->to_json();
+    expected["density"] = 0.3;
+    EXPECT_EQ(system_named(s, "fixed-0.3").config.options->to_json(), expected);
+    EXPECT_FALSE(fixed_30.controller);
   }
 }
 
