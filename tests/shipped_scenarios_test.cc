@@ -148,6 +148,15 @@ void expect_same_system(const ScenarioSystem& a, const ScenarioSystem& b) {
   EXPECT_DOUBLE_EQ(a.config.momentum, b.config.momentum);
 }
 
+// `s` is `base` under another name (base's + `suffix`) with the same seeds,
+// target and WAN.
+void expect_variant_of(const Scenario& s, const Scenario& base, const std::string& suffix) {
+  EXPECT_EQ(s.name, base.name + suffix);
+  EXPECT_EQ(s.seeds, base.seeds);
+  EXPECT_EQ(s.target_accuracy, base.target_accuracy);
+  expect_same_wan(s, base);
+}
+
 // The convergence variants run the same workload and link as their
 // cnn-h100-<link>.yaml: only the systems differ.
 TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
@@ -156,10 +165,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
     const auto base = load_scenario(dir + ".yaml");
     const auto s = load_scenario(dir + "-convergence.yaml");
-    EXPECT_EQ(s.name, base.name + "-convergence");
-    EXPECT_EQ(s.seeds, base.seeds);
-    EXPECT_EQ(s.target_accuracy, base.target_accuracy);
-    expect_same_wan(s, base);
+    expect_variant_of(s, base, "-convergence");
     ASSERT_EQ(s.systems.size(), 12u);
     EXPECT_EQ(system_named(s, "ddp").config.lr, system_named(base, "ddp").config.lr);
     const auto& fill_80 = system_named(base, "stellatrain-fill-80");
@@ -216,11 +222,8 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
     const auto base = load_scenario(dir + ".yaml");
     const auto convergence = load_scenario(dir + "-convergence.yaml");
     const auto s = load_scenario(dir + "-label-skew.yaml");
-    EXPECT_EQ(s.name, base.name + "-label-skew");
-    EXPECT_EQ(s.seeds, base.seeds);
-    EXPECT_EQ(s.target_accuracy, base.target_accuracy);
+    expect_variant_of(s, base, "-label-skew");
     EXPECT_EQ(s.report_targets, base.report_targets);
-    expect_same_wan(s, base);
     for (const auto& system : base.systems) EXPECT_EQ(system.config.label_skew, 0);
     for (const auto& system : s.systems) {
       EXPECT_EQ(system.config.label_skew, 1) << system.label;
