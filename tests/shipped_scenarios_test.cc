@@ -85,6 +85,11 @@ TEST(ShippedScenarios, GpuScenariosLoadWithTheShippedProfile) {
 #endif
 }
 
+// scenarios/paper-tta/<name>.yaml, loaded.
+Scenario paper_tta_scenario(const std::string& name) {
+  return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
+}
+
 // The paper's regime with accuracy (docs/paper-tta.md): both workloads at
 // the three links load, with the controller filling the link, ddp, and
 // three paired seeds; the CNN's also with the controller's paper rule,
@@ -94,7 +99,7 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
     for (const char* link : {"fluct-115", "const-100", "const-500"}) {
       const std::string name = std::string(workload) + "-" + link;
       SCOPED_TRACE(name);
-      const auto s = load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
+      const auto s = paper_tta_scenario(name);
       EXPECT_EQ(s.name, name);
       EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
       std::vector<std::string> labels;
@@ -162,9 +167,9 @@ void expect_variant_of(const Scenario& s, const Scenario& base, const std::strin
 TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
-    const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
-    const auto base = load_scenario(dir + ".yaml");
-    const auto s = load_scenario(dir + "-convergence.yaml");
+    const std::string base_name = std::string("cnn-h100-") + link;
+    const auto base = paper_tta_scenario(base_name);
+    const auto s = paper_tta_scenario(base_name + "-convergence");
     expect_variant_of(s, base, "-convergence");
     ASSERT_EQ(s.systems.size(), 12u);
     EXPECT_EQ(system_named(s, "ddp").config.lr, system_named(base, "ddp").config.lr);
@@ -218,10 +223,10 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
 TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
-    const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/cnn-h100-" + link;
-    const auto base = load_scenario(dir + ".yaml");
-    const auto convergence = load_scenario(dir + "-convergence.yaml");
-    const auto s = load_scenario(dir + "-label-skew.yaml");
+    const std::string base_name = std::string("cnn-h100-") + link;
+    const auto base = paper_tta_scenario(base_name);
+    const auto convergence = paper_tta_scenario(base_name + "-convergence");
+    const auto s = paper_tta_scenario(base_name + "-label-skew");
     expect_variant_of(s, base, "-label-skew");
     EXPECT_EQ(s.report_targets, base.report_targets);
     for (const auto& system : base.systems) EXPECT_EQ(system.config.label_skew, 0);
@@ -247,13 +252,12 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
 // The tuning scenarios decide on the validation set only, and the rule the
 // convergence scenarios test uses the constant the tuning file states.
 TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
-  const std::string dir = std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/";
   for (const char* name : {"cnn-h100-fluct-115-tune-utilization", "cnn-h100-fluct-115-tune-sparsity-cost"}) {
     SCOPED_TRACE(name);
-    const auto s = load_scenario(dir + name + ".yaml");
+    const auto s = paper_tta_scenario(name);
     for (const auto& system : s.systems) EXPECT_EQ(system.config.evaluate_on, "validation") << system.label;
   }
-  const auto tune = load_scenario(dir + "cnn-h100-fluct-115-tune-sparsity-cost.yaml");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-tune-sparsity-cost");
   int fixed = 0;
   double fitted = 0;
   for (const auto& system : tune.systems) {
@@ -268,7 +272,7 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
   EXPECT_EQ(fixed, 5);
   EXPECT_GT(fitted, 0);
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
-    const auto s = load_scenario(dir + "cnn-h100-" + link + "-convergence.yaml");
+    const auto s = paper_tta_scenario(std::string("cnn-h100-") + link + "-convergence");
     for (const auto& system : s.systems) {
       if (system.label.find("soonest") == std::string::npos) continue;
       EXPECT_DOUBLE_EQ(system.config.options_as<train::StellaTrainOptions>().control.sparsity_cost, fitted)
