@@ -370,7 +370,7 @@ void add_run_command(CLI::App& app) {
                   "node in Linux network namespaces, tc-shaped WAN, wall clock; needs root); default: the scenario's")
       ->check(CLI::IsMember(backend_names()));
   cmd->add_option("--iterations", options->iterations,
-                  "Run every system for this many iterations instead of the scenario's budget (a shorter run)")
+                  "Run every system for this many iterations instead of the scenario's budget (a shorter or longer run)")
       ->check(CLI::Range(1, 10'000'000));
   cmd->add_option("--emu-delay", options->emu_delay,
                   "emu: how WAN delay and loss are applied: auto (netem when the kernel has it), netem, nfqueue")

@@ -33,8 +33,9 @@
 #   paper-tta docs/paper-tta.md's table against the paper: the CNN priced
 #             by the H100 profile at three links, every system, three
 #             paired seeds, its convergence variants and the same links
-#             with each cluster holding its own classes (264 runs, about
-#             5.5 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             with each cluster holding its own classes, and fluct-115
+#             with half of each class at home (288 runs, about 6 hours
+#             with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -150,9 +151,9 @@ step_paper_tta_sweep() {
       --systems soonest,warmup-soonest,soonest-slow-start,warmup-soonest-tick-0.25,warmup-soonest-probes --seeds 2 --lr 0.1 --quiet \
       --out "$OUT/paper-tta-sweep/cnn-$link-soonest"
   done
-  # Each cluster holding its own classes (label_skew 1, docs/paper-tta.md
-  # "When each cluster holds its own classes"): the even placement's rates
-  # checked on this placement's validation set, and sparsity_cost fitted there.
+  # Each cluster holding its own classes (label_skew 1,
+  # docs/paper-tta-label-skew.md): the even placement's rates checked on
+  # this placement's validation set, and sparsity_cost fitted there.
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems local-sgd,warmup-soonest,cloudless-ma \
     --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-label-skew"
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems warmup-fixed-0.1 \
@@ -190,6 +191,11 @@ step_paper_tta() {
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew"
     folders+=("$OUT/paper-tta/cnn-h100-$link-label-skew:warmup-soonest")
   done
+  # Half of each class at its home cluster (label_skew 0.5), fluct-115 only.
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
+  run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
+  folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest")
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then

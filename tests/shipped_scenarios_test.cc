@@ -249,6 +249,26 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
   }
 }
 
+// The half-skewed file is the full-skew fluct-115 file at label_skew 0.5,
+// without its validation-only tuning system: only where the data lives
+// differs.
+TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
+  const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto half = paper_tta_scenario("cnn-h100-fluct-115-label-skew-half");
+  expect_variant_of(half, full, "-half");
+  EXPECT_EQ(half.report_targets, full.report_targets);
+  ASSERT_EQ(half.systems.size() + 1, full.systems.size());
+  for (const auto& system : half.systems) {
+    SCOPED_TRACE(system.label);
+    EXPECT_EQ(system.config.label_skew, 0.5);
+    const auto& same = system_named(full, system.label);
+    EXPECT_EQ(same.config.label_skew, 1);
+    expect_same_system(system, same);
+    EXPECT_EQ(system.config.iterations, same.config.iterations);
+    EXPECT_EQ(system.config.evaluate_on, "test");
+  }
+}
+
 // The tuning scenarios decide on the validation set only, and the rule the
 // convergence scenarios test uses the constant the tuning file states.
 TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
