@@ -42,6 +42,7 @@ nlohmann::json slurm_settings(const Scenario& scenario, const RunOptions& option
   s["network"] = options.network;
   s["stage_sample"] = options.stage_sample;
   s["timeline"] = options.timeline;
+  if (options.label_skew >= 0) s["label_skew"] = options.label_skew;  // absent when not given: older folders still match
   if (!options.systems.empty()) s["systems"] = options.systems;  // absent when all run: older folders still match
   return s;
 }

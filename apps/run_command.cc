@@ -87,18 +87,22 @@ train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& sy
   config.quiet = options.quiet;
   if (options.iterations > 0) config.iterations = options.iterations;
   if (options.stage_sample >= 0) config.stage_sample.fraction = options.stage_sample;
+  if (options.label_skew >= 0) config.label_skew = options.label_skew;
   return config;
 }
 
-// --stage-sample is checked against every system before any run starts, as
-// the scenario's own key would be.
-void check_stage_sample(const Scenario& scenario, const RunOptions& options) {
-  if (options.stage_sample < 0) return;
+// --stage-sample and --label-skew are checked against every system before
+// any run starts, as the scenario's own keys would be.
+void check_overrides(const Scenario& scenario, const RunOptions& options) {
+  std::vector<std::string> given;
+  if (options.stage_sample >= 0) given.push_back(fmt::format("--stage-sample {}", options.stage_sample));
+  if (options.label_skew >= 0) given.push_back(fmt::format("--label-skew {}", options.label_skew));
+  if (given.empty()) return;
   for (const auto& system : scenario.systems) {
     try {
       train::validate(run_config(scenario, system, 1, options));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("--stage-sample {}: {}: {}", options.stage_sample, system.label, e.what()));
+      throw std::invalid_argument(fmt::format("{}: {}: {}", fmt::join(given, " "), system.label, e.what()));
     }
   }
 }
@@ -278,7 +282,7 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       options.systems.empty() ? std::vector<ScenarioSystem>{} : loaded.systems;
   loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
-  check_stage_sample(loaded, options);
+  check_overrides(loaded, options);
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
     if (!backend_for(loaded, options, name)->has_network())
@@ -396,6 +400,11 @@ void add_run_command(CLI::App& app) {
                   "timing runs: run the CPU stages (gather, compression, error feedback, optimizer) on this share "
                   "of each layer, priced and sent at full size, in place of the scenario's compute.stage_sample; 0: "
                   "full size (docs/sim.md, \"Sampled stages\")")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--label-skew", options->label_skew,
+                  "Where every system's training data lives, in place of the scenario's dataset.label_skew: the share "
+                  "of each class held at its home node (0: every node shards the whole set; 1: each node only its own "
+                  "classes; docs/models-and-data.md, \"Data that lives in places\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
   cmd->add_flag("--plot", options->plot,

@@ -37,6 +37,9 @@ struct RunOptions {
   // scenario's compute.stage_sample (0: full size; timing runs only,
   // docs/sim.md "Sampled stages"); < 0: the scenario's.
   double stage_sample = -1;
+  // >= 0: where every system's training data lives (dataset.label_skew,
+  // core/data/placement.h) in place of the scenario's; < 0: the scenario's.
+  double label_skew = -1;
   // Non-empty: only the scenario's systems with these labels run (the
   // summary then holds only them; a speedup needs its reference among them).
   std::vector<std::string> systems;

@@ -62,6 +62,10 @@ std::vector<std::string> job_command(const RunJob& job, const JobsOptions& optio
     args.push_back("--network");
     args.push_back(options.network);
   }
+  if (options.label_skew >= 0) {
+    args.push_back("--label-skew");
+    args.push_back(fmt::format("{}", options.label_skew));
+  }
   return args;
 }
 

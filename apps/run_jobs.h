@@ -39,6 +39,7 @@ struct JobsOptions {
   std::string mtu;            // forwarded: --mtu when not empty
   std::string network;        // forwarded: --network when not empty
   double stage_sample = -1;   // forwarded: --stage-sample when >= 0
+  double label_skew = -1;     // forwarded: --label-skew when >= 0
   double target_accuracy = 0;
   std::vector<double> report_targets;  // the scenario's (apps/run_summary.h)
   // Set: builds a job's command line in place of `run` (sweep's points).

@@ -42,6 +42,7 @@ JobsOptions jobs_options(const Scenario& scenario, const RunOptions& options, co
   how.mtu = options.mtu;
   how.network = options.network;
   how.stage_sample = options.stage_sample;
+  how.label_skew = options.label_skew;
   how.target_accuracy = scenario.target_accuracy;
   how.report_targets = scenario.report_targets;
   how.command = options.job_command;

@@ -317,6 +317,31 @@ for refused in sample-full-math sample-two sample-key; do
   [ ! -e "$WORK/$refused" ] || fail "a refused --stage-sample must not create the results folder ($refused)"
 done
 
+echo "== --label-skew: where every system's data lives, in place of the scenario's, also in --jobs's children"
+SKEWED=$WORK/skewed
+"$STELLATRAIN" run tiny.yaml --label-skew 0.5 --jobs 2 --out "$SKEWED" --quiet > skewed.txt 2>&1 ||
+  { cat skewed.txt; fail "run --label-skew 0.5 --jobs 2"; }
+python3 - "$SKEWED" "$WORK/one-seed" <<'PY'
+import glob, json, sys
+out, even = sys.argv[1], sys.argv[2]
+manifests = glob.glob(f"{out}/*/manifest.json")
+assert len(manifests) == 2, manifests
+for path in manifests:
+    assert json.load(open(path))["label_skew"] == 0.5, path
+# The placement changes what ddp trains on: its accuracy path differs from
+# the even placement's run of the same seed.
+skewed_eval = open(f"{out}/ddp/eval.csv").read()
+even_eval = open(f"{even}/ddp/eval.csv").read()
+assert skewed_eval != even_eval, "ddp's evaluations did not change with --label-skew 0.5"
+print(f"ok: --label-skew 0.5 reached {len(manifests)} runs (children of --jobs) and changed what ddp trained on")
+PY
+# Keep mode: a rerun of one system without the override does not keep the
+# other system's skewed runs.
+"$STELLATRAIN" run tiny.yaml --systems st --out "$SKEWED" --quiet > skew-keep.txt 2>&1 || { cat skew-keep.txt; fail "rerun without --label-skew"; }
+grep -q "label_skew" skew-keep.txt || { cat skew-keep.txt; fail "keep mode did not name label_skew when leaving out ddp's skewed runs"; }
+expect_error "--label-skew: Value 1.5 not in range" "$STELLATRAIN" run tiny.yaml --label-skew 1.5 --out "$WORK/skew-high"
+[ ! -e "$WORK/skew-high" ] || fail "a refused --label-skew must not create the results folder"
+
 echo "== figures (stellatrain plot) of the sim runs"
 for dir in "$ONE_SEED" "$TWO_SEEDS"; do
   "$STELLATRAIN" plot "$dir" > plot.txt 2>&1 || { cat plot.txt; fail "stellatrain plot $dir"; }
