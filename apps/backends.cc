@@ -80,7 +80,10 @@ std::vector<std::string> node_arguments(const std::string& scenario_file, const 
                                    "--master-port", std::to_string(c.master_port),
                                    "--listen-host", c.listen_host,
                                    "--peer-timeout", number(c.peer_timeout_s),
-                                   "--threads", std::to_string(c.executor_threads)};
+                                   "--threads", std::to_string(c.executor_threads),
+                                   // The run's placement, which `run --label-skew` may have set in
+                                   // place of the scenario file's.
+                                   "--label-skew", number(c.label_skew)};
   if (!c.advertise_host.empty()) args.insert(args.end(), {"--advertise-host", c.advertise_host});
   if (!c.out_dir.empty()) args.insert(args.end(), {"--out", c.out_dir});
   if (c.quiet) args.push_back("--quiet");

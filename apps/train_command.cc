@@ -95,6 +95,7 @@ void apply_scenario_system(train::TrainConfig& c, const std::string& file, const
   take("--quiet", &train::TrainConfig::quiet);
   take("--timeline", &train::TrainConfig::timeline);
   take("--compute-device", &train::TrainConfig::compute_device);
+  take("--label-skew", &train::TrainConfig::label_skew);
   if (cmd.count("--nodes") > 0 && c.nodes != chosen.nodes)
     throw std::invalid_argument(fmt::format("--nodes {}: the scenario {} has {} node(s)", c.nodes, file, chosen.nodes));
   c = chosen;

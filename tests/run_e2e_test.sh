@@ -339,6 +339,13 @@ PY
 # other system's skewed runs.
 "$STELLATRAIN" run tiny.yaml --systems st --out "$SKEWED" --quiet > skew-keep.txt 2>&1 || { cat skew-keep.txt; fail "rerun without --label-skew"; }
 grep -q "label_skew" skew-keep.txt || { cat skew-keep.txt; fail "keep mode did not name label_skew when leaving out ddp's skewed runs"; }
+# The emu backend's node processes are `train --scenario F --scenario-system
+# L ... --label-skew S` (apps/backends.cc node_arguments): the flag wins
+# over the file's placement.
+"$STELLATRAIN" train --scenario tiny.yaml --scenario-system ddp --label-skew 0.5 --iterations 2 --out "$WORK/node-skew" --quiet > node-skew.txt 2>&1 ||
+  { cat node-skew.txt; fail "train --scenario --label-skew"; }
+python3 -c "import json, sys; m = json.load(open(sys.argv[1])); assert m['label_skew'] == 0.5, m.get('label_skew')" "$WORK/node-skew/manifest.json" ||
+  fail "train --scenario --label-skew 0.5 did not reach the manifest"
 expect_error "--label-skew: Value 1.5 not in range" "$STELLATRAIN" run tiny.yaml --label-skew 1.5 --out "$WORK/skew-high"
 [ ! -e "$WORK/skew-high" ] || fail "a refused --label-skew must not create the results folder"
 

@@ -121,6 +121,19 @@ TEST_F(ScenarioFile, LabelSkewReachesEverySystemsConfig) {
             std::string::npos);
 }
 
+// The emu backend's node processes reload the scenario file: the run's
+// placement (`run --label-skew` may differ from the file's) travels as a flag.
+TEST_F(ScenarioFile, EmuNodesAreToldTheRunsLabelSkew) {
+  const auto s = load_scenario(write(text({{"dataset", "dataset: {name: synthetic, label_skew: 0.8}\n"}})));
+  auto config = s.systems.front().config;
+  config.label_skew = 0.5;
+  const auto args = node_arguments("s.yaml", s.systems.front().label, config);
+  const auto flag = std::find(args.begin(), args.end(), "--label-skew");
+  ASSERT_NE(flag, args.end());
+  ASSERT_NE(flag + 1, args.end());
+  EXPECT_EQ(*(flag + 1), "0.5");
+}
+
 // A time budget alone bounds a run: as many iterations as fit (the
 // engine's per-iteration state lives only while an iteration is in flight).
 TEST_F(ScenarioFile, ATimeBudgetAloneIsABudget) {
