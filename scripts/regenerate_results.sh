@@ -34,8 +34,8 @@
 #             by the H100 profile at three links, every system, three
 #             paired seeds, its convergence variants and the same links
 #             with each cluster holding its own classes, and fluct-115
-#             with half of each class at home (288 runs, about 6 hours
-#             with JOBS=2 on 2 cores), and ResNet-18 on a
+#             with half and 90% of each class at home, then TTA against
+#             that skew (303 runs, about 6 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -43,7 +43,8 @@
 #             ddp and the baselines, the controller's link_utilization with the density
 #             warm-up, and the soonest-target rule's sparsity_cost and
 #             variant, decided on the validation set, and the checks of the
-#             label-skewed scenario's rates and constant (about 2.5 hours)
+#             label-skewed scenarios' rates (three links) and constant
+#             (about 3 hours)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -159,6 +160,10 @@ step_paper_tta_sweep() {
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems warmup-fixed-0.1 \
     --density 0.01,0.03,0.3,0.5 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost"
   run python3 analysis/fit_sparsity_cost.py "$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost"
+  for link in const-100 const-500; do
+    run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems warmup-soonest,local-sgd \
+      --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-$link-label-skew"
+  done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
@@ -196,6 +201,16 @@ step_paper_tta() {
     --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest")
+  # And 90% of each class at home (label_skew 0.8: the full-skew file with
+  # the run's placement given on the command line), the systems that tell
+  # where averaging stops being enough; then TTA against the skew.
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --label-skew 0.8 --jobs "$JOBS" --quiet \
+    --systems ddp,warmup-soonest,fixed-0.1,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8"
+  run python3 analysis/label_skew_table.py \
+    "0:$OUT/paper-tta/cnn-h100-fluct-115,$OUT/paper-tta/cnn-h100-fluct-115-convergence" \
+    "0.5:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half" "0.8:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8" \
+    "1:$OUT/paper-tta/cnn-h100-fluct-115-label-skew" --systems ddp,warmup-soonest,fixed-0.1,local-sgd,cloudless-ma \
+    --figure "$OUT/paper-tta/label-skew-tta.png"
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
