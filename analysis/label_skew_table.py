@@ -112,7 +112,7 @@ def draw(points, labels, target, path):
 
     reached = [c[0] for _, systems in points for c in (cell(r) for r in systems.values()) if c[0] is not None]
     top = max(reached) * 2 if reached else 1
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
     for label in labels:
         xs, ys, partial, never = [], [], [], []
         for skew, systems in points:
@@ -136,7 +136,7 @@ def draw(points, labels, target, path):
     ax.text(0.01, top, " never", va="bottom", fontsize=8, color="grey", transform=ax.get_yaxis_transform())
     ax.set_xlabel("label_skew (share of each class at its home cluster)")
     ax.set_ylabel(f"median TTA to {target * 100:g}% (simulated s)")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: the "never" row stays visible
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
