@@ -283,6 +283,10 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
   loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
   check_overrides(loaded, options);
+  // The summary names the placement the runs have (run_config sets it
+  // for each run, kept ones included).
+  if (options.label_skew >= 0)
+    for (auto& system : loaded.systems) system.config.label_skew = options.label_skew;
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
     if (!backend_for(loaded, options, name)->has_network())

@@ -218,6 +218,10 @@ SummaryBuilder::SummaryBuilder(const Scenario& scenario, const train::Backend& b
   if (c.unequal_gpus()) top_["node_gpus"] = c.node_gpus;
   if (!c.model_file.empty()) top_["model_file"] = c.model_file;
   if (c.dataset == "npz") top_["dataset_file"] = c.data_file;
+  // Where the data lives, the file's or run --label-skew's (then the
+  // folder's scenario.yaml says otherwise); named only when skewed, so
+  // other summaries stay as they were.
+  if (c.label_skew > 0) top_["label_skew"] = c.label_skew;
   if (!backend.summary_note().empty()) top_["note"] = backend.summary_note();
   // The MTU asked for (the file's links.mtu or run --mtu); each run's
   // manifest has the one used.

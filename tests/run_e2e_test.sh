@@ -328,6 +328,8 @@ manifests = glob.glob(f"{out}/*/manifest.json")
 assert len(manifests) == 2, manifests
 for path in manifests:
     assert json.load(open(path))["label_skew"] == 0.5, path
+assert json.load(open(f"{out}/summary.json"))["label_skew"] == 0.5, "summary.json does not name the placement"
+assert "label_skew" not in json.load(open(f"{even}/summary.json")), "an even placement's summary names a skew"
 # The placement changes what ddp trains on: its accuracy path differs from
 # the even placement's run of the same seed.
 skewed_eval = open(f"{out}/ddp/eval.csv").read()
