@@ -13,7 +13,6 @@ target. Markdown on stdout.
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
 """
 import csv
-import json
 import os
 import statistics
 import sys
@@ -77,7 +76,10 @@ def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
     root = Path(argv[1])
-    summary = json.loads((root / "summary.json").read_text())
+    try:
+        summary = tta.load_summary(str(root))
+    except tta.InputError as e:  # a missing or broken summary.json, named
+        sys.exit(f"error: {e}")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     print(f"{root} ({summary['scenario']}, seeds {summary['seeds']})\n")

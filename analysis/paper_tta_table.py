@@ -21,7 +21,6 @@ scenario file, e.g. a convergence variant's base); otherwise FOLDER's own.
 A folder whose scenario name has fluct-115, const-100 or const-500 in it is
 set beside the paper's 104x, 257.3x or 78.1x.
 """
-import json
 import os
 import sys
 from pathlib import Path
@@ -35,7 +34,10 @@ PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
 
 
 def load(folder):
-    return json.loads((Path(folder) / "summary.json").read_text())
+    try:
+        return tta.load_summary(folder)
+    except tta.InputError as e:  # a missing or broken summary.json, named
+        sys.exit(f"error: {e}")
 
 
 def row(folder, label, fixed_folder=None):

@@ -34,8 +34,9 @@
 #             by the H100 profile at three links, every system, three
 #             paired seeds, its convergence variants and the same links
 #             with each cluster holding its own classes, and fluct-115
-#             with half and 90% of each class at home, then TTA against
-#             that skew (303 runs, about 6 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             with half and 90% of each class at home (half at 100 and
+#             500 Mbps too), then TTA against that skew (339 runs, about
+#             7 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, or are named as missing
@@ -196,11 +197,18 @@ step_paper_tta() {
     run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew"
     folders+=("$OUT/paper-tta/cnn-h100-$link-label-skew:warmup-soonest")
   done
-  # Half of each class at its home cluster (label_skew 0.5), fluct-115 only.
+  # Half of each class at its home cluster (label_skew 0.5): every system
+  # at fluct-115 (its own file), the ones that tell averaging from
+  # co-training at 100 and 500 Mbps (the full-skew files with --label-skew).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest")
+  for link in const-100 const-500; do
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --label-skew 0.5 --jobs "$JOBS" --quiet \
+      --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-$link-label-skew-0.5"
+    run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew-0.5"
+  done
   # And 90% of each class at home (label_skew 0.8: the full-skew file with
   # the run's placement given on the command line), the systems that tell
   # where averaging stops being enough; then TTA against the skew.
