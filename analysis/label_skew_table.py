@@ -18,7 +18,6 @@ docs/paper-tta-label-skew.md shows its output.
 """
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
