@@ -77,7 +77,7 @@ def main(argv):
         sys.exit(__doc__)
     root = Path(argv[1])
     try:
-        summary = tta.load_summary(str(root))
+        summary = tta.read_summary(str(root))
     except tta.InputError as e:  # a missing or broken summary.json, named
         sys.exit(f"error: {e}")
     targets = summary["report_targets"] or [summary["target_accuracy"]]

@@ -35,7 +35,7 @@ PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}
 
 def load(folder):
     try:
-        return tta.load_summary(folder)
+        return tta.read_summary(folder)
     except tta.InputError as e:  # a missing or broken summary.json, named
         sys.exit(f"error: {e}")
 

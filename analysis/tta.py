@@ -146,6 +146,12 @@ def reference_label(summary):
 
 def load_summary(results_dir):
     """Reads and validates RESULTS_DIR/summary.json."""
+    return check_summary(read_summary(results_dir), os.path.join(results_dir, "summary.json"))
+
+
+def read_summary(results_dir):
+    """Reads RESULTS_DIR/summary.json, naming the file when it is missing or
+    not JSON; the fields are the caller's to check."""
     path = os.path.join(results_dir, "summary.json")
     if not os.path.isfile(path):
         raise InputError(f"{path}: not found (is {results_dir} a `stellatrain run --out` folder?)")
@@ -156,7 +162,7 @@ def load_summary(results_dir):
         raise InputError(f"{path}: line {e.lineno}, column {e.colno}: malformed JSON ({e.msg})") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read ({e})") from None
-    return check_summary(summary, path)
+    return summary
 
 
 def load_manifest(run_dir):
