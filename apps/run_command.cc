@@ -87,7 +87,6 @@ train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& sy
   config.quiet = options.quiet;
   if (options.iterations > 0) config.iterations = options.iterations;
   if (options.stage_sample >= 0) config.stage_sample.fraction = options.stage_sample;
-  if (options.label_skew >= 0) config.label_skew = options.label_skew;
   return config;
 }
 
@@ -278,15 +277,15 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
+  // --label-skew before the systems are picked: the runs, the kept ones'
+  // manifest check and the summary all read it from the systems' configs.
+  if (options.label_skew >= 0)
+    for (auto& system : loaded.systems) system.config.label_skew = options.label_skew;
   const std::vector<ScenarioSystem> file_systems =
       options.systems.empty() ? std::vector<ScenarioSystem>{} : loaded.systems;
   loaded.systems = systems_labelled(loaded, options.systems);
   check_backend(loaded, name);
   check_overrides(loaded, options);
-  // The summary names the placement the runs have (run_config sets it
-  // for each run, kept ones included).
-  if (options.label_skew >= 0)
-    for (auto& system : loaded.systems) system.config.label_skew = options.label_skew;
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
     if (!backend_for(loaded, options, name)->has_network())

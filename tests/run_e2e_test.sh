@@ -337,8 +337,10 @@ even_eval = open(f"{even}/ddp/eval.csv").read()
 assert skewed_eval != even_eval, "ddp's evaluations did not change with --label-skew 0.5"
 print(f"ok: --label-skew 0.5 reached {len(manifests)} runs (children of --jobs) and changed what ddp trained on")
 PY
-# Keep mode: a rerun of one system without the override does not keep the
-# other system's skewed runs.
+# Keep mode: a rerun of one system at the same placement keeps the other
+# system's runs; one without the override does not.
+"$STELLATRAIN" run tiny.yaml --label-skew 0.5 --systems st --out "$SKEWED" --quiet > skew-same.txt 2>&1 || { cat skew-same.txt; fail "rerun with --label-skew 0.5"; }
+grep -q "ddp: kept" skew-same.txt || { cat skew-same.txt; fail "keep mode left out ddp's runs at the same placement"; }
 "$STELLATRAIN" run tiny.yaml --systems st --out "$SKEWED" --quiet > skew-keep.txt 2>&1 || { cat skew-keep.txt; fail "rerun without --label-skew"; }
 grep -q "label_skew" skew-keep.txt || { cat skew-keep.txt; fail "keep mode did not name label_skew when leaving out ddp's skewed runs"; }
 # The emu backend's node processes are `train --scenario F --scenario-system
