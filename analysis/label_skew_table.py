@@ -39,21 +39,23 @@ def parse_point(text):
     return value, folders.split(",")
 
 
-def load_point(folders):
+def load_point(folders, paired):
     """The systems of one skew's folders (label -> seed runs), the first
-    folder naming a label winning, and the seeds and target they share."""
-    systems, seeds, target = {}, None, None
+    folder naming a label winning. `paired` holds the first folder read at
+    any skew, and its seeds and target: every folder must share them."""
+    systems = {}
     for folder in folders:
         summary = tta.load_summary(folder)
-        if seeds is None:
-            seeds, target = summary["seeds"], summary["target_accuracy"]
-        elif summary["seeds"] != seeds or summary["target_accuracy"] != target:
+        if not paired:
+            paired.update(folder=folder, seeds=summary["seeds"], target=summary["target_accuracy"])
+        elif (summary["seeds"], summary["target_accuracy"]) != (paired["seeds"], paired["target"]):
             raise InputError(f"{folder}: seeds {summary['seeds']} and target {summary['target_accuracy']} differ "
-                             f"from {folders[0]}'s ({seeds}, {target}): not a paired comparison")
+                             f"from {paired['folder']}'s ({paired['seeds']}, {paired['target']}): "
+                             "not a paired comparison")
         for label in summary["systems"]:
             if label not in systems and not tta.failed(summary["systems"][label]):
                 systems[label] = tta.seed_runs(summary, label)
-    return systems, seeds, target
+    return systems
 
 
 def only(points, labels):
@@ -148,18 +150,11 @@ def main(argv):
     args = parser.parse_args(argv)
     try:
         parsed = sorted((parse_point(p) for p in args.points), key=lambda p: p[0])
-        points, shared = [], None
-        for skew, folders in parsed:
-            systems, seeds, target = load_point(folders)
-            if shared is None:
-                shared = (seeds, target, folders[0])
-            elif (seeds, target) != shared[:2]:
-                raise InputError(f"{folders[0]}: seeds {seeds} and target {target} differ from {shared[2]}'s "
-                                 f"({shared[0]}, {shared[1]}): not a paired comparison")
-            points.append((skew, systems))
+        paired = {}
+        points = [(skew, load_point(folders, paired)) for skew, folders in parsed]
         labels = args.systems.split(",") if args.systems else system_labels(points)
         points = only(points, labels)
-        seeds, target, _ = shared
+        seeds, target = paired["seeds"], paired["target"]
         by_tta, by_accuracy = tables(points, labels)
         print(f"Median TTA to {target * 100:g}% (s) over seeds {seeds}:\n\n{by_tta}\n")
         print(f"Median best accuracy:\n\n{by_accuracy}")
