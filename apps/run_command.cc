@@ -77,8 +77,9 @@ RunOutcome run_one(const Scenario& scenario, const RunOptions& options, train::B
   return outcome;
 }
 
-// One run's configuration: the system's, with this seed (its data order,
-// initialisation and trace offset) and the options' overrides.
+// One run's configuration: the system's (with --stage-sample and
+// --label-skew already applied, `with_overrides`), with this seed (its data
+// order, initialisation and trace offset) and the per-run options.
 train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& system, uint64_t seed,
                               const RunOptions& options) {
   auto config = system.config;
@@ -86,8 +87,18 @@ train::TrainConfig run_config(const Scenario& scenario, const ScenarioSystem& sy
   config.trace_offset_s = scenario.trace_offset_for(seed);
   config.quiet = options.quiet;
   if (options.iterations > 0) config.iterations = options.iterations;
-  if (options.stage_sample >= 0) config.stage_sample.fraction = options.stage_sample;
   return config;
+}
+
+// --stage-sample and --label-skew, applied to the loaded scenario's systems
+// before they are picked: the runs, the kept runs' manifest check and the
+// summary all read them from the systems' configs, as they would the file's
+// own keys.
+void with_overrides(Scenario& scenario, const RunOptions& options) {
+  for (auto& system : scenario.systems) {
+    if (options.stage_sample >= 0) system.config.stage_sample.fraction = options.stage_sample;
+    if (options.label_skew >= 0) system.config.label_skew = options.label_skew;
+  }
 }
 
 // --stage-sample and --label-skew are checked against every system before
@@ -277,15 +288,12 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
       throw std::invalid_argument(fmt::format(
           "--network flow: the flow-level model is the sim backend's; the {} backend carries real packets", name));
   }
-  // --label-skew before the systems are picked: the runs, the kept ones'
-  // manifest check and the summary all read it from the systems' configs.
-  if (options.label_skew >= 0)
-    for (auto& system : loaded.systems) system.config.label_skew = options.label_skew;
+  with_overrides(loaded, options);
   const std::vector<ScenarioSystem> file_systems =
       options.systems.empty() ? std::vector<ScenarioSystem>{} : loaded.systems;
   loaded.systems = systems_labelled(loaded, options.systems);
+  check_overrides(loaded, options);  // first, so that an option's error names the option
   check_backend(loaded, name);
-  check_overrides(loaded, options);
   Scenario scenario = loaded;
   if (!options.mtu.empty()) {
     if (!backend_for(loaded, options, name)->has_network())

@@ -134,6 +134,16 @@ TEST_F(ScenarioFile, EmuNodesAreToldTheRunsLabelSkew) {
   EXPECT_EQ(*(flag + 1), "0.5");
 }
 
+// Timing runs skip the math and need the simulator's compute model to price
+// it: the backends that run real math refuse them before anything starts.
+TEST_F(ScenarioFile, TimingRunsNeedTheSimBackend) {
+  const auto s = load_scenario(write(text({{"target_accuracy", ""}}, "compute: {model: analytic, math: timing}\n")));
+  EXPECT_NE(backend_error(s, "real").find("math: timing runs need the sim backend"), std::string::npos);
+#ifdef ST_HAVE_EMU
+  EXPECT_NE(backend_error(s, "emu").find("math: timing runs need the sim backend"), std::string::npos);
+#endif
+}
+
 // A time budget alone bounds a run: as many iterations as fit (the
 // engine's per-iteration state lives only while an iteration is in flight).
 TEST_F(ScenarioFile, ATimeBudgetAloneIsABudget) {
