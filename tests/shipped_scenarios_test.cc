@@ -274,6 +274,36 @@ TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
   }
 }
 
+// The convergence changes for the skewed placement are judged on its
+// validation set, each the skewed file's warmup-soonest but for the change
+// its label names, evaluated every 5 iterations to the end.
+TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
+  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-convergence");
+  EXPECT_EQ(tune.target_accuracy, skew.target_accuracy);
+  expect_same_wan(tune, skew);
+  EXPECT_EQ(tune.seeds, (std::vector<uint64_t>{1, 2}));
+  ASSERT_EQ(tune.systems.size(), 4u);
+  for (const auto& system : tune.systems) {
+    SCOPED_TRACE(system.label);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(system.config.label_skew, 1);
+    EXPECT_EQ(system.config.eval_interval_after, 0);  // every 5 iterations to the end
+  }
+  expect_same_system(system_named(tune, "ddp"), system_named(skew, "ddp"));
+  const auto& base = system_named(skew, "warmup-soonest");
+  expect_same_system(system_named(tune, "warmup-soonest"), base);
+  auto changed = [&](const std::string& label, auto change) {
+    const auto& variant = system_named(tune, label);
+    auto expected = base.config.options_as<train::StellaTrainOptions>();
+    change(expected);
+    EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << label;
+    EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
+  };
+  changed("warmup-100-soonest", [](train::StellaTrainOptions& o) { o.warmup.iterations = 100; });
+  changed("warmup-soonest-exact-momentum", [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; });
+}
+
 // The tuning scenarios decide on the validation set only, and the rule the
 // convergence scenarios test uses the constant the tuning file states.
 TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
