@@ -44,7 +44,8 @@
 #             ddp and the baselines, the controller's link_utilization with the density
 #             warm-up, and the soonest-target rule's sparsity_cost and
 #             variant, decided on the validation set, and the checks of the
-#             label-skewed scenarios' rates (three links) and constant
+#             label-skewed scenarios' rates (three links) and constant,
+#             and two convergence changes on the skewed placement
 #             (about 3 hours)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -165,6 +166,11 @@ step_paper_tta_sweep() {
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems warmup-soonest,local-sgd \
       --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-$link-label-skew"
   done
+  # Convergence changes against the skewed placement's accuracy lag, on its
+  # validation set (neither was kept: docs/paper-tta-label-skew.md).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-convergence.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
+  run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
