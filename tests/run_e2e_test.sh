@@ -139,6 +139,18 @@ TWO_SEEDS=$WORK/two-seeds
 "$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --out "$TWO_SEEDS" --quiet
 check_results "$TWO_SEEDS" sim 2
 [ -d "$TWO_SEEDS/st/seed-1" ] && [ -d "$TWO_SEEDS/st/seed-2" ] && [ -d "$TWO_SEEDS/ddp/seed-2" ] || fail "seed folders"
+# analysis/paired_systems.py's bootstrap is the engine's (apps/seed_statistics.cc):
+# its speedup over ddp and interval equal summary.json's to the digit.
+python3 "$SOURCE_DIR/analysis/paired_systems.py" "$TWO_SEEDS" ddp st --json > paired.json || fail "paired_systems.py"
+python3 - "$TWO_SEEDS/summary.json" paired.json <<'EOF' || fail "paired_systems.py against summary.json"
+import json, sys
+entry = json.load(open(sys.argv[1]))["systems"]["st"]
+paired = json.load(open(sys.argv[2]))
+assert entry.get("speedup_vs_ddp") is not None, "the two-seed run has no speedup to compare"
+assert paired["median_speedup"] == entry["speedup_vs_ddp"], (paired["median_speedup"], entry["speedup_vs_ddp"])
+assert paired["speedup_ci95"] == entry["speedup_ci95"], (paired["speedup_ci95"], entry["speedup_ci95"])
+print(f"ok: paired_systems.py's speedup {paired['median_speedup']:.4f} {paired['speedup_ci95']} is summary.json's")
+EOF
 
 echo "== real backend (threads, no WAN shaping)"
 REAL=$WORK/real

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Compares two systems of one `stellatrain run` results folder seed by
+seed: each seed's TTA for both, their ratio (system over baseline: below 1
+is faster), the median of those paired ratios with its 95% bootstrap
+interval, the ratio of the two median TTAs, and on how many seeds the
+system is faster. The seeds are paired (same data order, initialisation
+and trace stretch), so a ratio is the systems' difference on one and the
+same run; the ratio of medians can read differently when a few pairs
+dominate. It also prints the speedup the other way up (baseline over
+system), which with ddp as the baseline is what summary.json's
+speedup_vs_ddp and speedup_ci95 hold: the same bootstrap, to the digit.
+Markdown on stdout (`--json`: one object); reads only summary.json.
+
+    analysis/paired_systems.py results/paper-tta/cnn-h100-fluct-115-label-skew-twelve-seeds fixed-0.1 warmup-soonest
+    analysis/paired_systems.py FOLDER ddp stellatrain --target 0.8
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
+
+MASK = (1 << 64) - 1
+
+
+class SplitMix64:
+    """core/data/random.h's generator, draw for draw. Hand-written because
+    the interval must match the one apps/seed_statistics.cc writes into
+    summary.json, and Python's own generators draw other numbers."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        return z ^ (z >> 31)
+
+    def below(self, bound):
+        limit = MASK - MASK % bound
+        value = self.next()
+        while value >= limit:
+            value = self.next()
+        return value % bound
+
+
+RESAMPLES = 10000
+BOOT_STREAM = 0x626F6F74  # "boot", as apps/seed_statistics.cc
+
+
+def bootstrap_median(values):
+    """(median, (low, high)) of `values`, the interval from the 2.5th and
+    97.5th percentiles of the median over 10,000 resamples drawn from the
+    fixed stream (none below two values), as apps/seed_statistics.cc."""
+    if not values:
+        return None, None
+    middle = statistics.median(values)
+    if len(values) < 2:
+        return middle, None
+    draw = SplitMix64(BOOT_STREAM)
+    medians = sorted(statistics.median([values[draw.below(len(values))] for _ in values]) for _ in range(RESAMPLES))
+
+    def percentile(p):
+        # std::lround rounds halves away from zero; the index is never negative.
+        return medians[min(int(p * (RESAMPLES - 1) + 0.5), RESAMPLES - 1)]
+
+    return middle, (percentile(0.025), percentile(0.975))
+
+
+def compare(summary, baseline, system, target):
+    """The comparison as a dict (see the module's docstring)."""
+    for label in (baseline, system):
+        if label not in summary["systems"]:
+            raise ValueError(f"no system '{label}' in summary.json (it has: {', '.join(summary['systems'])})")
+    runs = {label: {run["seed"]: run for run in tta.seed_runs(summary, label)} for label in (baseline, system)}
+    rows = []
+    for seed in summary["seeds"]:
+        pair = [runs[label].get(seed) for label in (baseline, system)]
+        if None in pair:
+            raise ValueError(f"seed {seed}: no run of '{baseline if pair[0] is None else system}' in summary.json")
+        ttas = [seed_tta(run, target) for run in pair]
+        ratio = ttas[1] / ttas[0] if None not in ttas and ttas[0] > 0 else None
+        rows.append({"seed": seed, "baseline_tta_s": ttas[0], "system_tta_s": ttas[1], "ratio": ratio})
+    ratios = [row["ratio"] for row in rows if row["ratio"] is not None]
+    speedups = [row["baseline_tta_s"] / row["system_tta_s"] for row in rows
+                if row["baseline_tta_s"] is not None and row["system_tta_s"]]
+    median_ratio, ratio_ci = bootstrap_median(ratios)
+    median_speedup, speedup_ci = bootstrap_median(speedups)
+    reached = [[row[k] for row in rows if row[k] is not None] for k in ("baseline_tta_s", "system_tta_s")]
+    return {"baseline": baseline, "system": system, "target": target, "seeds": rows, "pairs": len(ratios),
+            "median_ratio": median_ratio, "ratio_ci95": ratio_ci,
+            "ratio_of_medians": (statistics.median(reached[1]) / statistics.median(reached[0])
+                                 if all(reached) else None),
+            "system_faster": sum(1 for r in ratios if r < 1), "median_speedup": median_speedup,
+            "speedup_ci95": speedup_ci}
+
+
+def seed_tta(run, target):
+    """A run's TTA to `target` (None: not reached); summary.json keys each
+    report target as written, e.g. "0.85"."""
+    at = run.get("tta_at") or {}
+    for candidate in (f"{target:g}", str(target)):
+        if candidate in at:
+            return at[candidate]
+    raise ValueError(f"seed {run['seed']}: no TTA to {target:g} in summary.json (its targets: {', '.join(at)})")
+
+
+def interval(ci, fmt):
+    return "" if ci is None else f" [{format(ci[0], fmt)}, {format(ci[1], fmt)}]"
+
+
+def markdown(result):
+    b, s = result["baseline"], result["system"]
+    cell = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+    lines = [f"TTA to {result['target']:g} (s), {s} against {b}, paired by seed:", "",
+             f"| seed | {b} | {s} | {s} / {b} |", "|---|---|---|---|"]
+    lines += [f"| {row['seed']} | {cell(row['baseline_tta_s'])} | {cell(row['system_tta_s'])} | {cell(row['ratio'])} |"
+              for row in result["seeds"]]
+    lines.append("")
+    if result["median_ratio"] is None:
+        lines.append(f"No seed where both reach {result['target']:g}.")
+        return "\n".join(lines)
+    of_medians = result["ratio_of_medians"]
+    lines.append(f"{s} / {b}: {result['median_ratio']:.3f}{interval(result['ratio_ci95'], '.3f')} by the paired median "
+                 f"(95% bootstrap over {result['pairs']} pairs), "
+                 f"{'-' if of_medians is None else format(of_medians, '.3f')} by the ratio of the medians; "
+                 f"{s} faster on {result['system_faster']} of {result['pairs']} seeds.")
+    lines.append(f"{b} / {s} (speedup): {result['median_speedup']:.3f}{interval(result['speedup_ci95'], '.3f')}.")
+    return "\n".join(lines)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", help="a `stellatrain run` results folder (its summary.json)")
+    parser.add_argument("baseline", help="the system label the other is compared against")
+    parser.add_argument("system", help="the system label compared")
+    parser.add_argument("--target", type=float, help="the accuracy (default: the summary's target_accuracy)")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of markdown")
+    args = parser.parse_args(argv[1:])
+    try:
+        summary = tta.read_summary(args.folder)
+        if not isinstance(summary.get("systems"), dict) or not isinstance(summary.get("seeds"), list):
+            raise ValueError("no 'systems' object or 'seeds' list: not a `stellatrain run` summary")
+        target = args.target if args.target is not None else summary.get("target_accuracy")
+        if not target:
+            raise ValueError("summary.json has no target_accuracy: give --target")
+        result = compare(summary, args.baseline, args.system, target)
+    except tta.InputError as e:
+        sys.exit(f"paired_systems: {e}")
+    except ValueError as e:
+        sys.exit(f"paired_systems: {os.path.join(args.folder, 'summary.json')}: {e}")
+    print(json.dumps(result) if args.json else markdown(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
