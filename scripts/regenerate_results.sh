@@ -35,7 +35,7 @@
 #             paired seeds, its convergence variants and the same links
 #             with each cluster holding its own classes, and fluct-115
 #             with half and 90% of each class at home (at 100 and
-#             500 Mbps too), then TTA against that skew (393 runs, about
+#             500 Mbps too), then TTA against that skew (396 runs, about
 #             8 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
@@ -219,7 +219,7 @@ step_paper_tta() {
   # the run's placement given on the command line), the systems that tell
   # where averaging stops being enough; then TTA against the skew.
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --label-skew 0.8 --jobs "$JOBS" --quiet \
-    --systems ddp,warmup-soonest,fixed-0.1,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8"
+    --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8"
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --label-skew 0.8 --jobs "$JOBS" --quiet \
       --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-$link-label-skew-0.8"
