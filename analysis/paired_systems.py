@@ -72,6 +72,22 @@ def bootstrap_median(values):
     return middle, (percentile(0.025), percentile(0.975))
 
 
+def median_reached(values):
+    """The median of per-seed TTAs where None is a seed that never reached
+    the target (slower than any that did); None when the median falls on
+    such a seed. apps/seed_statistics.cc's median_reached, as summary.json
+    takes its median TTAs."""
+    reached = sorted(v for v in values if v is not None)
+    n = len(values)
+    if n == 0 or 2 * len(reached) <= n:
+        return None
+    if n % 2 == 1:
+        return reached[n // 2]
+    if n // 2 >= len(reached):
+        return None
+    return (reached[n // 2 - 1] + reached[n // 2]) / 2
+
+
 def compare(summary, baseline, system, target):
     """The comparison as a dict (see the module's docstring)."""
     for label in (baseline, system):
@@ -91,11 +107,10 @@ def compare(summary, baseline, system, target):
                 if row["baseline_tta_s"] is not None and row["system_tta_s"]]
     median_ratio, ratio_ci = bootstrap_median(ratios)
     median_speedup, speedup_ci = bootstrap_median(speedups)
-    reached = [[row[k] for row in rows if row[k] is not None] for k in ("baseline_tta_s", "system_tta_s")]
+    medians = [median_reached([row[k] for row in rows]) for k in ("baseline_tta_s", "system_tta_s")]
     return {"baseline": baseline, "system": system, "target": target, "seeds": rows, "pairs": len(ratios),
             "median_ratio": median_ratio, "ratio_ci95": ratio_ci,
-            "ratio_of_medians": (statistics.median(reached[1]) / statistics.median(reached[0])
-                                 if all(reached) else None),
+            "ratio_of_medians": medians[1] / medians[0] if None not in medians else None,
             "system_faster": sum(1 for r in ratios if r < 1), "median_speedup": median_speedup,
             "speedup_ci95": speedup_ci}
 

@@ -76,7 +76,13 @@ class PairedSystems(unittest.TestCase):
         self.assertIsNone(r["seeds"][2]["ratio"])
         self.assertEqual(r["pairs"], 3)
         self.assertAlmostEqual(r["median_ratio"], 0.5)
+        # The miss counts as slower than every reached seed, as in
+        # summary.json's medians: (4 + 10) / 2 against (2.7 + 4.4) / 2.
+        self.assertAlmostEqual(r["ratio_of_medians"], 3.55 / 7.0)
         self.assertIn("| 3 | - | 2.70 | - |", run(self.folder, "base", "new").stdout)
+        # Half the seeds missing: no median, so no ratio of medians.
+        write(self.folder, {"base": system([2.0, None, None, 10.0]), "new": system([1.0, 4.4, 2.7, 5.0])})
+        self.assertIsNone(self.result()["ratio_of_medians"])
 
     def test_one_pair_has_no_interval(self):
         write(self.folder, {"base": system([2.0]), "new": system([1.0])}, seeds=(1,))
