@@ -23,12 +23,6 @@ EmuBackend::EmuBackend(EmuBackendOptions options) : options_(std::move(options))
 
 void EmuBackend::check(const train::TrainConfig& config) const {
   Backend::check(config);
-  // Its node processes train with the real backend's node host, which runs
-  // every stage's math: refused here, before any namespace or process exists.
-  if (config.math == "timing")
-    throw std::invalid_argument(
-        "compute.math: timing runs need the sim backend (its compute model prices the skipped math); the emu "
-        "backend's nodes run real math");
   // Each node process would stop on its own clock, and a rank still
   // exchanging with one that stopped fails: budget by iterations instead.
   if (config.time_budget_s > 0)

@@ -99,12 +99,6 @@ std::unique_ptr<NodeHost> make_real_node_host(const TrainConfig& config) {
   return std::make_unique<RealNodeHost>(config);
 }
 
-void RealBackend::check(const TrainConfig& config) const {
-  Backend::check(config);
-  if (config.math == "timing")
-    throw std::invalid_argument("math: timing runs need the sim backend (its compute model prices the skipped math)");
-}
-
 TrainResult RealBackend::train(const TrainConfig& config) {
   check(config);
   const auto host = make_real_node_host(config);

@@ -25,7 +25,6 @@ class RealBackend final : public Backend {
     return "real backend: every node runs in this process over the in-process transport on the wall clock; the "
            "scenario's links are not applied (no WAN shaping), so wan_bytes is null";
   }
-  void check(const TrainConfig& config) const override;
   TrainResult train(const TrainConfig& config) override;
 };
 
