@@ -204,28 +204,27 @@ step_paper_tta() {
     folders+=("$OUT/paper-tta/cnn-h100-$link-label-skew:warmup-soonest")
   done
   # Half of each class at its home cluster (label_skew 0.5): every system
-  # at fluct-115 (its own file), the ones that tell averaging from
-  # co-training at 100 and 500 Mbps (the full-skew files with --label-skew).
+  # at fluct-115 (its own file).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half"
   folders+=("$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest")
-  for link in const-100 const-500; do
-    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --label-skew 0.5 --jobs "$JOBS" --quiet \
-      --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-$link-label-skew-0.5"
-    run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew-0.5"
-  done
-  # And 90% of each class at home (label_skew 0.8: the full-skew file with
-  # the run's placement given on the command line), the systems that tell
-  # where averaging stops being enough; then TTA against the skew.
+  # Partial skews from the full-skew files with the run's placement given on
+  # the command line, for the systems that tell averaging from co-training:
+  # 90% of each class at home (label_skew 0.8) at every link, half at 100
+  # and 500 Mbps; then TTA against the skew at those two links.
+  local skew skewed_systems=ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --label-skew 0.8 --jobs "$JOBS" --quiet \
-    --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8"
+    --systems "$skewed_systems" --out "$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8"
   for link in const-100 const-500; do
-    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --label-skew 0.8 --jobs "$JOBS" --quiet \
-      --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma --out "$OUT/paper-tta/cnn-h100-$link-label-skew-0.8"
+    for skew in 0.5 0.8; do
+      run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --label-skew "$skew" --jobs "$JOBS" --quiet \
+        --systems "$skewed_systems" --out "$OUT/paper-tta/cnn-h100-$link-label-skew-$skew"
+      run python3 analysis/density_report.py "$OUT/paper-tta/cnn-h100-$link-label-skew-$skew"
+    done
     run python3 analysis/label_skew_table.py "0.5:$OUT/paper-tta/cnn-h100-$link-label-skew-0.5" \
       "0.8:$OUT/paper-tta/cnn-h100-$link-label-skew-0.8" "1:$OUT/paper-tta/cnn-h100-$link-label-skew" \
-      --systems ddp,warmup-soonest,fixed-0.1,fixed-0.3,local-sgd,cloudless-ma
+      --systems "$skewed_systems"
   done
   run python3 analysis/label_skew_table.py \
     "0:$OUT/paper-tta/cnn-h100-fluct-115,$OUT/paper-tta/cnn-h100-fluct-115-convergence" \
