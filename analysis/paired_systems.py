@@ -11,8 +11,19 @@ system), which with ddp as the baseline is what summary.json's
 speedup_vs_ddp and speedup_ci95 hold: the same bootstrap, to the digit.
 Markdown on stdout (`--json`: one object); reads only summary.json.
 
+`--baseline-from OTHER` takes the baseline from another results folder,
+for two systems that live in different scenario files over the same
+links (e.g. a file's fixed densities against its convergence file's
+controller). Its runs must pair with the folder's: the same seeds, model,
+dataset, cluster shape, batch, placement (label_skew) and network model,
+and each seed the same trace offset; the folders' scenario.yaml must
+agree on links, eval and budget where both have one. Anything else is
+refused, naming the field.
+
     analysis/paired_systems.py results/paper-tta/cnn-h100-fluct-115-label-skew-twelve-seeds fixed-0.1 warmup-soonest
     analysis/paired_systems.py FOLDER ddp stellatrain --target 0.8
+    analysis/paired_systems.py results/paper-tta/cnn-h100-const-500-convergence-twelve-seeds fixed-0.3 \
+        warmup-soonest --baseline-from results/paper-tta/cnn-h100-const-500-twelve-seeds
 """
 import argparse
 import json
@@ -88,15 +99,19 @@ def median_reached(values):
     return (reached[n // 2 - 1] + reached[n // 2]) / 2
 
 
-def compare(summary, baseline, system, target):
-    """The comparison as a dict (see the module's docstring)."""
-    for label in (baseline, system):
-        if label not in summary["systems"]:
-            raise ValueError(f"no system '{label}' in summary.json (it has: {', '.join(summary['systems'])})")
-    runs = {label: {run["seed"]: run for run in tta.seed_runs(summary, label)} for label in (baseline, system)}
+def compare(summary, baseline, system, target, baseline_summary=None):
+    """The comparison as a dict (see the module's docstring); the baseline
+    comes from `baseline_summary` when given (checked to pair beforehand
+    by check_pairable), else from `summary`."""
+    # A list, not a dict: with --baseline-from both sides may carry one label.
+    sides = [(baseline, baseline_summary or summary), (system, summary)]
+    for label, source in sides:
+        if label not in source["systems"]:
+            raise ValueError(f"no system '{label}' in summary.json (it has: {', '.join(source['systems'])})")
+    runs = [{run["seed"]: run for run in tta.seed_runs(source, label)} for label, source in sides]
     rows = []
     for seed in summary["seeds"]:
-        pair = [runs[label].get(seed) for label in (baseline, system)]
+        pair = [side.get(seed) for side in runs]
         if None in pair:
             raise ValueError(f"seed {seed}: no run of '{baseline if pair[0] is None else system}' in summary.json")
         ttas = [seed_tta(run, target) for run in pair]
@@ -115,6 +130,61 @@ def compare(summary, baseline, system, target):
             "speedup_ci95": speedup_ci}
 
 
+class NotPaired(ValueError):
+    """An error whose message already names the folder or file."""
+
+
+# summary.json's fields that two folders' runs must share to pair; absent
+# counts as the default (label_skew only appears when skewed, network_model
+# only when it is not packets).
+PAIRED_FIELDS = ("seeds", "model", "dataset", "nodes", "gpus_per_node", "node_gpus", "batch_per_worker",
+                 "label_skew", "network_model", "mtu", "clock")
+# The parts of the folders' scenario.yaml that must agree.
+PAIRED_SCENARIO_KEYS = ("links", "eval", "budget", "dataset", "batch", "clusters", "compute")
+
+
+def check_pairable(folder, summary, other_folder, other):
+    """Raises ValueError naming the first field on which `other` (the
+    baseline's folder) cannot pair with `summary`."""
+    for field in PAIRED_FIELDS:
+        if summary.get(field) != other.get(field):
+            raise NotPaired(f"'{field}' is {json.dumps(other.get(field))} in {other_folder} but "
+                             f"{json.dumps(summary.get(field))} in {folder}: the runs do not pair")
+    offsets = {}
+    for source, where in ((summary, folder), (other, other_folder)):
+        for label in source["systems"]:
+            for run in tta.seed_runs(source, label):
+                offset = run.get("trace_offset_s")
+                seen = offsets.setdefault(run["seed"], (offset, where))
+                if offset is not None and seen[0] is not None and offset != seen[0]:
+                    raise NotPaired(f"seed {run['seed']}: trace offset {offset} s in {where} but {seen[0]} s in "
+                                     f"{seen[1]}: the runs do not pair")
+    scenarios = [read_scenario(f) for f in (folder, other_folder)]
+    if None in scenarios:
+        return
+    for key in PAIRED_SCENARIO_KEYS:
+        if scenarios[0].get(key) != scenarios[1].get(key):
+            raise NotPaired(f"scenario.yaml's '{key}' differs between {folder} and {other_folder}: "
+                             f"the runs do not pair")
+
+
+def read_scenario(folder):
+    """The folder's scenario.yaml as a dict; None without the file or
+    without PyYAML (then only summary.json's fields are compared)."""
+    path = os.path.join(folder, "scenario.yaml")
+    if not os.path.isfile(path):
+        return None
+    try:
+        import yaml
+    except ImportError:
+        return None
+    with open(path) as f:
+        try:
+            return yaml.safe_load(f) or {}
+        except yaml.YAMLError as e:
+            raise NotPaired(f"{path}: not YAML ({e})")
+
+
 def seed_tta(run, target):
     """A run's TTA to `target` (None: not reached); summary.json keys each
     report target as written, e.g. "0.85"."""
@@ -131,6 +201,8 @@ def interval(ci, fmt):
 
 def markdown(result):
     b, s = result["baseline"], result["system"]
+    if result.get("baseline_from"):
+        b = f"{b} ({os.path.basename(os.path.normpath(result['baseline_from']))})"
     cell = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
     lines = [f"TTA to {result['target']:g} (s), {s} against {b}, paired by seed:", "",
              f"| seed | {b} | {s} | {s} / {b} |", "|---|---|---|---|"]
@@ -149,23 +221,40 @@ def markdown(result):
     return "\n".join(lines)
 
 
+def load(folder):
+    summary = tta.read_summary(folder)
+    if not isinstance(summary.get("systems"), dict) or not isinstance(summary.get("seeds"), list):
+        raise NotPaired(f"{os.path.join(folder, 'summary.json')}: no 'systems' object or 'seeds' list: "
+                        "not a `stellatrain run` summary")
+    return summary
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", help="a `stellatrain run` results folder (its summary.json)")
     parser.add_argument("baseline", help="the system label the other is compared against")
     parser.add_argument("system", help="the system label compared")
     parser.add_argument("--target", type=float, help="the accuracy (default: the summary's target_accuracy)")
+    parser.add_argument("--baseline-from", metavar="OTHER",
+                        help="take the baseline from this results folder (its runs must pair with FOLDER's)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of markdown")
     args = parser.parse_args(argv[1:])
     try:
-        summary = tta.read_summary(args.folder)
-        if not isinstance(summary.get("systems"), dict) or not isinstance(summary.get("seeds"), list):
-            raise ValueError("no 'systems' object or 'seeds' list: not a `stellatrain run` summary")
+        summary = load(args.folder)
+        baseline_summary = load(args.baseline_from) if args.baseline_from else None
+        if baseline_summary is not None:
+            if args.baseline not in baseline_summary["systems"]:
+                raise NotPaired(f"{os.path.join(args.baseline_from, 'summary.json')}: no system '{args.baseline}' "
+                                f"(it has: {', '.join(baseline_summary['systems'])})")
+            check_pairable(args.folder, summary, args.baseline_from, baseline_summary)
         target = args.target if args.target is not None else summary.get("target_accuracy")
         if not target:
-            raise ValueError("summary.json has no target_accuracy: give --target")
-        result = compare(summary, args.baseline, args.system, target)
+            raise NotPaired(f"{os.path.join(args.folder, 'summary.json')}: no target_accuracy: give --target")
+        result = compare(summary, args.baseline, args.system, target, baseline_summary)
+        result["baseline_from"] = args.baseline_from
     except tta.InputError as e:
+        sys.exit(f"paired_systems: {e}")
+    except NotPaired as e:
         sys.exit(f"paired_systems: {e}")
     except ValueError as e:
         sys.exit(f"paired_systems: {os.path.join(args.folder, 'summary.json')}: {e}")
