@@ -171,7 +171,8 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     const auto base = paper_tta_scenario(base_name);
     const auto s = paper_tta_scenario(base_name + "-convergence");
     expect_variant_of(s, base, "-convergence");
-    ASSERT_EQ(s.systems.size(), 14u);
+    // 500 Mbps adds warmup-fixed-0.2, checked below.
+    ASSERT_EQ(s.systems.size(), std::string(link) == "const-500" ? 15u : 14u);
     EXPECT_EQ(system_named(s, "ddp").config.lr, system_named(base, "ddp").config.lr);
     const auto& fill_80 = system_named(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
@@ -219,6 +220,17 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     EXPECT_EQ(alone.compensation, base_fixed.compensation);
     EXPECT_EQ(alone_system.config.lr, fixed.config.lr);
     EXPECT_TRUE(alone.warmup.on());
+    if (std::string(link) != "const-500") continue;
+    // warmup-fixed-0.03 but for the density: the rule's density held fixed.
+    const auto& held_system = system_named(s, "warmup-fixed-0.2");
+    const auto& held = held_system.config.options_as<train::StellaTrainOptions>();
+    EXPECT_FALSE(held.controller);
+    EXPECT_DOUBLE_EQ(held.density, 0.2);
+    EXPECT_EQ(held.compensation, alone.compensation);
+    EXPECT_EQ(held.fp16_values, alone.fp16_values);
+    EXPECT_EQ(held_system.config.lr, alone_system.config.lr);
+    EXPECT_EQ(held.warmup.iterations, alone.warmup.iterations);
+    EXPECT_DOUBLE_EQ(held.warmup.start, alone.warmup.start);
   }
 }
 
