@@ -13,8 +13,10 @@ each pair of system folders (each holding seed-N runs) and each target it
 prints the iteration at which each set first reaches it (medians over the
 seeds both hold), the median validation-minus-test accuracy over the
 evaluations both made in the second half of the runs, and the validation
-accuracy at the evaluation where test first reaches the target: the
-validation target as far into training as the test target.
+accuracy at the evaluation where test first reaches the target (on the
+straight line between the validation evaluations either side when there
+is none at that iteration): the validation target as far into training
+as the test target.
 
 The two runs of a seed must have trained identically: the same system,
 options, optimizer, seed, iterations, model, data, batch, cluster shape,
@@ -85,6 +87,17 @@ def first_reaching(evaluation, target):
     return None
 
 
+def accuracy_at(evaluation, iteration):
+    """The accuracy at `iteration`: its evaluation's, else the straight line
+    between the evaluations either side (the validation runs evaluate
+    sparsely once past their targets); None outside the evaluated span."""
+    points = list(zip(evaluation["iteration"], evaluation["accuracy"]))
+    for (i0, a0), (i1, a1) in zip(points, points[1:]):
+        if i0 <= iteration <= i1:
+            return a0 if i1 == i0 else a0 + (a1 - a0) * (iteration - i0) / (i1 - i0)
+    return points[0][1] if points and points[0][0] == iteration else None
+
+
 def seed_row(validation_run, test_run, targets):
     check_same_training(validation_run, test_run)
     validation, test = tta.read_eval(validation_run), tta.read_eval(test_run)
@@ -95,9 +108,7 @@ def seed_row(validation_run, test_run, targets):
     row = {"offset": statistics.median(offsets) if offsets else None, "targets": {}}
     for target in targets:
         on_validation, on_test = first_reaching(validation, target), first_reaching(test, target)
-        matched = None
-        if on_test is not None and on_test[0] in by_iteration:
-            matched = by_iteration[on_test[0]]
+        matched = None if on_test is None else accuracy_at(validation, on_test[0])
         row["targets"][f"{target:g}"] = {"validation_iteration": None if on_validation is None else on_validation[0],
                                          "test_iteration": None if on_test is None else on_test[0],
                                          "validation_accuracy_at_test_iteration": matched}

@@ -2,7 +2,7 @@
 """Tests for analysis/eval_set_offset.py: the same training runs evaluated
 on validation and on test. Builds run folders in a temporary folder: the
 iterations at which each set reaches a target, the validation accuracy
-where test reaches it, the median offset over the runs' second half,
+where test reaches it (interpolated between sparse evaluations), the median offset over the runs' second half,
 seeds held by one side only, and refusals of runs that did not train
 identically (options, checksums, the evaluated set) or of missing folders.
 Standard library only."""
@@ -16,17 +16,19 @@ import unittest
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis", "eval_set_offset.py")
 
 
-def write_run(folder, accuracies, on, density=0.1, checksums=(7, 7)):
+def write_run(folder, accuracies, on, density=0.1, checksums=(7, 7), iterations=None):
     os.makedirs(folder, exist_ok=True)
     manifest = {"system": "stellatrain", "options": {"density": density}, "optimizer": {"lr": 0.1}, "seed": 1,
-                "iterations": 10 * len(accuracies), "model": "cnn", "dataset": "fashion-mnist",
-                "eval": {"on": on, "interval": 10}, "summary": {"checksums": list(checksums)}}
+                "iterations": iterations[-1] if iterations else 10 * len(accuracies), "model": "cnn",
+                "dataset": "fashion-mnist", "eval": {"on": on, "interval": 10},
+                "summary": {"checksums": list(checksums)}}
     with open(os.path.join(folder, "manifest.json"), "w") as f:
         json.dump(manifest, f)
     with open(os.path.join(folder, "eval.csv"), "w") as f:
         f.write("time_s,iteration,accuracy,loss,samples\n")
         for i, accuracy in enumerate(accuracies, start=1):
-            f.write(f"{0.1 * i:.1f},{10 * i},{accuracy},0.5,100\n")
+            iteration = iterations[i - 1] if iterations else 10 * i
+            f.write(f"{0.1 * i:.1f},{iteration},{accuracy},0.5,100\n")
 
 
 def run(*args):
@@ -69,6 +71,16 @@ class EvalSetOffset(unittest.TestCase):
                          (None, None, [0, 0]))
         text = run(self.validation, self.test, "--targets", "0.85")
         self.assertIn("| 1 | +2.00 points | 85.00% | 40 / 60 (1 / 1 seeds) | 88.00% |", text.stdout)
+
+    def test_sparse_validation_evaluations_are_interpolated(self):
+        # Validation evaluates at 10, 20, 50 only (sparse past its target):
+        # where test reaches 0.85 (iteration 40) it reads two thirds of the
+        # way from 0.86 to 0.89.
+        write_run(os.path.join(self.validation, "seed-1"), [0.8, 0.86, 0.89], "validation", iterations=[10, 20, 50])
+        write_run(os.path.join(self.test, "seed-1"), [0.8, 0.82, 0.84, 0.85, 0.87], "test")
+        at = self.result()["targets"]["0.85"]
+        self.assertEqual((at["validation_iteration"], at["test_iteration"]), (20, 40))
+        self.assertAlmostEqual(at["validation_accuracy_at_test_iteration"], 0.88)
 
     def test_runs_that_did_not_train_identically_are_refused(self):
         write_run(os.path.join(self.validation, "seed-1"), [0.5, 0.9], "validation")
