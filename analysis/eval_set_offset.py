@@ -8,7 +8,7 @@ A target tuned on validation is meant to stand for the same target on
 test. When validation accuracy runs above test accuracy (it is drawn from
 the training images), a target such as 85% is reached earlier on
 validation, at a point of training where other settings matter, e.g.
-density (docs/paper-tta.md, "Validation against test at 500 Mbps"). For
+density (docs/paper-tta.md, "Twelve seeds at 500 Mbps"). For
 each pair of system folders (each holding seed-N runs) and each target it
 prints the iteration at which each set first reaches it (medians over the
 seeds both hold), the median validation-minus-test accuracy over the
@@ -80,10 +80,10 @@ def check_same_training(validation_run, test_run):
 
 
 def first_reaching(evaluation, target):
-    """(iteration, index) of the first evaluation at or above target, or None."""
-    for i, accuracy in enumerate(evaluation["accuracy"]):
+    """The iteration of the first evaluation at or above target, or None."""
+    for iteration, accuracy in zip(evaluation["iteration"], evaluation["accuracy"]):
         if accuracy >= target:
-            return int(evaluation["iteration"][i]), i
+            return int(iteration)
     return None
 
 
@@ -108,9 +108,8 @@ def seed_row(validation_run, test_run, targets):
     row = {"offset": statistics.median(offsets) if offsets else None, "targets": {}}
     for target in targets:
         on_validation, on_test = first_reaching(validation, target), first_reaching(test, target)
-        matched = None if on_test is None else accuracy_at(validation, on_test[0])
-        row["targets"][f"{target:g}"] = {"validation_iteration": None if on_validation is None else on_validation[0],
-                                         "test_iteration": None if on_test is None else on_test[0],
+        matched = None if on_test is None else accuracy_at(validation, on_test)
+        row["targets"][f"{target:g}"] = {"validation_iteration": on_validation, "test_iteration": on_test,
                                          "validation_accuracy_at_test_iteration": matched}
     return row
 

@@ -15,10 +15,10 @@ Markdown on stdout (`--json`: one object); reads only summary.json.
 for two systems that live in different scenario files over the same
 links (e.g. a file's fixed densities against its convergence file's
 controller). Its runs must pair with the folder's: the same seeds, model,
-dataset, cluster shape, batch, placement (label_skew) and network model,
-and each seed the same trace offset; the folders' scenario.yaml must
-agree on links, eval and budget where both have one. Anything else is
-refused, naming the field.
+dataset, cluster shape, batch, placement (label_skew), network model and
+MTU, and each seed the same trace offset; where both folders keep their
+scenario.yaml, its links, eval, budget, dataset, batch, clusters and
+compute must agree. Anything else is refused, naming the field.
 
     analysis/paired_systems.py results/paper-tta/cnn-h100-fluct-115-label-skew-twelve-seeds fixed-0.1 warmup-soonest
     analysis/paired_systems.py FOLDER ddp stellatrain --target 0.8
@@ -130,8 +130,9 @@ def compare(summary, baseline, system, target, baseline_summary=None):
             "speedup_ci95": speedup_ci}
 
 
-class NotPaired(ValueError):
-    """An error whose message already names the folder or file."""
+class FolderError(ValueError):
+    """An input error whose message already names the folder or file (main
+    prints it as it is)."""
 
 
 # summary.json's fields that two folders' runs must share to pair; absent
@@ -144,11 +145,11 @@ PAIRED_SCENARIO_KEYS = ("links", "eval", "budget", "dataset", "batch", "clusters
 
 
 def check_pairable(folder, summary, other_folder, other):
-    """Raises ValueError naming the first field on which `other` (the
+    """Raises FolderError naming the first field on which `other` (the
     baseline's folder) cannot pair with `summary`."""
     for field in PAIRED_FIELDS:
         if summary.get(field) != other.get(field):
-            raise NotPaired(f"'{field}' is {json.dumps(other.get(field))} in {other_folder} but "
+            raise FolderError(f"'{field}' is {json.dumps(other.get(field))} in {other_folder} but "
                              f"{json.dumps(summary.get(field))} in {folder}: the runs do not pair")
     offsets = {}
     for source, where in ((summary, folder), (other, other_folder)):
@@ -157,14 +158,14 @@ def check_pairable(folder, summary, other_folder, other):
                 offset = run.get("trace_offset_s")
                 seen = offsets.setdefault(run["seed"], (offset, where))
                 if offset is not None and seen[0] is not None and offset != seen[0]:
-                    raise NotPaired(f"seed {run['seed']}: trace offset {offset} s in {where} but {seen[0]} s in "
+                    raise FolderError(f"seed {run['seed']}: trace offset {offset} s in {where} but {seen[0]} s in "
                                      f"{seen[1]}: the runs do not pair")
     scenarios = [read_scenario(f) for f in (folder, other_folder)]
     if None in scenarios:
         return
     for key in PAIRED_SCENARIO_KEYS:
         if scenarios[0].get(key) != scenarios[1].get(key):
-            raise NotPaired(f"scenario.yaml's '{key}' differs between {folder} and {other_folder}: "
+            raise FolderError(f"scenario.yaml's '{key}' differs between {folder} and {other_folder}: "
                              f"the runs do not pair")
 
 
@@ -182,7 +183,7 @@ def read_scenario(folder):
         try:
             return yaml.safe_load(f) or {}
         except yaml.YAMLError as e:
-            raise NotPaired(f"{path}: not YAML ({e})")
+            raise FolderError(f"{path}: not YAML ({e})")
 
 
 def seed_tta(run, target):
@@ -224,7 +225,7 @@ def markdown(result):
 def load(folder):
     summary = tta.read_summary(folder)
     if not isinstance(summary.get("systems"), dict) or not isinstance(summary.get("seeds"), list):
-        raise NotPaired(f"{os.path.join(folder, 'summary.json')}: no 'systems' object or 'seeds' list: "
+        raise FolderError(f"{os.path.join(folder, 'summary.json')}: no 'systems' object or 'seeds' list: "
                         "not a `stellatrain run` summary")
     return summary
 
@@ -244,17 +245,17 @@ def main(argv):
         baseline_summary = load(args.baseline_from) if args.baseline_from else None
         if baseline_summary is not None:
             if args.baseline not in baseline_summary["systems"]:
-                raise NotPaired(f"{os.path.join(args.baseline_from, 'summary.json')}: no system '{args.baseline}' "
+                raise FolderError(f"{os.path.join(args.baseline_from, 'summary.json')}: no system '{args.baseline}' "
                                 f"(it has: {', '.join(baseline_summary['systems'])})")
             check_pairable(args.folder, summary, args.baseline_from, baseline_summary)
         target = args.target if args.target is not None else summary.get("target_accuracy")
         if not target:
-            raise NotPaired(f"{os.path.join(args.folder, 'summary.json')}: no target_accuracy: give --target")
+            raise FolderError(f"{os.path.join(args.folder, 'summary.json')}: no target_accuracy: give --target")
         result = compare(summary, args.baseline, args.system, target, baseline_summary)
         result["baseline_from"] = args.baseline_from
     except tta.InputError as e:
         sys.exit(f"paired_systems: {e}")
-    except NotPaired as e:
+    except FolderError as e:
         sys.exit(f"paired_systems: {e}")
     except ValueError as e:
         sys.exit(f"paired_systems: {os.path.join(args.folder, 'summary.json')}: {e}")
