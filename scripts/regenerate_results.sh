@@ -47,6 +47,12 @@
 #             label-skewed scenarios' rates (three links) and constant,
 #             and two convergence changes on the skewed placement
 #             (about 3 hours)
+#   paper-tta-seeds  docs/paper-tta.md's "Twelve seeds at 500 Mbps" and
+#             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
+#             against fixed densities over twelve paired seeds, at
+#             500 Mbps (and six validation seeds of fixed densities there)
+#             and at fluct-115 with each cluster holding its own classes
+#             (108 runs, about 3 hours with JOBS=2 on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -247,12 +253,40 @@ step_paper_tta() {
   run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
 }
 
+# Twelve paired seeds where three and six left the rule against the best
+# fixed density undecided (the comparisons pair runs across two files with
+# paired_systems.py --baseline-from, which checks that they pair).
+step_paper_tta_seeds() {
+  local tta="$OUT/paper-tta" sweep="$OUT/paper-tta-sweep/cnn-const-500-density-six-seeds"
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500.yaml --systems fixed-0.1,fixed-0.3 --seeds 12 \
+    --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-500-twelve-seeds"
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems warmup-soonest,warmup-fixed-0.2 \
+    --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-500-convergence-twelve-seeds"
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems warmup-fixed-0.03 \
+    --density 0.1,0.2,0.3 --seeds 6 --quiet --out "$sweep"
+  run python3 analysis/fit_sparsity_cost.py "$sweep"
+  local baseline
+  for baseline in fixed-0.3 fixed-0.1; do
+    run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" "$baseline" \
+      warmup-soonest --baseline-from "$tta/cnn-h100-const-500-twelve-seeds"
+  done
+  run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" warmup-fixed-0.2 \
+    warmup-soonest
+  run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-twelve-seeds" fixed-0.3 fixed-0.1
+  run python3 analysis/eval_set_offset.py "$sweep/warmup-fixed-0.03.d-0.2" \
+    "$tta/cnn-h100-const-500-convergence-twelve-seeds/warmup-fixed-0.2" --targets 0.83,0.85
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems ddp,warmup-soonest,fixed-0.1 \
+    --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds"
+  run python3 analysis/paper_tta_table.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds:warmup-soonest"
+  run python3 analysis/paired_systems.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds" fixed-0.1 warmup-soonest
+}
+
 record_machine
 for step in "${steps[@]}"; do
   case "$step" in
     sweep | headline | systems | paper | fast) echo "== $step"; "step_$step" ;;
-    paper-tta | paper-tta-sweep) echo "== $step"; "step_${step//-/_}" ;;
-    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper, fast, paper-tta, paper-tta-sweep)" >&2
+    paper-tta | paper-tta-sweep | paper-tta-seeds) echo "== $step"; "step_${step//-/_}" ;;
+    *) echo "regenerate_results: unknown step '$step' (sweep, headline, systems, paper, fast, paper-tta, paper-tta-sweep, paper-tta-seeds)" >&2
        exit 2 ;;
   esac
 done
