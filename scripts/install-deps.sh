@@ -13,6 +13,7 @@ PACKAGES=(
   libzip-dev   # .npz dataset files (core/data/npz.h)
   libnl-route-3-dev libnetfilter-queue-dev iptables iproute2 iperf3
   dataset-fashion-mnist python3-matplotlib python3-pandas
+  python3-yaml    # analysis/paired_systems.py reads results folders' scenario.yaml
   python3-torch   # real PyTorch DDP for the simulator's reference (analysis/ddp_reference/),
                   # and TorchScript models and .npz datasets of one's own (scripts/byo/)
   # `run --slurm` / `sweep --slurm` and their test's one-node cluster
