@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -91,11 +90,10 @@ def accuracy_at(evaluation, iteration):
     """The accuracy at `iteration`: its evaluation's, else the straight line
     between the evaluations either side (the validation runs evaluate
     sparsely once past their targets); None outside the evaluated span."""
-    points = list(zip(evaluation["iteration"], evaluation["accuracy"]))
-    for (i0, a0), (i1, a1) in zip(points, points[1:]):
-        if i0 <= iteration <= i1:
-            return a0 if i1 == i0 else a0 + (a1 - a0) * (iteration - i0) / (i1 - i0)
-    return points[0][1] if points and points[0][0] == iteration else None
+    iterations = evaluation["iteration"]
+    if not iterations or not iterations[0] <= iteration <= iterations[-1]:
+        return None
+    return tta.interpolate(iterations, evaluation["accuracy"], iteration)
 
 
 def seed_row(validation_run, test_run, targets):
@@ -105,18 +103,13 @@ def seed_row(validation_run, test_run, targets):
     last = max(test["iteration"][-1], validation["iteration"][-1])
     offsets = [by_iteration[it] - acc for it, acc in zip(test["iteration"], test["accuracy"])
                if it in by_iteration and it >= last / 2]
-    row = {"offset": statistics.median(offsets) if offsets else None, "targets": {}}
+    row = {"offset": tta.median_or_none(offsets), "targets": {}}
     for target in targets:
         on_validation, on_test = first_reaching(validation, target), first_reaching(test, target)
         matched = None if on_test is None else accuracy_at(validation, on_test)
         row["targets"][f"{target:g}"] = {"validation_iteration": on_validation, "test_iteration": on_test,
                                          "validation_accuracy_at_test_iteration": matched}
     return row
-
-
-def median_of(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 def compare(validation_dir, test_dir, targets):
@@ -126,10 +119,10 @@ def compare(validation_dir, test_dir, targets):
         raise Mismatch(f"{validation_dir} and {test_dir} share no seed")
     rows = {seed: seed_row(validation_seeds[seed], test_seeds[seed], targets) for seed in seeds}
     result = {"validation": validation_dir, "test": test_dir, "seeds": seeds,
-              "offset": median_of(r["offset"] for r in rows.values()), "targets": {}, "per_seed": rows}
+              "offset": tta.median_or_none(r["offset"] for r in rows.values()), "targets": {}, "per_seed": rows}
     for key in (f"{t:g}" for t in targets):
         cells = [r["targets"][key] for r in rows.values()]
-        result["targets"][key] = {name: median_of(c[name] for c in cells) for name in cells[0]}
+        result["targets"][key] = {name: tta.median_or_none(c[name] for c in cells) for name in cells[0]}
         result["targets"][key]["reached"] = [sum(c[name] is not None for c in cells)
                                              for name in ("validation_iteration", "test_iteration")]
     return result

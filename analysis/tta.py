@@ -285,7 +285,7 @@ def speedup_upper_bound(ddp_tta, duration_s):
     return ddp_tta / duration_s
 
 
-def _interpolate(xs, ys, x):
+def interpolate(xs, ys, x):
     """Linear interpolation in sorted xs (x inside [xs[0], xs[-1]])."""
     lo, hi = 0, len(xs) - 1
     while hi - lo > 1:
@@ -320,7 +320,7 @@ def mean_band(series):
     grid = sorted({x for xs, _ in series for x in xs if start <= x <= end})
     mean, low, high = [], [], []
     for x in grid:
-        values = [_interpolate(xs, ys, x) for xs, ys in series]
+        values = [interpolate(xs, ys, x) for xs, ys in series]
         mean.append(sum(values) / len(values))
         low.append(min(values))
         high.append(max(values))
