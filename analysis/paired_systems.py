@@ -83,6 +83,11 @@ def bootstrap_median(values):
     return middle, (percentile(0.025), percentile(0.975))
 
 
+class FolderError(ValueError):
+    """An input error whose message already names the folder or file (main
+    prints it as it is)."""
+
+
 def median_reached(values):
     """The median of per-seed TTAs where None is a seed that never reached
     the target (slower than any that did); None when the median falls on
@@ -99,16 +104,19 @@ def median_reached(values):
     return (reached[n // 2 - 1] + reached[n // 2]) / 2
 
 
-def compare(summary, baseline, system, target, baseline_summary=None):
+def compare(summary, baseline, system, target, baseline_summary=None, baseline_file=None):
     """The comparison as a dict (see the module's docstring); the baseline
-    comes from `baseline_summary` when given (checked to pair beforehand
-    by check_pairable), else from `summary`."""
+    comes from `baseline_summary` (read from `baseline_file`, and checked
+    to pair beforehand by check_pairable) when given, else from `summary`."""
     # A list, not a dict: with --baseline-from both sides may carry one label.
-    sides = [(baseline, baseline_summary or summary), (system, summary)]
-    for label, source in sides:
+    sides = [(baseline, baseline_summary or summary, baseline_file), (system, summary, None)]
+    for label, source, where in sides:
         if label not in source["systems"]:
-            raise ValueError(f"no system '{label}' in summary.json (it has: {', '.join(source['systems'])})")
-    runs = [{run["seed"]: run for run in tta.seed_runs(source, label)} for label, source in sides]
+            systems = ", ".join(source["systems"])
+            if where:
+                raise FolderError(f"{where}: no system '{label}' (it has: {systems})")
+            raise ValueError(f"no system '{label}' in summary.json (it has: {systems})")
+    runs = [{run["seed"]: run for run in tta.seed_runs(source, label)} for label, source, _ in sides]
     rows = []
     for seed in summary["seeds"]:
         pair = [side.get(seed) for side in runs]
@@ -128,11 +136,6 @@ def compare(summary, baseline, system, target, baseline_summary=None):
             "ratio_of_medians": medians[1] / medians[0] if None not in medians else None,
             "system_faster": sum(1 for r in ratios if r < 1), "median_speedup": median_speedup,
             "speedup_ci95": speedup_ci}
-
-
-class FolderError(ValueError):
-    """An input error whose message already names the folder or file (main
-    prints it as it is)."""
 
 
 # summary.json's fields that two folders' runs must share to pair; absent
@@ -244,14 +247,12 @@ def main(argv):
         summary = load(args.folder)
         baseline_summary = load(args.baseline_from) if args.baseline_from else None
         if baseline_summary is not None:
-            if args.baseline not in baseline_summary["systems"]:
-                raise FolderError(f"{os.path.join(args.baseline_from, 'summary.json')}: no system '{args.baseline}' "
-                                f"(it has: {', '.join(baseline_summary['systems'])})")
             check_pairable(args.folder, summary, args.baseline_from, baseline_summary)
         target = args.target if args.target is not None else summary.get("target_accuracy")
         if not target:
             raise FolderError(f"{os.path.join(args.folder, 'summary.json')}: no target_accuracy: give --target")
-        result = compare(summary, args.baseline, args.system, target, baseline_summary)
+        result = compare(summary, args.baseline, args.system, target, baseline_summary,
+                         args.baseline_from and os.path.join(args.baseline_from, "summary.json"))
         result["baseline_from"] = args.baseline_from
     except tta.InputError as e:
         sys.exit(f"paired_systems: {e}")
