@@ -353,6 +353,28 @@ TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
   EXPECT_FALSE(c.tick(1.0, 20));  // the next tick is at 1.25 s
 }
 
+// early_ticks = 4: ticks at 0.25, 0.5, 0.75 and 1.0 s, then every second;
+// each tick with fresh telemetry plans from what it measured.
+TEST(Controller, EarlyTicksComeEveryQuarterInterval) {
+  control::ControllerOptions o;
+  o.early_ticks = 4;
+  o.estimator.initial_mbps = 100;
+  control::Controller c(o, control::TrafficModel{{400000, 20000}, true, false, 2}, {{64, 64}, {64, 64}}, 0.05, 1);
+  std::vector<double> ticked_at;
+  for (int step = 1; step <= 60; ++step) {  // every 50 ms to 3 s
+    const double now = step / 20.0;
+    for (int r = 0; r < 2; ++r) c.on_telemetry(sample_telemetry(r));
+    const std::size_t before = c.records().size();
+    c.tick(now, step);
+    if (c.records().size() > before) ticked_at.push_back(now);
+  }
+  const std::vector<double> expected = {0.25, 0.5, 0.75, 1.0, 2.0, 3.0};
+  ASSERT_EQ(ticked_at.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(ticked_at[i], expected[i], 1e-9) << "tick " << i;
+  o.early_ticks = 0;
+  EXPECT_THROW(control::validate(o), std::invalid_argument);
+}
+
 TEST(Controller, RebalancesBatchesOnUnequalGpus) {
   auto c = make_controller();
   auto fast = sample_telemetry(0), slow = sample_telemetry(1);

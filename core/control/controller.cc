@@ -14,6 +14,7 @@ void validate(const ControllerOptions& o) {
     if (!ok) throw std::invalid_argument(fmt::format("controller: {} = {} is out of range", name, value));
   };
   require(o.interval_s > 0, "interval_s", o.interval_s);
+  require(o.early_ticks >= 1, "early_ticks", o.early_ticks);
   require(o.min_density > 0 && o.min_density <= 1, "min_density", o.min_density);
   require(o.max_density >= o.min_density && o.max_density <= 1, "max_density", o.max_density);
   require(o.safety > 0 && o.safety <= 1, "safety", o.safety);
@@ -155,7 +156,9 @@ DensityChoice Controller::soonest_choice(ControlRecord& r, const ExchangePace& p
 
 std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   if (now_s < next_tick_s_) return std::nullopt;
-  while (next_tick_s_ <= now_s) next_tick_s_ += options_.interval_s;
+  ++ticks_;
+  const double step = ticks_ < options_.early_ticks ? options_.interval_s / 4 : options_.interval_s;
+  while (next_tick_s_ <= now_s) next_tick_s_ += step;
 
   ControlRecord r;
   r.time_s = now_s;

@@ -13,8 +13,8 @@ namespace {
 
 using O = StellaTrainOptions;
 
-// `controller: on | off | {interval_s, min_density, max_density, safety,
-// batch, growth, probe_growth, slow_start_ticks, initial_mbps,
+// `controller: on | off | {interval_s, early_ticks, min_density, max_density,
+// safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, drain_every_ticks,
 // drain_iterations}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -22,12 +22,13 @@ void read_controller(O& o, const util::YamlField& f) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
-  f.allow_only({"interval_s", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
+  f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "drain_every_ticks", "drain_iterations"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
+  c.early_ticks = static_cast<int>(f.integer_or("early_ticks", c.early_ticks, 1, 1000000));
   c.min_density = f.number_or("min_density", c.min_density, 1e-6, 1);
   c.max_density = f.number_or("max_density", c.max_density, 1e-6, 1);
   if (c.max_density < c.min_density) f.at("max_density").fail(fmt::format("is below min_density {}", c.min_density));
@@ -58,6 +59,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
   if (c.sparsity_cost > 0) shown["sparsity_cost"] = c.sparsity_cost;
   if (c.probe_every_iteration) shown["probe_every_iteration"] = true;
+  if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
   if (c.drain_every_ticks > 0) {
     shown["drain_every_ticks"] = c.drain_every_ticks;
     shown["drain_iterations"] = c.drain_iterations;
@@ -183,6 +185,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(controller)
       .custom(number_flag("--control-interval", control_of, &control::ControllerOptions::interval_s, 1e-3, 1e6,
                           "Controller tick, seconds of the run's clock"))
+      .custom(number_flag("--control-early-ticks", control_of, &control::ControllerOptions::early_ticks, 1, 1000000,
+                          "The first this many controller ticks come every quarter tick"))
       .custom(number_flag("--min-density", control_of, &control::ControllerOptions::min_density, 1e-6, 1,
                           "Controller's lower density bound"))
       .custom(number_flag("--max-density", control_of, &control::ControllerOptions::max_density, 1e-6, 1,
