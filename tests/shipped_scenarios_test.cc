@@ -172,7 +172,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
     const auto s = paper_tta_scenario(base_name + "-convergence");
     expect_variant_of(s, base, "-convergence");
     // 500 Mbps adds warmup-fixed-0.2, checked below.
-    ASSERT_EQ(s.systems.size(), std::string(link) == "const-500" ? 16u : 15u);
+    ASSERT_EQ(s.systems.size(), std::string(link) == "const-500" ? 17u : 16u);
     EXPECT_EQ(system_named(s, "ddp").config.lr, system_named(base, "ddp").config.lr);
     const auto& fill_80 = system_named(base, "stellatrain-fill-80");
     // Each variant is the base's stellatrain-fill-80 but for what its label names.
@@ -188,6 +188,7 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
         {"soonest-slow-start", 0, false, false, 0.15, 1},
         {"warmup-soonest-tick-0.25", 0, true, false, 0.15, 0},
         {"warmup-soonest-early", 0, true, false, 0.15, 0},
+        {"warmup-soonest-early-probes", 0, true, false, 0.15, 0},
         {"warmup-soonest-probes", 0, true, false, 0.15, 0},
         {"warmup-fill-0.95-probes", 0.95, true, false, 0, 0},
         {"warmup-fill-0.95-drain", 0.95, true, false, 0, 0}};
@@ -201,8 +202,10 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
       EXPECT_DOUBLE_EQ(o.control.sparsity_cost, sparsity_cost);
       EXPECT_EQ(o.control.estimator.slow_start_ticks, slow_start_ticks);
       EXPECT_DOUBLE_EQ(o.control.interval_s, label == "warmup-soonest-tick-0.25" ? 0.25 : f.control.interval_s);
-      EXPECT_EQ(o.control.early_ticks, label == "warmup-soonest-early" ? 4 : f.control.early_ticks);
-      const bool probes = label == "warmup-soonest-probes" || label.rfind("warmup-fill-0.95", 0) == 0;
+      const bool early = label.rfind("warmup-soonest-early", 0) == 0;
+      EXPECT_EQ(o.control.early_ticks, early ? 4 : f.control.early_ticks);
+      const bool probes = label == "warmup-soonest-probes" || label == "warmup-soonest-early-probes" ||
+                          label.rfind("warmup-fill-0.95", 0) == 0;
       EXPECT_EQ(o.control.probe_every_iteration, probes);
       EXPECT_EQ(o.control.drain_every_ticks, label == "warmup-fill-0.95-drain" ? 3 : 0);
       EXPECT_EQ(o.control.drain_iterations, f.control.drain_iterations);
