@@ -261,7 +261,7 @@ step_paper_tta_seeds() {
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-500.yaml --systems fixed-0.1,fixed-0.3 --seeds 12 \
     --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-500-twelve-seeds"
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-convergence.yaml \
-    --systems warmup-soonest,warmup-fixed-0.2,warmup-soonest-early \
+    --systems warmup-soonest,warmup-fixed-0.2,warmup-soonest-early,warmup-soonest-early-probes \
     --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-500-convergence-twelve-seeds"
   run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems warmup-fixed-0.03 \
     --density 0.1,0.2,0.3 --seeds 6 --quiet --out "$sweep"
@@ -274,37 +274,38 @@ step_paper_tta_seeds() {
   run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" warmup-fixed-0.2 \
     warmup-soonest
   run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-twelve-seeds" fixed-0.3 fixed-0.1
-  # The rule with and without early ticks (docs/control.md, "Early ticks"):
-  # chosen on validation seeds at the three links, then the twelve test
-  # seeds above.
-  local rule_sweep="$OUT/paper-tta-sweep/cnn-const-500-rule-six-seeds"
+  # The rule, with early ticks, and with early ticks and probes every
+  # iteration (docs/paper-tta.md, "Early ticks"): the variant chosen on
+  # validation seeds at the three links, then the twelve test seeds above.
+  local early_systems=warmup-soonest,warmup-soonest-early,warmup-soonest-early-probes
   local early_sweep="$OUT/paper-tta-sweep/cnn-const-500-early-six-seeds"
-  run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems warmup-soonest --lr 0.1 \
-    --seeds 6 --quiet --out "$rule_sweep"
-  run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems warmup-soonest-early --lr 0.1 \
+  run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems "$early_systems" --lr 0.1 \
     --seeds 6 --quiet --out "$early_sweep"
-  run python3 analysis/paired_systems.py "$early_sweep" warmup-soonest.lr-0.1 warmup-soonest-early.lr-0.1 \
-    --baseline-from "$rule_sweep"
-  local system from
-  for system in warmup-soonest warmup-soonest-early; do
-    [ "$system" = warmup-soonest ] && from=$rule_sweep || from=$early_sweep
-    run python3 analysis/paired_systems.py "$from" warmup-fixed-0.03.d-0.2 "$system.lr-0.1" --baseline-from "$sweep"
+  local system
+  for system in warmup-soonest-early warmup-soonest-early-probes; do
+    run python3 analysis/paired_systems.py "$early_sweep" warmup-soonest.lr-0.1 "$system.lr-0.1"
+  done
+  for system in warmup-soonest warmup-soonest-early warmup-soonest-early-probes; do
+    run python3 analysis/paired_systems.py "$early_sweep" warmup-fixed-0.03.d-0.2 "$system.lr-0.1" --baseline-from "$sweep"
   done
   local link
   for link in fluct-115 const-100; do
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
-      --systems warmup-soonest,warmup-soonest-early --lr 0.1 --seeds 4 --quiet \
+      --systems "$early_systems" --lr 0.1 --seeds 4 --quiet \
       --out "$OUT/paper-tta-sweep/cnn-${link}-early-four-seeds"
-    run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-${link}-early-four-seeds" \
-      warmup-soonest.lr-0.1 warmup-soonest-early.lr-0.1
+    for system in warmup-soonest-early warmup-soonest-early-probes; do
+      run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-${link}-early-four-seeds" \
+        warmup-soonest.lr-0.1 "$system.lr-0.1"
+    done
   done
-  for baseline in warmup-soonest warmup-fixed-0.2; do
-    run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" "$baseline" \
-      warmup-soonest-early
-  done
-  for baseline in fixed-0.3 fixed-0.1; do
-    run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" "$baseline" \
-      warmup-soonest-early --baseline-from "$tta/cnn-h100-const-500-twelve-seeds"
+  for system in warmup-soonest-early warmup-soonest-early-probes; do
+    for baseline in warmup-soonest warmup-fixed-0.2; do
+      run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" "$baseline" "$system"
+    done
+    for baseline in fixed-0.3 fixed-0.1; do
+      run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-convergence-twelve-seeds" "$baseline" \
+        "$system" --baseline-from "$tta/cnn-h100-const-500-twelve-seeds"
+    done
   done
   run python3 analysis/eval_set_offset.py "$sweep/warmup-fixed-0.03.d-0.2" \
     "$tta/cnn-h100-const-500-convergence-twelve-seeds/warmup-fixed-0.2" --targets 0.83,0.85
