@@ -277,25 +277,22 @@ step_paper_tta_seeds() {
   # The rule, with early ticks, and with early ticks and probes every
   # iteration (docs/paper-tta.md, "Early ticks"): the variant chosen on
   # validation seeds at the three links, then the twelve test seeds above.
-  local early_systems=warmup-soonest,warmup-soonest-early,warmup-soonest-early-probes
-  local early_sweep="$OUT/paper-tta-sweep/cnn-const-500-early-six-seeds"
-  run "$BIN" sweep scenarios/paper-tta/cnn-h100-const-500-convergence.yaml --systems "$early_systems" --lr 0.1 \
-    --seeds 6 --quiet --out "$early_sweep"
-  local system
-  for system in warmup-soonest-early warmup-soonest-early-probes; do
-    run python3 analysis/paired_systems.py "$early_sweep" warmup-soonest.lr-0.1 "$system.lr-0.1"
-  done
-  for system in warmup-soonest warmup-soonest-early warmup-soonest-early-probes; do
-    run python3 analysis/paired_systems.py "$early_sweep" warmup-fixed-0.03.d-0.2 "$system.lr-0.1" --baseline-from "$sweep"
-  done
-  local link
-  for link in fluct-115 const-100; do
+  # 500 Mbps runs six seeds, to pair with the six-seed density sweep there.
+  local link seeds early_sweep system
+  for link in const-500 fluct-115 const-100; do
+    case "$link" in
+      const-500) seeds=6 early_sweep="$OUT/paper-tta-sweep/cnn-$link-early-six-seeds" ;;
+      *) seeds=4 early_sweep="$OUT/paper-tta-sweep/cnn-$link-early-four-seeds" ;;
+    esac
     run "$BIN" sweep "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" \
-      --systems "$early_systems" --lr 0.1 --seeds 4 --quiet \
-      --out "$OUT/paper-tta-sweep/cnn-${link}-early-four-seeds"
+      --systems warmup-soonest,warmup-soonest-early,warmup-soonest-early-probes --lr 0.1 --seeds "$seeds" --quiet \
+      --out "$early_sweep"
     for system in warmup-soonest-early warmup-soonest-early-probes; do
-      run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-${link}-early-four-seeds" \
-        warmup-soonest.lr-0.1 "$system.lr-0.1"
+      run python3 analysis/paired_systems.py "$early_sweep" warmup-soonest.lr-0.1 "$system.lr-0.1"
+    done
+    [ "$link" = const-500 ] || continue
+    for system in warmup-soonest warmup-soonest-early warmup-soonest-early-probes; do
+      run python3 analysis/paired_systems.py "$early_sweep" warmup-fixed-0.03.d-0.2 "$system.lr-0.1" --baseline-from "$sweep"
     done
   done
   for system in warmup-soonest-early warmup-soonest-early-probes; do
