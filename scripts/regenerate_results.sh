@@ -51,8 +51,11 @@
 #             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
 #             against fixed densities over twelve paired seeds, at
 #             500 Mbps (and six validation seeds of fixed densities there)
-#             and at fluct-115 with each cluster holding its own classes
-#             (108 runs, about 3 hours with JOBS=2 on 2 cores)
+#             and at fluct-115 with each cluster holding its own classes;
+#             the early-tick variants on validation at the three links and
+#             on the twelve test seeds at 500 Mbps; the picked variant's
+#             table rows over six test seeds at every link (240 runs, about
+#             7 hours with JOBS=2 on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -304,6 +307,31 @@ step_paper_tta_seeds() {
         "$system" --baseline-from "$tta/cnn-h100-const-500-twelve-seeds"
     done
   done
+  # The picked variant as the table's rows at every link (docs/paper-tta.md,
+  # "Early ticks at every link"): six test seeds against ddp, the base
+  # file's fixed densities that were best on three seeds (10% at fluct-115
+  # and 100 Mbps, ahead of 3%; at 500 Mbps 30% and 10%, which tie on
+  # twelve) and, at the two links without twelve seeds, the rule.
+  local six fixed systems rows=()
+  for link in fluct-115 const-100 const-500; do
+    six="$tta/cnn-h100-$link"
+    case "$link" in
+      const-500) fixed=fixed-0.1,fixed-0.3 systems=ddp,warmup-soonest-early-probes ;;
+      *) fixed=fixed-0.1 systems=ddp,warmup-soonest,warmup-soonest-early-probes ;;
+    esac
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --systems "$systems" --seeds 6 \
+      --jobs "$JOBS" --quiet --out "$six-convergence-six-seeds"
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link.yaml" --systems "$fixed" --seeds 6 --jobs "$JOBS" --quiet \
+      --out "$six-six-seeds"
+    for baseline in ${fixed//,/ }; do
+      run python3 analysis/paired_systems.py "$six-convergence-six-seeds" "$baseline" warmup-soonest-early-probes \
+        --baseline-from "$six-six-seeds"
+    done
+    [ "$link" = const-500 ] ||
+      run python3 analysis/paired_systems.py "$six-convergence-six-seeds" warmup-soonest warmup-soonest-early-probes
+    rows+=("$six-convergence-six-seeds:warmup-soonest-early-probes:$six-six-seeds")
+  done
+  run python3 analysis/paper_tta_table.py "${rows[@]}" | tee "$tta/table-early-probes-six-seeds.md"
   run python3 analysis/eval_set_offset.py "$sweep/warmup-fixed-0.03.d-0.2" \
     "$tta/cnn-h100-const-500-convergence-twelve-seeds/warmup-fixed-0.2" --targets 0.83,0.85
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --systems ddp,warmup-soonest,fixed-0.1 \
