@@ -14,18 +14,25 @@
 #include "apps/trace_command.h"
 #include "apps/train_command.h"
 #include "core/model/math_kernels.h"
+#include "core/runtime/freed_memory.h"
 
 #include <cstdio>
 
 int main(int argc, char** argv) {
   // Before LibTorch, oneDNN or OpenBLAS run anything (may restart the
   // program): the same results on every machine (core/model/math_kernels.h).
+  // Then keep freed memory for reuse (core/runtime/freed_memory.h): the
+  // same results, without faulting in fresh pages every step.
   try {
     st::model::pin_math_kernels(argv);
+    st::runtime::apply_malloc_setting();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "stellatrain: %s\n", e.what());
     return 2;
   }
+  if (st::runtime::malloc_setting().rfind("glibc (", 0) == 0)
+    std::fprintf(stderr, "stellatrain: ST_MALLOC=keep: %s; runs are slower, results the same\n",
+                 st::runtime::malloc_setting().c_str());
   // Logs and progress go to stderr so that --json output on stdout stays clean.
   spdlog::set_default_logger(spdlog::stderr_color_mt("stellatrain"));
   spdlog::set_pattern("[%H:%M:%S] %v");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/runtime/freed_memory.h"
 #include "core/train/run/training_data.h"
 #include "sim/sim_wan.h"
 #include "sim/sim_plan.h"
@@ -172,7 +173,9 @@ class SimNodeHost final : public train::NodeHost {
             {"engine_tasks_wall_s", c.tasks_s},
             {"simulator_wall_s", c.simulator_s()},
             {"simulated_s", c.simulated_s},
-            {"simulated_s_per_wall_s", c.run_s > 0 ? c.simulated_s / c.run_s : 0.0}};
+            {"simulated_s_per_wall_s", c.run_s > 0 ? c.simulated_s / c.run_s : 0.0},
+            // The wall times depend on it (core/runtime/freed_memory.h).
+            {"malloc", runtime::malloc_setting()}};
   }
 
  private:
