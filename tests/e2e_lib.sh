@@ -1,5 +1,6 @@
 # Shared by the `stellatrain` command's shell tests (run_e2e_test.sh,
-# byo_e2e_test.sh, slurm_e2e_test.sh): sourced, not run.
+# byo_e2e_test.sh, slurm_e2e_test.sh, math_kernels_test.sh,
+# freed_memory_test.sh): sourced, not run.
 
 fail() {
   echo "FAIL: $*" >&2
@@ -42,4 +43,17 @@ budget: {iterations: 20}
 eval: {interval: 5, samples: 500}
 seeds: ${3:-[1]}
 EOF2
+}
+
+# write_quick_headline FILE SOURCE_DIR: the headline scenario
+# (scenarios/fluct-115mbps.yaml) evaluated every 5 iterations on 2,000 test
+# images, its trace and profile named by absolute path so that FILE may
+# live anywhere: the headline's math at a test's cost (run it with --seeds 1
+# and a few --iterations).
+write_quick_headline() {
+  local file=$1 source_dir=$2
+  sed -e 's/^eval: .*/eval: {interval: 5, samples: 2000}/' \
+    -e "s#\.\./traces/#$source_dir/traces/#; s#profiles/cpu-2core.yaml#$source_dir/scenarios/profiles/cpu-2core.yaml#" \
+    "$source_dir/scenarios/fluct-115mbps.yaml" > "$file"
+  grep -q '^eval: {interval: 5' "$file" || fail "could not set the evaluation of $file"
 }

@@ -10,28 +10,26 @@ BIN=$(realpath "${1:?usage: freed_memory_test.sh path/to/stellatrain}")
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/st-freed-memory.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-cd "$SOURCE_DIR"
-fail() { echo "FAIL: $*"; exit 1; }
+source "$SOURCE_DIR/tests/e2e_lib.sh"
+cd "$WORK"
 
 echo "== an unknown ST_MALLOC is refused"
-if ST_MALLOC=bogus "$BIN" info > "$WORK/bogus.log" 2>&1; then fail "ST_MALLOC=bogus was accepted"; fi
-grep -q "ST_MALLOC=bogus: not one of keep, glibc" "$WORK/bogus.log" || { cat "$WORK/bogus.log"; fail "no message naming ST_MALLOC=bogus"; }
-echo "ok: $(cat "$WORK/bogus.log")"
+expect_error "ST_MALLOC=bogus: not one of keep, glibc" env ST_MALLOC=bogus "$BIN" info
+echo "ok: $(cat out.txt)"
 
 echo "== the headline, 10 iterations, seed 1, under both settings"
-sed -e 's/^eval: .*/eval: {interval: 5, samples: 2000}/' scenarios/fluct-115mbps.yaml > "$WORK/headline.yaml"
-sed -i "s#\.\./traces/#$SOURCE_DIR/traces/#; s#profiles/cpu-2core.yaml#$SOURCE_DIR/scenarios/profiles/cpu-2core.yaml#" "$WORK/headline.yaml"
-grep -q '^eval: {interval: 5' "$WORK/headline.yaml" || fail "could not set the evaluation of the copy"
-for setting in glibc default; do
-  if [ "$setting" = default ]; then env -u ST_MALLOC "$BIN" run "$WORK/headline.yaml" --systems stellatrain --seeds 1 \
-      --iterations 10 --quiet --out "$WORK/$setting" > "$WORK/$setting.log" 2>&1
-  else ST_MALLOC=$setting "$BIN" run "$WORK/headline.yaml" --systems stellatrain --seeds 1 --iterations 10 --quiet \
-      --out "$WORK/$setting" > "$WORK/$setting.log" 2>&1
-  fi || { cat "$WORK/$setting.log"; fail "the run with ST_MALLOC $setting"; }
-done
+write_quick_headline headline.yaml "$SOURCE_DIR"
+run_headline() {  # out folder, then env's arguments for the setting
+  local out=$1
+  shift
+  env "$@" "$BIN" run headline.yaml --systems stellatrain --seeds 1 --iterations 10 --quiet --out "$out" \
+    > "$out.log" 2>&1 || { cat "$out.log"; fail "the run into $out"; }
+}
+run_headline glibc ST_MALLOC=glibc
+run_headline default -u ST_MALLOC
 for file in iterations.csv eval.csv control.csv link.csv; do
-  cmp -s "$WORK/glibc/stellatrain/$file" "$WORK/default/stellatrain/$file" || fail "stellatrain/$file differs between the settings"
+  cmp -s "glibc/stellatrain/$file" "default/stellatrain/$file" || fail "stellatrain/$file differs between the settings"
 done
-grep -q '"malloc": "glibc"' "$WORK/glibc/stellatrain/host_cost.json" || fail "host_cost.json does not say glibc"
-grep -q '"malloc": "keep"' "$WORK/default/stellatrain/host_cost.json" || fail "host_cost.json does not say keep by default"
+grep -q '"malloc": "glibc"' glibc/stellatrain/host_cost.json || fail "host_cost.json does not say glibc"
+grep -q '"malloc": "keep"' default/stellatrain/host_cost.json || fail "host_cost.json does not say keep by default"
 echo "ok: identical results; host_cost.json names the setting"

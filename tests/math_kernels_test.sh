@@ -11,7 +11,7 @@ SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/st-math-kernels.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cd "$SOURCE_DIR"
-fail() { echo "FAIL: $*"; exit 1; }
+source tests/e2e_lib.sh
 
 AVX512=(ATEN_CPU_CAPABILITY=avx512 ONEDNN_MAX_CPU_ISA=AVX512_CORE OPENBLAS_CORETYPE=SkylakeX)
 SSE=(ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=SSE41 OPENBLAS_CORETYPE=Nehalem)
@@ -19,9 +19,7 @@ SSE=(ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=SSE41 OPENBLAS_CORETYPE=Neha
 echo "== the headline, 10 iterations, seed 1, under two forced kernel levels"
 # Its first seed, evaluated at iterations 5 and 10 on 2,000 test images: the
 # same math as the scenario's, at a test's cost.
-sed -e 's/^eval: .*/eval: {interval: 5, samples: 2000}/' scenarios/fluct-115mbps.yaml > "$WORK/headline.yaml"
-sed -i "s#\.\./traces/#$SOURCE_DIR/traces/#; s#profiles/cpu-2core.yaml#$SOURCE_DIR/scenarios/profiles/cpu-2core.yaml#" "$WORK/headline.yaml"
-grep -q '^eval: {interval: 5' "$WORK/headline.yaml" || fail "could not set the evaluation of the copy"
+write_quick_headline "$WORK/headline.yaml" "$SOURCE_DIR"
 env "${AVX512[@]}" "$BIN" run "$WORK/headline.yaml" --seeds 1 --iterations 10 --quiet --out "$WORK/a" > "$WORK/a.log" 2>&1 ||
   { cat "$WORK/a.log"; fail "run under the AVX-512 levels"; }
 env "${SSE[@]}" "$BIN" run "$WORK/headline.yaml" --seeds 1 --iterations 10 --quiet --out "$WORK/b" > "$WORK/b.log" 2>&1 ||
