@@ -30,9 +30,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stellatrain: %s\n", e.what());
     return 2;
   }
-  if (st::runtime::malloc_setting().rfind("glibc (", 0) == 0)
-    std::fprintf(stderr, "stellatrain: ST_MALLOC=keep: %s; runs are slower, results the same\n",
-                 st::runtime::malloc_setting().c_str());
   // Logs and progress go to stderr so that --json output on stdout stays clean.
   spdlog::set_default_logger(spdlog::stderr_color_mt("stellatrain"));
   spdlog::set_pattern("[%H:%M:%S] %v");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -31,9 +32,11 @@ void apply_malloc_setting() {
 #if defined(__GLIBC__)
   if (choice == "keep") {
     // mallopt returns 0 when glibc refuses a value; then glibc's own
-    // settings stay, and the setting says so.
+    // settings stay, and the setting and a line on stderr say so.
     const bool kept = mallopt(M_MMAP_THRESHOLD, kKeepBelowBytes) == 1 && mallopt(M_TRIM_THRESHOLD, kKeepBelowBytes) == 1;
     current_setting() = kept ? "keep" : "glibc (mallopt refused keep)";
+    if (!kept)
+      std::fprintf(stderr, "stellatrain: ST_MALLOC=keep: glibc refused the thresholds; runs are slower, results the same\n");
     return;
   }
   current_setting() = "glibc";

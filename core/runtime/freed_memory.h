@@ -20,12 +20,14 @@
 namespace st::runtime {
 
 // Applies ST_MALLOC's choice to this process; call early in main(). Child
-// processes inherit the variable and apply it in their own main(). Throws
+// processes inherit the variable and apply it in their own main(). Says on
+// stderr when glibc refuses the thresholds (the run goes on, slower). Throws
 // std::invalid_argument for a value other than keep or glibc, naming it.
 void apply_malloc_setting();
 
-// The setting in force in this process ("keep", "glibc" or "unsupported"
-// where the C library is not glibc), for manifests and benchmarks.
+// The setting in force in this process ("keep", "glibc", "glibc (mallopt
+// refused keep)" or "unsupported" where the C library is not glibc), for
+// host_cost.json.
 std::string malloc_setting();
 
 }  // namespace st::runtime
