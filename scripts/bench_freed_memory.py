@@ -30,8 +30,8 @@ def start(args, setting, out):
     env = dict(os.environ, ST_MALLOC=setting)
     cmd = [args.bin, "run", args.scenario, "--systems", args.systems, "--seeds", "1",
            "--iterations", str(args.iterations), "--quiet", "--out", str(out)]
-    log = open(out.with_suffix(".log"), "w")
-    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(out.with_suffix(".log"), "w") as log:  # the child keeps its own copy
+        return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 def wait_both(procs, began):

@@ -312,22 +312,22 @@ step_paper_tta_seeds() {
   # file's fixed density that was best on three seeds (10% at fluct-115
   # and 100 Mbps, ahead of 3%; 30% at 500 Mbps, which ties 10% on twelve)
   # and, at the two links without twelve seeds, the rule.
-  local six fixed systems rows=()
+  local base fixed systems rows=()
   for link in fluct-115 const-100 const-500; do
-    six="$tta/cnn-h100-$link"
+    base="$tta/cnn-h100-$link"
     case "$link" in
       const-500) fixed=fixed-0.3 systems=ddp,warmup-soonest-early-probes ;;
       *) fixed=fixed-0.1 systems=ddp,warmup-soonest,warmup-soonest-early-probes ;;
     esac
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-convergence.yaml" --systems "$systems" --seeds 6 \
-      --jobs "$JOBS" --quiet --out "$six-convergence-six-seeds"
+      --jobs "$JOBS" --quiet --out "$base-convergence-six-seeds"
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link.yaml" --systems "$fixed" --seeds 6 --jobs "$JOBS" --quiet \
-      --out "$six-six-seeds"
-    run python3 analysis/paired_systems.py "$six-convergence-six-seeds" "$fixed" warmup-soonest-early-probes \
-      --baseline-from "$six-six-seeds"
+      --out "$base-six-seeds"
+    run python3 analysis/paired_systems.py "$base-convergence-six-seeds" "$fixed" warmup-soonest-early-probes \
+      --baseline-from "$base-six-seeds"
     [ "$link" = const-500 ] ||
-      run python3 analysis/paired_systems.py "$six-convergence-six-seeds" warmup-soonest warmup-soonest-early-probes
-    rows+=("$six-convergence-six-seeds:warmup-soonest-early-probes:$six-six-seeds")
+      run python3 analysis/paired_systems.py "$base-convergence-six-seeds" warmup-soonest warmup-soonest-early-probes
+    rows+=("$base-convergence-six-seeds:warmup-soonest-early-probes:$base-six-seeds")
   done
   run python3 analysis/paper_tta_table.py "${rows[@]}" | tee "$tta/table-early-probes-six-seeds.md"
   run python3 analysis/eval_set_offset.py "$sweep/warmup-fixed-0.03.d-0.2" \
