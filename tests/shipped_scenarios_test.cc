@@ -241,7 +241,8 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
 
 // The label-skewed scenarios are their link's base scenario with the data
 // placed by class (label_skew 1) and nothing else changed: each system is
-// the base's (or, for warmup-soonest, the convergence file's) as it is.
+// the base's (or, for the rule and its early-tick variant, the convergence
+// file's) as it is.
 TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -261,7 +262,8 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
     }
     for (const char* label : {"ddp", "fixed-0.1", "topk-sync", "ddp-powersgd", "local-sgd", "cloudless-ma"})
       expect_same_system(system_named(s, label), system_named(base, label));
-    expect_same_system(system_named(s, "warmup-soonest"), system_named(convergence, "warmup-soonest"));
+    for (const char* label : {"warmup-soonest", "warmup-soonest-early-probes"})
+      expect_same_system(system_named(s, label), system_named(convergence, label));
     // fixed-0.3 is fixed-0.1 at 30%.
     const auto& fixed_30 = system_named(s, "fixed-0.3").config.options_as<train::StellaTrainOptions>();
     auto expected = system_named(s, "fixed-0.1").config.options->to_json();
