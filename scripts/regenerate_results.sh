@@ -35,7 +35,7 @@
 #             paired seeds, its convergence variants and the same links
 #             with each cluster holding its own classes, and fluct-115
 #             with half and 90% of each class at home (at 100 and
-#             500 Mbps too), then TTA against that skew (396 runs, about
+#             500 Mbps too), then TTA against that skew (399 runs, about
 #             8 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
@@ -54,8 +54,9 @@
 #             and at fluct-115 with each cluster holding its own classes;
 #             the early-tick variants on validation at the three links and
 #             on the twelve test seeds at 500 Mbps; the picked variant's
-#             table rows over six test seeds at every link (234 runs, about
-#             7 hours with JOBS=2 on 2 cores)
+#             table rows over six test seeds at every link, and on the
+#             label-skewed placements (354 runs, about 6 hours with JOBS=2
+#             on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -336,6 +337,36 @@ step_paper_tta_seeds() {
     --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds"
   run python3 analysis/paper_tta_table.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds:warmup-soonest"
   run python3 analysis/paired_systems.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds" fixed-0.1 warmup-soonest
+  # The picked variant where the data lives (docs/paper-tta-label-skew.md,
+  # "Early ticks where the data lives"): each full-skew file over six test
+  # seeds, 500 Mbps also with 90% of each class at home (label_skew 0.8,
+  # where the rule was 1.19x the best fixed density), and the half-skew
+  # file over its three seeds. Fixed 30% only at 500 Mbps, the one link
+  # where it is not far behind 10%.
+  local skew_systems skewed_rows=()
+  for link in const-500 fluct-115 const-100; do
+    skew_systems=ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1
+    [ "$link" = const-500 ] && skew_systems+=,fixed-0.3
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$skew_systems" --seeds 6 \
+      --jobs "$JOBS" --quiet --out "$tta/cnn-h100-$link-label-skew-six-seeds"
+    skewed_rows+=("$tta/cnn-h100-$link-label-skew-six-seeds:warmup-soonest-early-probes")
+  done
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 \
+    --systems ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1,fixed-0.3 --seeds 6 --jobs "$JOBS" --quiet \
+    --out "$tta/cnn-h100-const-500-label-skew-0.8-six-seeds"
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml \
+    --systems ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1 --jobs "$JOBS" --quiet \
+    --out "$tta/cnn-h100-fluct-115-label-skew-half"
+  skewed_rows+=("$tta/cnn-h100-const-500-label-skew-0.8-six-seeds:warmup-soonest-early-probes"
+    "$tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest-early-probes")
+  local folder
+  for folder in "${skewed_rows[@]%%:*}"; do
+    for system in fixed-0.1 fixed-0.3 warmup-soonest; do
+      [[ $system != fixed-0.3 || $folder == *const-500* ]] || continue
+      run python3 analysis/paired_systems.py "$folder" "$system" warmup-soonest-early-probes
+    done
+  done
+  run python3 analysis/paper_tta_table.py "${skewed_rows[@]}" | tee "$tta/table-early-probes-label-skew.md"
 }
 
 record_machine
