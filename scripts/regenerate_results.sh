@@ -55,7 +55,7 @@
 #             the early-tick variants on validation at the three links and
 #             on the twelve test seeds at 500 Mbps; the picked variant's
 #             table rows over six test seeds at every link, and on the
-#             label-skewed placements (354 runs, about 6 hours with JOBS=2
+#             label-skewed placements (378 runs, about 6.5 hours with JOBS=2
 #             on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -367,6 +367,11 @@ step_paper_tta_seeds() {
     done
   done
   run python3 analysis/paper_tta_table.py "${skewed_rows[@]}" | tee "$tta/table-early-probes-label-skew.md"
+  # Twelve seeds where six left the variant 1.18x fixed 10% (100 Mbps, full skew).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --systems fixed-0.1,warmup-soonest-early-probes \
+    --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-100-label-skew-twelve-seeds"
+  run python3 analysis/paired_systems.py "$tta/cnn-h100-const-100-label-skew-twelve-seeds" fixed-0.1 \
+    warmup-soonest-early-probes
 }
 
 record_machine
