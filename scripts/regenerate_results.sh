@@ -260,6 +260,19 @@ step_paper_tta() {
 # Twelve paired seeds where three and six left the rule against the best
 # fixed density undecided (the comparisons pair runs across two files with
 # paired_systems.py --baseline-from, which checks that they pair).
+# One label-skewed run of the early-tick variant beside ddp and BASELINES
+# (comma-separated labels), then the variant paired against each baseline;
+# OUT joins the caller's skewed_rows (a local of step_paper_tta_seeds).
+skewed_run() {  # OUT BASELINES SCENARIO [run's other arguments]
+  local out=$1 baselines=$2 baseline
+  shift 2
+  run "$BIN" run "$@" --systems "ddp,warmup-soonest-early-probes,$baselines" --jobs "$JOBS" --quiet --out "$out"
+  for baseline in ${baselines//,/ }; do
+    run python3 analysis/paired_systems.py "$out" "$baseline" warmup-soonest-early-probes
+  done
+  skewed_rows+=("$out:warmup-soonest-early-probes")
+}
+
 step_paper_tta_seeds() {
   local tta="$OUT/paper-tta" sweep="$OUT/paper-tta-sweep/cnn-const-500-density-six-seeds"
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-500.yaml --systems fixed-0.1,fixed-0.3 --seeds 12 \
@@ -343,29 +356,17 @@ step_paper_tta_seeds() {
   # where the rule was 1.19x the best fixed density), and the half-skew
   # file over its three seeds. Fixed 30% only at 500 Mbps, the one link
   # where it is not far behind 10%.
-  local skew_systems skewed_rows=()
+  local baselines skewed_rows=()
   for link in const-500 fluct-115 const-100; do
-    skew_systems=ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1
-    [ "$link" = const-500 ] && skew_systems+=,fixed-0.3
-    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$skew_systems" --seeds 6 \
-      --jobs "$JOBS" --quiet --out "$tta/cnn-h100-$link-label-skew-six-seeds"
-    skewed_rows+=("$tta/cnn-h100-$link-label-skew-six-seeds:warmup-soonest-early-probes")
+    baselines=warmup-soonest,fixed-0.1
+    [ "$link" = const-500 ] && baselines+=,fixed-0.3
+    skewed_run "$tta/cnn-h100-$link-label-skew-six-seeds" "$baselines" \
+      "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --seeds 6
   done
-  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 \
-    --systems ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1,fixed-0.3 --seeds 6 --jobs "$JOBS" --quiet \
-    --out "$tta/cnn-h100-const-500-label-skew-0.8-six-seeds"
-  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml \
-    --systems ddp,warmup-soonest,warmup-soonest-early-probes,fixed-0.1 --jobs "$JOBS" --quiet \
-    --out "$tta/cnn-h100-fluct-115-label-skew-half"
-  skewed_rows+=("$tta/cnn-h100-const-500-label-skew-0.8-six-seeds:warmup-soonest-early-probes"
-    "$tta/cnn-h100-fluct-115-label-skew-half:warmup-soonest-early-probes")
-  local folder
-  for folder in "${skewed_rows[@]%%:*}"; do
-    for system in fixed-0.1 fixed-0.3 warmup-soonest; do
-      [[ $system != fixed-0.3 || $folder == *const-500* ]] || continue
-      run python3 analysis/paired_systems.py "$folder" "$system" warmup-soonest-early-probes
-    done
-  done
+  skewed_run "$tta/cnn-h100-const-500-label-skew-0.8-six-seeds" warmup-soonest,fixed-0.1,fixed-0.3 \
+    scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 6
+  skewed_run "$tta/cnn-h100-fluct-115-label-skew-half" warmup-soonest,fixed-0.1 \
+    scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml
   run python3 analysis/paper_tta_table.py "${skewed_rows[@]}" | tee "$tta/table-early-probes-label-skew.md"
   # Twelve seeds where six left the variant 1.18x fixed 10% (100 Mbps, full skew).
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --systems fixed-0.1,warmup-soonest-early-probes \
