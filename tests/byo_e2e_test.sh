@@ -84,8 +84,13 @@ PY
 check_run sim-transformer sim my-transformer 0.3
 "$STELLATRAIN" run byo-resnet.yaml --out sim-resnet --quiet
 check_run sim-resnet sim resnet 0.15
+# On the real backend a forward takes each layer's newest version published
+# by then (docs/engine.md), which wall-clock timing decides: stellatrain's
+# 40-iteration best accuracy there varies from run to run (0.287 to 0.393
+# over nine runs on two machines, the sim's deterministic run 0.380), so
+# the floor asks for twice chance, not the sim's 0.3.
 "$STELLATRAIN" run byo.yaml --backend real --out real-transformer --quiet
-check_run real-transformer real my-transformer 0.3
+check_run real-transformer real my-transformer 0.2
 "$STELLATRAIN" run byo-resnet.yaml --backend real --out real-resnet --quiet
 check_run real-resnet real resnet 0.15
 
