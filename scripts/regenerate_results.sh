@@ -55,7 +55,9 @@
 #             the early-tick variants on validation at the three links and
 #             on the twelve test seeds at 500 Mbps; the picked variant's
 #             table rows over six test seeds at every link, and on the
-#             label-skewed placements (378 runs, about 6.5 hours with JOBS=2
+#             label-skewed placements, six seeds on the half file and
+#             twelve at 100 Mbps and with 90% at home at 500 Mbps
+#             (426 runs, about 7.5 hours with JOBS=2
 #             on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -354,7 +356,7 @@ step_paper_tta_seeds() {
   # "Early ticks where the data lives"): each full-skew file over six test
   # seeds, 500 Mbps also with 90% of each class at home (label_skew 0.8,
   # where the rule was 1.19x the best fixed density), and the half-skew
-  # file over its three seeds. Fixed 30% only at 500 Mbps, the one link
+  # file over six seeds (three are its own). Fixed 30% only at 500 Mbps, the one link
   # where it is not far behind 10%.
   local baselines skewed_rows=()
   for link in const-500 fluct-115 const-100; do
@@ -365,14 +367,22 @@ step_paper_tta_seeds() {
   done
   skewed_run "$tta/cnn-h100-const-500-label-skew-0.8-six-seeds" warmup-soonest,fixed-0.1,fixed-0.3 \
     scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 6
-  skewed_run "$tta/cnn-h100-fluct-115-label-skew-half" warmup-soonest,fixed-0.1 \
-    scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml
+  skewed_run "$tta/cnn-h100-fluct-115-label-skew-half-six-seeds" warmup-soonest,fixed-0.1 \
+    scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml --seeds 6
   run python3 analysis/paper_tta_table.py "${skewed_rows[@]}" | tee "$tta/table-early-probes-label-skew.md"
   # Twelve seeds where six left the variant 1.18x fixed 10% (100 Mbps, full skew).
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --systems fixed-0.1,warmup-soonest-early-probes \
     --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-100-label-skew-twelve-seeds"
   run python3 analysis/paired_systems.py "$tta/cnn-h100-const-100-label-skew-twelve-seeds" fixed-0.1 \
     warmup-soonest-early-probes
+  # Twelve seeds where six left it at the edge (90% at home, 500 Mbps).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 \
+    --systems fixed-0.1,fixed-0.3,warmup-soonest-early-probes --seeds 12 --jobs "$JOBS" --quiet \
+    --out "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds"
+  for baseline in fixed-0.3 fixed-0.1; do
+    run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "$baseline" \
+      warmup-soonest-early-probes
+  done
 }
 
 record_machine
