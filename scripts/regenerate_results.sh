@@ -45,8 +45,8 @@
 #             warm-up, and the soonest-target rule's sparsity_cost and
 #             variant, decided on the validation set, and the checks of the
 #             label-skewed scenarios' rates (three links) and constant,
-#             and two convergence changes on the skewed placement
-#             (about 3 hours)
+#             and two convergence changes and the density warm-up's
+#             length on the skewed placement (about 3.3 hours)
 #   paper-tta-seeds  docs/paper-tta.md's "Twelve seeds at 500 Mbps" and
 #             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
 #             against fixed densities over twelve paired seeds, at
@@ -183,6 +183,13 @@ step_paper_tta_sweep() {
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-convergence.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
+  # Density warm-up lengths for the picked variant, skewed placement at 100 Mbps.
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-100-label-skew-tune-warmup.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-label-skew-100-tune-warmup"
+  local variant
+  for variant in warmup-soonest-early-probes warmup-25-soonest-early-probes soonest-early-probes; do
+    run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-100-tune-warmup" fixed-0.1 "$variant"
+  done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }

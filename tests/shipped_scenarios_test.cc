@@ -323,6 +323,36 @@ TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
   changed("warmup-soonest-exact-momentum", [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; });
 }
 
+// The density warm-up lengths for the skewed placement at 100 Mbps are
+// judged on its validation set: each is the skewed file's picked variant
+// but for the warm-up its label names, beside the file's fixed 10%.
+TEST(ShippedScenarios, PaperTtaSkewWarmupTuningChangesOnlyTheWarmup) {
+  const auto skew = paper_tta_scenario("cnn-h100-const-100-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-const-100-label-skew-tune-warmup");
+  EXPECT_EQ(tune.target_accuracy, skew.target_accuracy);
+  expect_same_wan(tune, skew);
+  EXPECT_EQ(tune.seeds, (std::vector<uint64_t>{1, 2, 3, 4}));
+  ASSERT_EQ(tune.systems.size(), 4u);
+  for (const auto& system : tune.systems) {
+    SCOPED_TRACE(system.label);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(system.config.label_skew, 1);
+    EXPECT_EQ(system.config.eval_interval_after, 0);  // every 5 iterations to the end
+  }
+  expect_same_system(system_named(tune, "fixed-0.1"), system_named(skew, "fixed-0.1"));
+  const auto& base = system_named(skew, "warmup-soonest-early-probes");
+  expect_same_system(system_named(tune, "warmup-soonest-early-probes"), base);
+  auto changed = [&](const std::string& label, auto change) {
+    const auto& variant = system_named(tune, label);
+    auto expected = base.config.options_as<train::StellaTrainOptions>();
+    change(expected);
+    EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << label;
+    EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
+  };
+  changed("warmup-25-soonest-early-probes", [](train::StellaTrainOptions& o) { o.warmup.iterations = 25; });
+  changed("soonest-early-probes", [](train::StellaTrainOptions& o) { o.warmup = {}; });
+}
+
 // The tuning scenarios decide on the validation set only, and the rule the
 // convergence scenarios test uses the constant the tuning file states.
 TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
