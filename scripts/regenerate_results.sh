@@ -56,8 +56,8 @@
 #             on the twelve test seeds at 500 Mbps; the picked variant's
 #             table rows over six test seeds at every link, and on the
 #             label-skewed placements, six seeds on the half file and
-#             twelve at 100 Mbps and with 90% at home at 500 Mbps
-#             (426 runs, about 7.5 hours with JOBS=2
+#             twelve at fluct-115 and 100 Mbps with full skew and with
+#             90% at home at 500 Mbps (462 runs, about 8 hours with JOBS=2
 #             on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -382,6 +382,14 @@ step_paper_tta_seeds() {
     --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-100-label-skew-twelve-seeds"
   run python3 analysis/paired_systems.py "$tta/cnn-h100-const-100-label-skew-twelve-seeds" fixed-0.1 \
     warmup-soonest-early-probes
+  # Twelve seeds at fluct-115 with full skew (six: 1.08x, 1.75 points under ddp).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml \
+    --systems ddp,fixed-0.1,warmup-soonest-early-probes --seeds 12 --jobs "$JOBS" --quiet \
+    --out "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds"
+  for baseline in fixed-0.1 ddp; do
+    run python3 analysis/paired_systems.py "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds" "$baseline" \
+      warmup-soonest-early-probes
+  done
   # Twelve seeds where six left it at the edge (90% at home, 500 Mbps).
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 \
     --systems fixed-0.1,fixed-0.3,warmup-soonest-early-probes --seeds 12 --jobs "$JOBS" --quiet \
