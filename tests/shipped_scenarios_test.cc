@@ -293,15 +293,13 @@ TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
   }
 }
 
-// The convergence changes for the skewed placement are judged on its
-// validation set, each the skewed file's warmup-soonest but for the change
-// its label names, evaluated every 5 iterations to the end.
-TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
-  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
-  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-convergence");
+// A tuning file for the skewed placement: the skewed file's target and
+// WAN, four systems on its placement, each judged on the validation set
+// and evaluated every 5 iterations to the end.
+void expect_skew_tuning_on_validation(const Scenario& tune, const Scenario& skew, const std::vector<uint64_t>& seeds) {
   EXPECT_EQ(tune.target_accuracy, skew.target_accuracy);
   expect_same_wan(tune, skew);
-  EXPECT_EQ(tune.seeds, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(tune.seeds, seeds);
   ASSERT_EQ(tune.systems.size(), 4u);
   for (const auto& system : tune.systems) {
     SCOPED_TRACE(system.label);
@@ -309,18 +307,32 @@ TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
     EXPECT_EQ(system.config.label_skew, 1);
     EXPECT_EQ(system.config.eval_interval_after, 0);  // every 5 iterations to the end
   }
+}
+
+// `variant` is StellaTrain system `base` with only what `change` does to
+// its options, at the same learning rate.
+template <typename Change>
+void expect_changed_from(const ScenarioSystem& base, const ScenarioSystem& variant, Change change) {
+  auto expected = base.config.options_as<train::StellaTrainOptions>();
+  change(expected);
+  EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << variant.label;
+  EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
+}
+
+// The convergence changes for the skewed placement are judged on its
+// validation set, each the skewed file's warmup-soonest but for the change
+// its label names, evaluated every 5 iterations to the end.
+TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
+  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-convergence");
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2}));
   expect_same_system(system_named(tune, "ddp"), system_named(skew, "ddp"));
   const auto& base = system_named(skew, "warmup-soonest");
   expect_same_system(system_named(tune, "warmup-soonest"), base);
-  auto changed = [&](const std::string& label, auto change) {
-    const auto& variant = system_named(tune, label);
-    auto expected = base.config.options_as<train::StellaTrainOptions>();
-    change(expected);
-    EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << label;
-    EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
-  };
-  changed("warmup-100-soonest", [](train::StellaTrainOptions& o) { o.warmup.iterations = 100; });
-  changed("warmup-soonest-exact-momentum", [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; });
+  expect_changed_from(base, system_named(tune, "warmup-100-soonest"),
+                      [](train::StellaTrainOptions& o) { o.warmup.iterations = 100; });
+  expect_changed_from(base, system_named(tune, "warmup-soonest-exact-momentum"),
+                      [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; });
 }
 
 // The density warm-up lengths for the skewed placement at 100 Mbps are
@@ -329,28 +341,14 @@ TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
 TEST(ShippedScenarios, PaperTtaSkewWarmupTuningChangesOnlyTheWarmup) {
   const auto skew = paper_tta_scenario("cnn-h100-const-100-label-skew");
   const auto tune = paper_tta_scenario("cnn-h100-const-100-label-skew-tune-warmup");
-  EXPECT_EQ(tune.target_accuracy, skew.target_accuracy);
-  expect_same_wan(tune, skew);
-  EXPECT_EQ(tune.seeds, (std::vector<uint64_t>{1, 2, 3, 4}));
-  ASSERT_EQ(tune.systems.size(), 4u);
-  for (const auto& system : tune.systems) {
-    SCOPED_TRACE(system.label);
-    EXPECT_EQ(system.config.evaluate_on, "validation");
-    EXPECT_EQ(system.config.label_skew, 1);
-    EXPECT_EQ(system.config.eval_interval_after, 0);  // every 5 iterations to the end
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2, 3, 4}));
   expect_same_system(system_named(tune, "fixed-0.1"), system_named(skew, "fixed-0.1"));
   const auto& base = system_named(skew, "warmup-soonest-early-probes");
   expect_same_system(system_named(tune, "warmup-soonest-early-probes"), base);
-  auto changed = [&](const std::string& label, auto change) {
-    const auto& variant = system_named(tune, label);
-    auto expected = base.config.options_as<train::StellaTrainOptions>();
-    change(expected);
-    EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << label;
-    EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
-  };
-  changed("warmup-25-soonest-early-probes", [](train::StellaTrainOptions& o) { o.warmup.iterations = 25; });
-  changed("soonest-early-probes", [](train::StellaTrainOptions& o) { o.warmup = {}; });
+  expect_changed_from(base, system_named(tune, "warmup-25-soonest-early-probes"),
+                      [](train::StellaTrainOptions& o) { o.warmup.iterations = 25; });
+  expect_changed_from(base, system_named(tune, "soonest-early-probes"),
+                      [](train::StellaTrainOptions& o) { o.warmup = {}; });
 }
 
 // The tuning scenarios decide on the validation set only, and the rule the
