@@ -269,17 +269,24 @@ step_paper_tta() {
 # Twelve paired seeds where three and six left the rule against the best
 # fixed density undecided (the comparisons pair runs across two files with
 # paired_systems.py --baseline-from, which checks that they pair).
-# One label-skewed run of the early-tick variant beside ddp and BASELINES
-# (comma-separated labels), then the variant paired against each baseline;
-# OUT joins the caller's skewed_rows (a local of step_paper_tta_seeds).
-skewed_run() {  # OUT BASELINES SCENARIO [run's other arguments]
-  local out=$1 baselines=$2 baseline
-  shift 2
-  run "$BIN" run "$@" --systems "ddp,warmup-soonest-early-probes,$baselines" --jobs "$JOBS" --quiet --out "$out"
+# One run of the early-tick variant beside BESIDE (labels run but not
+# compared; may be empty) and BASELINES (comma-separated labels), then the
+# variant paired against each baseline.
+variant_run() {  # OUT BESIDE BASELINES SCENARIO [run's other arguments]
+  local out=$1 beside=$2 baselines=$3 baseline
+  shift 3
+  run "$BIN" run "$@" --systems "${beside:+$beside,}warmup-soonest-early-probes,$baselines" --jobs "$JOBS" --quiet \
+    --out "$out"
   for baseline in ${baselines//,/ }; do
     run python3 analysis/paired_systems.py "$out" "$baseline" warmup-soonest-early-probes
   done
-  skewed_rows+=("$out:warmup-soonest-early-probes")
+}
+
+# variant_run beside ddp, for a table row: OUT joins the caller's
+# skewed_rows (a local of step_paper_tta_seeds).
+skewed_run() {  # OUT BASELINES SCENARIO [run's other arguments]
+  variant_run "$1" ddp "${@:2}"
+  skewed_rows+=("$1:warmup-soonest-early-probes")
 }
 
 step_paper_tta_seeds() {
@@ -377,27 +384,15 @@ step_paper_tta_seeds() {
   skewed_run "$tta/cnn-h100-fluct-115-label-skew-half-six-seeds" warmup-soonest,fixed-0.1 \
     scenarios/paper-tta/cnn-h100-fluct-115-label-skew-half.yaml --seeds 6
   run python3 analysis/paper_tta_table.py "${skewed_rows[@]}" | tee "$tta/table-early-probes-label-skew.md"
-  # Twelve seeds where six left the variant 1.18x fixed 10% (100 Mbps, full skew).
-  run "$BIN" run scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --systems fixed-0.1,warmup-soonest-early-probes \
-    --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-const-100-label-skew-twelve-seeds"
-  run python3 analysis/paired_systems.py "$tta/cnn-h100-const-100-label-skew-twelve-seeds" fixed-0.1 \
-    warmup-soonest-early-probes
-  # Twelve seeds at fluct-115 with full skew (six: 1.08x, 1.75 points under ddp).
-  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml \
-    --systems ddp,fixed-0.1,warmup-soonest-early-probes --seeds 12 --jobs "$JOBS" --quiet \
-    --out "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds"
-  for baseline in fixed-0.1 ddp; do
-    run python3 analysis/paired_systems.py "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds" "$baseline" \
-      warmup-soonest-early-probes
-  done
-  # Twelve seeds where six left it at the edge (90% at home, 500 Mbps).
-  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 \
-    --systems fixed-0.1,fixed-0.3,warmup-soonest-early-probes --seeds 12 --jobs "$JOBS" --quiet \
-    --out "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds"
-  for baseline in fixed-0.3 fixed-0.1; do
-    run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "$baseline" \
-      warmup-soonest-early-probes
-  done
+  # Twelve seeds where six left the variant 1.18x fixed 10% (100 Mbps, full skew),
+  # at fluct-115 with full skew (six: 1.08x, 1.75 points under ddp), and where
+  # six left it at the edge (90% at home, 500 Mbps).
+  variant_run "$tta/cnn-h100-const-100-label-skew-twelve-seeds" "" fixed-0.1 \
+    scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --seeds 12
+  variant_run "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds" "" fixed-0.1,ddp \
+    scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --seeds 12
+  variant_run "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "" fixed-0.3,fixed-0.1 \
+    scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 12
 }
 
 record_machine
