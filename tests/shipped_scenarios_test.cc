@@ -239,6 +239,17 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
   }
 }
 
+// `label` is the file's fixed-0.1 at `density`, nothing else changed.
+void expect_fixed_01_at(const Scenario& s, const std::string& label, double density) {
+  SCOPED_TRACE(label);
+  const auto& system = system_named(s, label);
+  auto expected = system_named(s, "fixed-0.1").config.options->to_json();
+  expected["density"] = density;
+  EXPECT_EQ(system.config.options->to_json(), expected);
+  EXPECT_EQ(system.config.lr, system_named(s, "fixed-0.1").config.lr);
+  EXPECT_FALSE(system.config.options_as<train::StellaTrainOptions>().controller);
+}
+
 // The label-skewed scenarios are their link's base scenario with the data
 // placed by class (label_skew 1) and nothing else changed: each system is
 // the base's (or, for the rule and its early-tick variant, the convergence
@@ -264,24 +275,24 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
       expect_same_system(system_named(s, label), system_named(base, label));
     for (const char* label : {"warmup-soonest", "warmup-soonest-early-probes"})
       expect_same_system(system_named(s, label), system_named(convergence, label));
-    // fixed-0.3 is fixed-0.1 at 30%.
-    const auto& fixed_30 = system_named(s, "fixed-0.3").config.options_as<train::StellaTrainOptions>();
-    auto expected = system_named(s, "fixed-0.1").config.options->to_json();
-    expected["density"] = 0.3;
-    EXPECT_EQ(system_named(s, "fixed-0.3").config.options->to_json(), expected);
-    EXPECT_FALSE(fixed_30.controller);
+    expect_fixed_01_at(s, "fixed-0.3", 0.3);
   }
+  // Only at fluct-115: fixed 10% moved a tenth either way, to measure a
+  // seed's sensitivity to so small a change.
+  const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  expect_fixed_01_at(full, "fixed-0.09", 0.09);
+  expect_fixed_01_at(full, "fixed-0.11", 0.11);
 }
 
 // The half-skewed file is the full-skew fluct-115 file at label_skew 0.5,
-// without its validation-only tuning system: only where the data lives
-// differs.
+// without its validation-only tuning system and its two sensitivity
+// densities (fixed-0.09, fixed-0.11): only where the data lives differs.
 TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
   const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
   const auto half = paper_tta_scenario("cnn-h100-fluct-115-label-skew-half");
   expect_variant_of(half, full, "-half");
   EXPECT_EQ(half.report_targets, full.report_targets);
-  ASSERT_EQ(half.systems.size() + 1, full.systems.size());
+  ASSERT_EQ(half.systems.size() + 3, full.systems.size());
   for (const auto& system : half.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.label_skew, 0.5);
