@@ -57,7 +57,8 @@
 #             table rows over six test seeds at every link, and on the
 #             label-skewed placements, six seeds on the half file and
 #             twelve at fluct-115 and 100 Mbps with full skew and with
-#             90% at home at 500 Mbps (462 runs, about 8 hours with JOBS=2
+#             90% at home at 500 Mbps, with fixed 9% and 11% beside fixed
+#             10% at fluct-115 (486 runs, about 8.5 hours with JOBS=2
 #             on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -389,8 +390,14 @@ step_paper_tta_seeds() {
   # six left it at the edge (90% at home, 500 Mbps).
   variant_run "$tta/cnn-h100-const-100-label-skew-twelve-seeds" "" fixed-0.1 \
     scenarios/paper-tta/cnn-h100-const-100-label-skew.yaml --seeds 12
-  variant_run "$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds" "" fixed-0.1,ddp \
+  local noise="$tta/cnn-h100-fluct-115-label-skew-early-probes-twelve-seeds" neighbour
+  variant_run "$noise" fixed-0.09,fixed-0.11 fixed-0.1,ddp \
     scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml --seeds 12
+  # How far a tenth more or less density moves each seed's TTA: the spread
+  # that any per-seed ratio carries ("How far a seed's TTA moves").
+  for neighbour in fixed-0.09 fixed-0.11; do
+    run python3 analysis/paired_systems.py "$noise" fixed-0.1 "$neighbour"
+  done
   variant_run "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "" fixed-0.3,fixed-0.1 \
     scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 12
 }
