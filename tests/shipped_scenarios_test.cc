@@ -239,14 +239,14 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
   }
 }
 
-// `label` is the file's fixed-0.1 at `density`, nothing else changed.
-void expect_fixed_01_at(const Scenario& s, const std::string& label, double density) {
+// `label` is the file's system `from` at `density`, nothing else changed.
+void expect_fixed_at(const Scenario& s, const std::string& from, const std::string& label, double density) {
   SCOPED_TRACE(label);
   const auto& system = system_named(s, label);
-  auto expected = system_named(s, "fixed-0.1").config.options->to_json();
+  auto expected = system_named(s, from).config.options->to_json();
   expected["density"] = density;
   EXPECT_EQ(system.config.options->to_json(), expected);
-  EXPECT_EQ(system.config.lr, system_named(s, "fixed-0.1").config.lr);
+  EXPECT_EQ(system.config.lr, system_named(s, from).config.lr);
   EXPECT_FALSE(system.config.options_as<train::StellaTrainOptions>().controller);
 }
 
@@ -275,13 +275,37 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
       expect_same_system(system_named(s, label), system_named(base, label));
     for (const char* label : {"warmup-soonest", "warmup-soonest-early-probes"})
       expect_same_system(system_named(s, label), system_named(convergence, label));
-    expect_fixed_01_at(s, "fixed-0.3", 0.3);
+    expect_fixed_at(s, "fixed-0.1", "fixed-0.3", 0.3);
   }
   // Only at fluct-115: fixed 10% moved a tenth either way, to measure a
   // seed's sensitivity to so small a change.
   const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
-  expect_fixed_01_at(full, "fixed-0.09", 0.09);
-  expect_fixed_01_at(full, "fixed-0.11", 0.11);
+  expect_fixed_at(full, "fixed-0.1", "fixed-0.09", 0.09);
+  expect_fixed_at(full, "fixed-0.1", "fixed-0.11", 0.11);
+}
+
+// The 500 Mbps sensitivity file is the base file's best fixed density
+// (fixed-0.3) and that system a tenth lower and higher, on the base's
+// workload, link, evaluation and budget.
+TEST(ShippedScenarios, PaperTtaSensitivityScenarioIsTheBestFixedDensityAndItsNeighbours) {
+  const auto base = paper_tta_scenario("cnn-h100-const-500");
+  const auto s = paper_tta_scenario("cnn-h100-const-500-sensitivity");
+  expect_variant_of(s, base, "-sensitivity");
+  EXPECT_EQ(s.report_targets, base.report_targets);
+  ASSERT_EQ(s.systems.size(), 3u);
+  expect_same_system(system_named(s, "fixed-0.3"), system_named(base, "fixed-0.3"));
+  for (const auto& system : s.systems) {
+    SCOPED_TRACE(system.label);
+    const auto& same = system_named(base, "fixed-0.3").config;
+    EXPECT_EQ(system.config.model, same.model);
+    EXPECT_EQ(system.config.dataset, same.dataset);
+    EXPECT_EQ(system.config.label_skew, same.label_skew);
+    EXPECT_EQ(system.config.iterations, same.iterations);
+    EXPECT_EQ(system.config.evaluate_on, "test");
+    EXPECT_EQ(system.config.eval_interval, same.eval_interval);
+  }
+  expect_fixed_at(s, "fixed-0.3", "fixed-0.27", 0.27);
+  expect_fixed_at(s, "fixed-0.3", "fixed-0.33", 0.33);
 }
 
 // The half-skewed file is the full-skew fluct-115 file at label_skew 0.5,
