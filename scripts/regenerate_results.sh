@@ -58,8 +58,9 @@
 #             label-skewed placements, six seeds on the half file and
 #             twelve at fluct-115 and 100 Mbps with full skew and with
 #             90% at home at 500 Mbps, with fixed 9% and 11% beside fixed
-#             10% at fluct-115 (486 runs, about 8.5 hours with JOBS=2
-#             on 2 cores, runs of about 2 minutes two at a time)
+#             10% at fluct-115 and fixed 27% and 33% beside fixed 30% at
+#             500 Mbps (504 runs, about 9 hours with JOBS=2 on 2 cores,
+#             runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}
@@ -397,6 +398,14 @@ step_paper_tta_seeds() {
   # that any per-seed ratio carries ("How far a seed's TTA moves").
   for neighbour in fixed-0.09 fixed-0.11; do
     run python3 analysis/paired_systems.py "$noise" fixed-0.1 "$neighbour"
+  done
+  # The same on the even placement at 500 Mbps, a constant link: fixed 27%
+  # and 33% against fixed 30% ("How far a seed's TTA moves at 500 Mbps").
+  local even="$tta/cnn-h100-const-500-sensitivity"
+  run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-sensitivity.yaml --seeds 6 --jobs "$JOBS" --quiet \
+    --out "$even"
+  for neighbour in fixed-0.27 fixed-0.33; do
+    run python3 analysis/paired_systems.py "$even" fixed-0.3 "$neighbour"
   done
   variant_run "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "" fixed-0.3,fixed-0.1 \
     scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 12
