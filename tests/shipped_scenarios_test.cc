@@ -239,6 +239,16 @@ TEST(ShippedScenarios, PaperTtaConvergenceScenariosMatchTheirWorkload) {
   }
 }
 
+// `system` trains the same model on the same data for as long as `like`,
+// evaluated on the test set at the same interval.
+void expect_tested_like(const ScenarioSystem& system, const train::TrainConfig& like) {
+  EXPECT_EQ(system.config.model, like.model);
+  EXPECT_EQ(system.config.dataset, like.dataset);
+  EXPECT_EQ(system.config.iterations, like.iterations);
+  EXPECT_EQ(system.config.evaluate_on, "test");
+  EXPECT_EQ(system.config.eval_interval, like.eval_interval);
+}
+
 // `label` is the file's system `from` at `density`, nothing else changed.
 void expect_fixed_at(const Scenario& s, const std::string& from, const std::string& label, double density) {
   SCOPED_TRACE(label);
@@ -267,9 +277,7 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
     for (const auto& system : s.systems) {
       EXPECT_EQ(system.config.label_skew, 1) << system.label;
       EXPECT_EQ(system.config.dataset, "fashion-mnist");
-      EXPECT_EQ(system.config.iterations, system_named(base, "ddp").config.iterations);
-      EXPECT_EQ(system.config.evaluate_on, "test");
-      EXPECT_EQ(system.config.eval_interval, system_named(base, "ddp").config.eval_interval);
+      expect_tested_like(system, system_named(base, "ddp").config);
     }
     for (const char* label : {"ddp", "fixed-0.1", "topk-sync", "ddp-powersgd", "local-sgd", "cloudless-ma"})
       expect_same_system(system_named(s, label), system_named(base, label));
@@ -297,12 +305,8 @@ TEST(ShippedScenarios, PaperTtaSensitivityScenarioIsTheBestFixedDensityAndItsNei
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     const auto& same = system_named(base, "fixed-0.3").config;
-    EXPECT_EQ(system.config.model, same.model);
-    EXPECT_EQ(system.config.dataset, same.dataset);
     EXPECT_EQ(system.config.label_skew, same.label_skew);
-    EXPECT_EQ(system.config.iterations, same.iterations);
-    EXPECT_EQ(system.config.evaluate_on, "test");
-    EXPECT_EQ(system.config.eval_interval, same.eval_interval);
+    expect_tested_like(system, same);
   }
   expect_fixed_at(s, "fixed-0.3", "fixed-0.27", 0.27);
   expect_fixed_at(s, "fixed-0.3", "fixed-0.33", 0.33);
@@ -323,8 +327,7 @@ TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
     const auto& same = system_named(full, system.label);
     EXPECT_EQ(same.config.label_skew, 1);
     expect_same_system(system, same);
-    EXPECT_EQ(system.config.iterations, same.config.iterations);
-    EXPECT_EQ(system.config.evaluate_on, "test");
+    expect_tested_like(system, same.config);
   }
 }
 
