@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "apps/scenario.h"
@@ -334,11 +335,12 @@ TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
 // A tuning file for the skewed placement: the skewed file's target and
 // WAN, four systems on its placement, each judged on the validation set
 // and evaluated every 5 iterations to the end.
-void expect_skew_tuning_on_validation(const Scenario& tune, const Scenario& skew, const std::vector<uint64_t>& seeds) {
+void expect_skew_tuning_on_validation(const Scenario& tune, const Scenario& skew, const std::vector<uint64_t>& seeds,
+                                      size_t systems = 4) {
   EXPECT_EQ(tune.target_accuracy, skew.target_accuracy);
   expect_same_wan(tune, skew);
   EXPECT_EQ(tune.seeds, seeds);
-  ASSERT_EQ(tune.systems.size(), 4u);
+  ASSERT_EQ(tune.systems.size(), systems);
   for (const auto& system : tune.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.evaluate_on, "validation");
@@ -371,6 +373,23 @@ TEST(ShippedScenarios, PaperTtaSkewConvergenceTuningChangesOneThingEach) {
                       [](train::StellaTrainOptions& o) { o.warmup.iterations = 100; });
   expect_changed_from(base, system_named(tune, "warmup-soonest-exact-momentum"),
                       [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; });
+}
+
+// The density floors for the skewed placement at fluct-115 are judged on
+// its validation set: each is the skewed file's picked variant but for the
+// controller's min_density its label names, beside ddp and fixed 10%.
+TEST(ShippedScenarios, PaperTtaSkewFloorTuningChangesOnlyTheFloor) {
+  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-floor");
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2, 3, 4}, 5));
+  expect_same_system(system_named(tune, "ddp"), system_named(skew, "ddp"));
+  expect_same_system(system_named(tune, "fixed-0.1"), system_named(skew, "fixed-0.1"));
+  const auto& base = system_named(skew, "warmup-soonest-early-probes");
+  expect_same_system(system_named(tune, "warmup-soonest-early-probes"), base);
+  for (const auto& [suffix, floor] : {std::pair{"0.05", 0.05}, std::pair{"0.08", 0.08}}) {
+    expect_changed_from(base, system_named(tune, std::string("warmup-soonest-early-probes-floor-") + suffix),
+                        [floor = floor](train::StellaTrainOptions& o) { o.control.min_density = floor; });
+  }
 }
 
 // The density warm-up lengths for the skewed placement at 100 Mbps are
