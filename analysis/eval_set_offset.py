@@ -8,7 +8,7 @@ A target tuned on validation is meant to stand for the same target on
 test. When validation accuracy runs above test accuracy (it is drawn from
 the training images), a target such as 85% is reached earlier on
 validation, at a point of training where other settings matter, e.g.
-density (docs/paper-tta.md, "Twelve seeds at 500 Mbps"). For
+density (docs/paper-tta-controller.md, "Twelve seeds at 500 Mbps"). For
 each pair of system folders (each holding seed-N runs) and each target it
 prints the iteration at which each set first reaches it (medians over the
 seeds both hold), the median validation-minus-test accuracy over the

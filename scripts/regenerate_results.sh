@@ -47,7 +47,7 @@
 #             label-skewed scenarios' rates (three links) and constant,
 #             and two convergence changes and the density warm-up's
 #             length on the skewed placement (about 3.3 hours)
-#   paper-tta-seeds  docs/paper-tta.md's "Twelve seeds at 500 Mbps" and
+#   paper-tta-seeds  docs/paper-tta-controller.md's "Twelve seeds at 500 Mbps" and
 #             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
 #             against fixed densities over twelve paired seeds, at
 #             500 Mbps (and six validation seeds of fixed densities there)
@@ -153,7 +153,7 @@ step_paper_tta_sweep() {
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-link-utilization"
   # The soonest-target rule's constant from fixed densities with the warm-up
   # (the file also runs the rule with it), then the rule's variants at each
-  # link, all on the validation set (docs/paper-tta.md, "The soonest target").
+  # link, all on the validation set (docs/paper-tta-controller.md, "The soonest target").
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-tune-sparsity-cost.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-sparsity-cost"
   local link
@@ -310,7 +310,7 @@ step_paper_tta_seeds() {
     warmup-soonest
   run python3 analysis/paired_systems.py "$tta/cnn-h100-const-500-twelve-seeds" fixed-0.3 fixed-0.1
   # The rule, with early ticks, and with early ticks and probes every
-  # iteration (docs/paper-tta.md, "Early ticks"): the variant chosen on
+  # iteration (docs/paper-tta-controller.md, "Early ticks"): the variant chosen on
   # validation seeds at the three links, then the twelve test seeds above.
   # 500 Mbps runs six seeds, to pair with the six-seed density sweep there.
   local link seeds early_sweep system
@@ -339,8 +339,8 @@ step_paper_tta_seeds() {
         "$system" --baseline-from "$tta/cnn-h100-const-500-twelve-seeds"
     done
   done
-  # The picked variant as the table's rows at every link (docs/paper-tta.md,
-  # "Early ticks at every link"): six test seeds against ddp, the base
+  # The picked variant as the table's rows at every link
+  # (docs/paper-tta-controller.md, "Early ticks at every link"): six test seeds against ddp, the base
   # file's fixed density that was best on three seeds (10% at fluct-115
   # and 100 Mbps, ahead of 3%; 30% at 500 Mbps, which ties 10% on twelve)
   # and, at the two links without twelve seeds, the rule.
@@ -400,7 +400,8 @@ step_paper_tta_seeds() {
     run python3 analysis/paired_systems.py "$noise" fixed-0.1 "$neighbour"
   done
   # The same on the even placement at 500 Mbps, a constant link: fixed 27%
-  # and 33% against fixed 30% ("How far a seed's TTA moves at 500 Mbps").
+  # and 33% against fixed 30% (docs/paper-tta-controller.md, "How far a
+  # seed's TTA moves at 500 Mbps").
   local even="$tta/cnn-h100-const-500-sensitivity"
   run "$BIN" run scenarios/paper-tta/cnn-h100-const-500-sensitivity.yaml --seeds 6 --jobs "$JOBS" --quiet \
     --out "$even"

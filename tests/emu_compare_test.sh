@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The two backends agree (docs/emu.md, "sim vs emu"): one scenario (CNN,
-# 2 clusters x 1 node, constant 115 Mbps, 20 ms one way, 2-BDP buffer, 60
-# iterations) run on ns-3 and on the emulator (stellatrain at its fixed 5%
+# The two backends agree (docs/emu.md, "Measured acceptance", its sim vs
+# emu row): one scenario (CNN, 2 clusters x 1 node, constant 115 Mbps,
+# 20 ms one way, 2-BDP buffer, 60 iterations) run on ns-3 and on the emulator (stellatrain at its fixed 5%
 # density: the controller off, so both backends exchange the same bytes). Per system (ddp,
 # stellatrain), the median exchange time per iteration (iterations.csv's
 # exchange_ms, first 15 iterations left out: connection start-up) is within
