@@ -45,8 +45,9 @@
 #             warm-up, and the soonest-target rule's sparsity_cost and
 #             variant, decided on the validation set, and the checks of the
 #             label-skewed scenarios' rates (three links) and constant,
-#             and two convergence changes and the density warm-up's
-#             length on the skewed placement (about 3.3 hours)
+#             and two convergence changes, the density warm-up's
+#             length and two density floors on the skewed placement
+#             (about 3.9 hours)
 #   paper-tta-seeds  docs/paper-tta-controller.md's "Twelve seeds at 500 Mbps" and
 #             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
 #             against fixed densities over twelve paired seeds, at
@@ -191,6 +192,14 @@ step_paper_tta_sweep() {
   local variant
   for variant in warmup-soonest-early-probes warmup-25-soonest-early-probes soonest-early-probes; do
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-100-tune-warmup" fixed-0.1 "$variant"
+  done
+  # Density floors for the picked variant, skewed placement at fluct-115
+  # (neither was kept: docs/paper-tta-label-skew.md).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-floor.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
+  run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
+  for variant in warmup-soonest-early-probes-floor-0.05 warmup-soonest-early-probes-floor-0.08; do
+    run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor" warmup-soonest-early-probes "$variant"
   done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
