@@ -182,7 +182,7 @@ step_paper_tta_sweep() {
       --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-$link-label-skew"
   done
   # Convergence changes against the skewed placement's accuracy lag, on its
-  # validation set (neither was kept: docs/paper-tta-label-skew.md).
+  # validation set (neither was kept: docs/paper-tta-label-skew-controller.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-convergence.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
@@ -194,7 +194,7 @@ step_paper_tta_sweep() {
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-100-tune-warmup" fixed-0.1 "$variant"
   done
   # Density floors for the picked variant, skewed placement at fluct-115
-  # (neither was kept: docs/paper-tta-label-skew.md).
+  # (neither was kept: docs/paper-tta-label-skew-controller.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-floor.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
@@ -377,7 +377,7 @@ step_paper_tta_seeds() {
     --seeds 12 --jobs "$JOBS" --quiet --out "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds"
   run python3 analysis/paper_tta_table.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds:warmup-soonest"
   run python3 analysis/paired_systems.py "$tta/cnn-h100-fluct-115-label-skew-twelve-seeds" fixed-0.1 warmup-soonest
-  # The picked variant where the data lives (docs/paper-tta-label-skew.md,
+  # The picked variant where the data lives (docs/paper-tta-label-skew-controller.md,
   # "Early ticks where the data lives"): each full-skew file over six test
   # seeds, 500 Mbps also with 90% of each class at home (label_skew 0.8,
   # where the rule was 1.19x the best fixed density), and the half-skew
