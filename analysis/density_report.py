@@ -10,7 +10,14 @@ both directions, whole seconds of the run from link.csv). Then each
 controller variant's median TTA over the best fixed density's at the main
 target. Markdown on stdout.
 
+A folder of timing runs (`compute.math: timing`, no accuracy: e.g.
+scenarios/paper/resnet152-fluct-115-controller.yaml) gets the measures
+only: per system the median over seeds of the mean iteration, mean
+density, WAN bytes per iteration and link utilisation, each with its
+range over the seeds.
+
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller
 """
 import csv
 import os
@@ -72,6 +79,35 @@ def cell(value, fmt):
     return "-" if value is None else format(value, fmt)
 
 
+def is_timing(summary):
+    """Whether every system that ran is a timing run (no accuracy)."""
+    entries = [e for e in summary["systems"].values() if "error" not in e]
+    return bool(entries) and all(e.get("math") == "timing" for e in entries)
+
+
+def spread(values, fmt):
+    """The median over seeds, with the range when there is more than one."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    median = format(statistics.median(values), fmt)
+    return median if len(values) == 1 else f"{median} ({format(min(values), fmt)}-{format(max(values), fmt)})"
+
+
+def print_timing_table(root, summary):
+    print("| system | mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation |")
+    print("|---" * 5 + "|")
+    for label, entry in summary["systems"].items():
+        if "error" in entry:
+            print(f"| {label} | failed: {entry['error'][:80]} |")
+            continue
+        measures = [run_measures(root / p["run"]) for p in tta.seed_runs(summary, label)]
+        columns = [spread([m[0] for m in measures], ".1f"), spread([m[1] for m in measures], ".4f"),
+                   spread([m[2] for m in measures], ",.0f"), spread([m[3] for m in measures], ".0%")]
+        print(f"| {label} | {' | '.join(columns)} |")
+    print("\n(Timing runs: no accuracy. Medians over the seeds, their range in parentheses.)")
+
+
 def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
@@ -80,6 +116,10 @@ def main(argv):
         summary = tta.read_summary(str(root))
     except tta.InputError as e:  # a missing or broken summary.json, named
         sys.exit(f"error: {e}")
+    if is_timing(summary):
+        print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}, timing runs)\n")
+        print_timing_table(root, summary)
+        return
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     print(f"{root} ({summary['scenario']}, seeds {summary['seeds']})\n")

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/compress/compressor.h"
@@ -87,6 +88,26 @@ TEST(Telemetry, RoundTripsAndNamesBadFields) {
     EXPECT_NE(std::string(e.what()).find("GPU times"), std::string::npos) << e.what();
   }
   EXPECT_THROW(telemetry::decode_telemetry({0xc1, 0x00}), telemetry::TelemetryError);  // not MessagePack
+}
+
+// The load travels only when reported: a report without it encodes to the
+// same bytes as before the field existed (telemetry crosses the simulated
+// WAN, so its size is part of a run's result).
+TEST(Telemetry, SendsTheLoadOnlyWhenReported) {
+  auto t = sample_telemetry(1);
+  const auto without = telemetry::encode(t);
+  EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(without).load_ms, 0);
+  t.load_ms = 289.4;
+  const auto with = telemetry::encode(t);
+  EXPECT_GT(with.size(), without.size());
+  EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(with).load_ms, 289.4);
+  t.load_ms = std::numeric_limits<double>::infinity();
+  try {
+    telemetry::decode_telemetry(telemetry::encode(t));
+    FAIL();
+  } catch (const telemetry::TelemetryError& e) {
+    EXPECT_NE(std::string(e.what()).find("load_ms"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Plan, RoundTripsAndRejectsBadValues) {
@@ -324,9 +345,11 @@ TEST(ThroughputModel, EqualisesComputeTimeAcrossUnequalGpus) {
   EXPECT_THROW(control::allocate_batches(gpus, 3), std::invalid_argument);
 }
 
-control::Controller make_controller(double interval_s = 1.0, int raised_density_iterations = 0) {
+control::Controller make_controller(double interval_s = 1.0, int raised_density_iterations = 0,
+                                    bool window_includes_load = false) {
   control::ControllerOptions o;
   o.interval_s = interval_s;
+  o.window_includes_load = window_includes_load;
   o.raised_density_iterations = raised_density_iterations;
   o.estimator.initial_mbps = 100;
   control::TrafficModel traffic{{400000, 20000}, true, false, 2};
@@ -351,6 +374,29 @@ TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
   EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * 0.9 * 16e-3);
   EXPECT_GT(plan->density, 0.01);
   EXPECT_FALSE(c.tick(1.0, 20));  // the next tick is at 1.25 s
+}
+
+// The exchange also overlaps the next iteration's parameter load: with
+// window_includes_load the compute window counts it, and the plan may move
+// more bytes; without, a reported load changes nothing.
+TEST(Controller, CountsTheLoadInTheWindowWhenAsked) {
+  control::TrafficModel traffic{{400000, 20000}, true, false, 2};
+  std::vector<double> densities;
+  for (bool counted : {false, true}) {
+    auto c = make_controller(1.0, 0, counted);
+    for (int r = 0; r < 2; ++r) {
+      auto t = sample_telemetry(r);
+      t.load_ms = r == 0 ? 10 : 24;  // the slower node sets the window
+      c.on_telemetry(t);
+    }
+    const auto plan = c.tick(0.25, 10);
+    ASSERT_TRUE(plan);
+    const auto& rec = c.records().back();
+    EXPECT_NEAR(rec.compute_ms, counted ? 60 : 36, 1e-9) << counted;  // 35 + gather 1 (+ load 24)
+    EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * 0.9 * (rec.compute_ms - 20) * 1e-3);
+    densities.push_back(plan->density);
+  }
+  EXPECT_GT(densities[1], 2 * densities[0]);  // a budget of 40 ms against 16 ms
 }
 
 // early_ticks = 4: ticks at 0.25, 0.5, 0.75 and 1.0 s, then every second;

@@ -5,7 +5,9 @@
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
 // at in the same phase. Probes sent every iteration find the latency floor
 // where probes sent once per tick read the controller's own queue; where
-// the controller keeps the link full, drains let them see it.
+// the controller keeps the link full, drains let them see it. Counting the
+// parameter load in the compute window lets the rule fill the time the
+// load leaves the link idle.
 //
 // The model is the MLP (cheap to really compute here) priced by a test
 // profile with the CNN's measured forward and backward times, so the
@@ -239,6 +241,56 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
     ASSERT_GT(f, 0);
     EXPECT_LE(a, 1.3 * f) << "phase [" << from << ", " << to << ")";
   }
+}
+
+// Mean of an iterations.csv column over rank 0's iterations from `from` on.
+double mean_from(const Columns& it, const std::string& column, int from) {
+  double sum = 0;
+  int count = 0;
+  for (std::size_t i = 0; i < it.at(column).size(); ++i)
+    if (it.at("rank")[i] == 0 && it.at("iteration")[i] >= from) sum += it.at(column)[i], ++count;
+  return count ? sum / count : 0;
+}
+
+// The exchange of iteration t overlaps iteration t + 1's parameter load as
+// well as its forward and backward. With the MLP priced so that the load
+// (the read through the lookahead's view and into each GPU replica) takes
+// about as long as the compute, over a constant 20 Mbps link: counting the
+// load in the window (window_includes_load) puts it in control.csv's
+// compute_ms and lets the paper's rule send more than twice the bytes,
+// while the iteration, which the load was already part of, lengthens by
+// under 10%.
+TEST(SimControl, CountingTheLoadFillsTheWindowItLeftIdle) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_load";
+  fs::create_directories(root);
+  const auto profile = root / "mlp-slow-load.yaml";
+  std::ofstream(profile) << "device: test-cpu\n"
+                            "cpu: {gather_ns_per_element: 0.25, compress_ns_per_element: 0.36, optimize_ns_per_index: 1.9,\n"
+                            "      view_ns_per_element: 100, copy_ns_per_element: 50}\n"
+                            "accelerator: {optimize_dense_ns_per_element: 1.4, compress_gpu_ns_per_element: 112}\n"
+                            "models:\n  mlp: {batch: 64, forward_ms: 21.877, backward_ms: 14.353}\n";
+  Columns control[2], iterations[2];
+  for (int counted = 0; counted < 2; ++counted) {
+    const auto dir = root / (counted ? "load-counted" : "compute-only");
+    auto c = controlled_mlp(150, dir);
+    train::stellatrain_options(c).control.window_includes_load = counted == 1;
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(20, 600), profile), c);
+    train::run_training(c, *backend);
+    control[counted] = read_csv(dir / "control.csv");
+    iterations[counted] = read_csv(dir / "iterations.csv");
+    ASSERT_GE(control[counted].at("compute_ms").size(), 3u);
+  }
+  const double load_ms = mean_from(iterations[1], "load_ms", 0);
+  std::cout << "load " << load_ms << " ms; compute_ms " << control[0].at("compute_ms").back() << " -> "
+            << control[1].at("compute_ms").back() << "\n";
+  ASSERT_GT(load_ms, 10);
+  EXPECT_NEAR(control[1].at("compute_ms").back() - control[0].at("compute_ms").back(), load_ms, 0.05 * load_ms);
+  const double bytes[2] = {mean_from(iterations[0], "bytes_sent", 50), mean_from(iterations[1], "bytes_sent", 50)};
+  const double period[2] = {mean_from(iterations[0], "iteration_ms", 50), mean_from(iterations[1], "iteration_ms", 50)};
+  std::cout << "bytes per iteration " << bytes[0] << " -> " << bytes[1] << "; iteration " << period[0] << " -> "
+            << period[1] << " ms\n";
+  EXPECT_GT(bytes[1], 2 * bytes[0]);
+  EXPECT_LT(period[1], 1.1 * period[0]);
 }
 
 // Two clusters whose GPUs differ 2.5x in speed (per-node profiles), a fast

@@ -74,7 +74,7 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
     gpus_[t.rank][g].add(t.batch[g], t.gpu_compute_ms[g]);
     slowest_gpu = std::max(slowest_gpu, t.gpu_compute_ms[g]);
   }
-  compute_sum_ms_[t.rank] += slowest_gpu + t.gather_ms;
+  compute_sum_ms_[t.rank] += slowest_gpu + t.gather_ms + (options_.window_includes_load ? t.load_ms : 0);
   ++compute_count_[t.rank];
   if (t.rank == 0 && t.window_s > 0) {
     const double bytes = std::accumulate(t.window_received.begin(), t.window_received.end(), 0.0);

@@ -43,6 +43,14 @@ struct ControllerOptions {
   // (docs/control.md, "Early ticks"). 1: only the first tick is early.
   int early_ticks = 1;
   double min_density = 0.001;
+  // The exchange of iteration t overlaps all of iteration t + 1 before its
+  // wait: the parameter load (the read through the lookahead's view and
+  // into each replica) as well as the forward and backward. false: C is
+  // the forward + backward + gather, as the paper's rule has it. true: C
+  // also counts each node's load, which at ResNet-152 size priced by an
+  // RTX 3090 is two thirds of the iteration (docs/control.md, "The
+  // compute window").
+  bool window_includes_load = false;
   double max_density = 0.5;
   double safety = 0.9;             // fraction of the overlap budget the exchange may fill
   bool adapt_batch = true;
@@ -95,7 +103,7 @@ struct ControlRecord {
   std::optional<double> measured_mbps;
   double latency_ms = 0;
   double wait_fraction = 0;
-  double compute_ms = 0;        // the overlap: slowest node's forward + backward + gather
+  double compute_ms = 0;        // the overlap: slowest node's forward + backward + gather (+ load)
   double budget_ms = 0;
   double density = 0;           // in force after this tick
   std::vector<std::vector<int>> batch;

@@ -30,7 +30,7 @@ double finite_non_negative(const json& j, const char* key) {
 }  // namespace
 
 std::vector<uint8_t> encode(const NodeTelemetry& t) {
-  const json j = {{"rank", t.rank},
+  json j = {{"rank", t.rank},
                   {"iteration", t.iteration},
                   {"time_s", t.time_s},
                   {"forward_ms", t.forward_ms},
@@ -49,6 +49,7 @@ std::vector<uint8_t> encode(const NodeTelemetry& t) {
                   {"window_sent", t.window_sent},
                   {"window_received", t.window_received},
                   {"window_s", t.window_s}};
+  if (t.load_ms > 0) j["load_ms"] = t.load_ms;
   return json::to_msgpack(j);
 }
 
@@ -72,6 +73,7 @@ NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes) {
   t.wait_ms = finite_non_negative(j, "wait_ms");
   t.pipeline_ms = finite_non_negative(j, "pipeline_ms");
   t.iteration_ms = finite_non_negative(j, "iteration_ms");
+  t.load_ms = j.contains("load_ms") ? finite_non_negative(j, "load_ms") : 0;
   t.density = finite_non_negative(j, "density");
   if (t.density > 1) throw TelemetryError(fmt::format("telemetry: field 'density' is {} (above 1)", t.density));
   t.batch = field<std::vector<int>>(j, "batch");

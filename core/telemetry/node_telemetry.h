@@ -31,6 +31,11 @@ struct NodeTelemetry {
   double wait_ms = 0;          // the forward waited this long for parameters
   double pipeline_ms = 0;      // end of backward to the last layer's update
   double iteration_ms = 0;
+  // Reading the master and loading it into the replicas. Reported only
+  // where the controller counts it (ControllerOptions::window_includes_load)
+  // and sent only when above 0: telemetry crosses the simulated WAN, so a
+  // run whose controller does not count it sends the same bytes as before.
+  double load_ms = 0;
   double density = 0;          // the density this iteration was compressed with
   std::vector<int> batch;              // per local GPU
   std::vector<double> gpu_compute_ms;  // forward + backward per local GPU

@@ -386,6 +386,7 @@ class StellaTrainSystem final : public System {
     out.wait_ms = r.wait_ms;
     out.pipeline_ms = r.pipeline_ms;
     out.iteration_ms = r.iteration_ms;
+    if (o_.control.window_includes_load) out.load_ms = r.load_ms;
     out.density = it.density;
     out.batch = r.batch;
     out.gpu_compute_ms = it.worker_ms;

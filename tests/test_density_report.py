@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Tests for analysis/density_report.py on results folders built here: a
+folder of accuracy runs (TTA per target, best accuracy, the controller over
+the best fixed density) and a folder of timing runs (no accuracy: the
+measures only, median and range over the seeds), and a clear error for a
+missing folder. Standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis", "density_report.py")
+
+
+def write_run(folder, iteration_ms, density, sent, delivered_mbps):
+    """A run's iterations.csv (rank 0, three iterations) and link.csv (two
+    whole seconds and a partial one, which the report leaves out)."""
+    os.makedirs(folder)
+    with open(os.path.join(folder, "iterations.csv"), "w") as f:
+        f.write("rank,iteration,iteration_ms,density,bytes_sent\n")
+        for i in range(3):
+            f.write(f"0,{i},{iteration_ms},{density},{sent}\n1,{i},999,0.9,1\n")
+    with open(os.path.join(folder, "link.csv"), "w") as f:
+        f.write("second,link,configured_mbps,delivered_mbps,delivered_bytes\n")
+        for second in range(3):
+            f.write(f"{second},a->b,100,{delivered_mbps if second < 2 else 0},0\n")
+
+
+def write_folder(root, systems, timing):
+    """systems: label -> per-seed (iteration_ms, density, sent, delivered, tta)."""
+    summary = {"scenario": "s", "seeds": [1, 2, 3], "target_accuracy": 0.0 if timing else 0.85,
+               "report_targets": [] if timing else [0.85], "systems": {}}
+    for label, seeds in systems.items():
+        per_seed = []
+        for seed, (iteration_ms, density, sent, delivered, tta_s) in enumerate(seeds, start=1):
+            run = f"{label}/seed-{seed}"
+            write_run(os.path.join(root, run), iteration_ms, density, sent, delivered)
+            entry = {"seed": seed, "run": run, "best_accuracy": None if timing else 0.87,
+                     "tta_iteration": None if timing else 100, "tta_s": tta_s}
+            if not timing:
+                entry["tta_at"] = {"0.85": tta_s}
+            per_seed.append(entry)
+        summary["systems"][label] = {"system": "stellatrain", "per_seed": per_seed,
+                                     **({"math": "timing"} if timing else {})}
+    with open(os.path.join(root, "summary.json"), "w") as f:
+        json.dump(summary, f)
+
+
+def report(root):
+    return subprocess.run([sys.executable, SCRIPT, root], capture_output=True, text=True)
+
+
+class DensityReport(unittest.TestCase):
+    def test_timing_runs_get_the_measures_with_their_range(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None), (500, 0.02, 3000, 50, None),
+                                         (450, 0.03, 2000, 40, None)]}, timing=True)
+            out = report(root)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("timing runs", out.stdout)
+        self.assertIn("| rule | 450.0 (400.0-500.0) | 0.0200 (0.0100-0.0300) | 2,000 (1,000-3,000) | 40% (30%-50%) |",
+                      out.stdout)
+        self.assertNotIn("TTA", out.stdout)
+
+    def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"fixed-0.1": [(15, 0.1, 100, 50, 2.0)] * 3,
+                                "stellatrain": [(15, 0.08, 90, 45, 2.2)] * 3}, timing=False)
+            out = report(root)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| fixed-0.1 | 2.00 (3/3) | 100 | 87.00% | 15.0 | 0.1000 | 100 | 50% |", out.stdout)
+        self.assertIn("* stellatrain: 1.10x the best fixed density's median TTA", out.stdout)
+
+    def test_a_missing_folder_is_named(self):
+        out = report("/nonexistent/results")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("/nonexistent/results", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
