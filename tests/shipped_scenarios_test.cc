@@ -91,6 +91,11 @@ Scenario paper_tta_scenario(const std::string& name) {
   return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
 }
 
+// scenarios/paper/<name>.yaml, loaded.
+Scenario paper_scenario(const std::string& name) {
+  return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper/" + name + ".yaml");
+}
+
 // The paper's regime with accuracy (docs/paper-tta.md): both workloads at
 // the three links load, with the controller filling the link, ddp, and
 // three paired seeds; the CNN's also with the controller's paper rule,
@@ -441,4 +446,37 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
 }
 
 }  // namespace
+// The controller on the paper's ResNet-152 timing runs (docs/control.md,
+// "The compute window"): each link's file is scenarios/paper/'s workload
+// and WAN, with each density rule once as it is and once with the load
+// counted in the window, nothing else changed.
+TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const auto base = paper_scenario(std::string("resnet152-") + link);
+    const auto s = paper_scenario(std::string("resnet152-") + link + "-controller");
+    expect_same_wan(s, base);
+    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
+    const auto& paper_rule = system_named(base, "stellatrain");
+    expect_same_system(system_named(s, "paper-rule"), paper_rule);
+#ifdef ST_HAVE_SIM
+    EXPECT_EQ(s.sim_compute->compute.kind, base.sim_compute->compute.kind);
+    EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
+    EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
+#endif
+    ASSERT_EQ(s.systems.size(), 6u);
+    for (const auto& system : s.systems) {
+      SCOPED_TRACE(system.label);
+      EXPECT_EQ(system.config.model, paper_rule.config.model);
+      EXPECT_EQ(system.config.batch_per_worker, paper_rule.config.batch_per_worker);
+      EXPECT_EQ(system.config.iterations, 40);
+      EXPECT_EQ(system.config.options_as<train::StellaTrainOptions>().control.window_includes_load,
+                system.label.size() > 5 && system.label.substr(system.label.size() - 5) == "-load");
+    }
+    for (const char* rule : {"paper-rule", "fill-0.8", "soonest"})
+      expect_changed_from(system_named(s, rule), system_named(s, std::string(rule) + "-load"),
+                          [](train::StellaTrainOptions& o) { o.control.window_includes_load = true; });
+  }
+}
+
 }  // namespace st::apps
