@@ -16,9 +16,14 @@ only: per system the median over seeds of the mean iteration, mean
 density, WAN bytes per iteration and link utilisation, each with its
 range over the seeds.
 
+`--after S` measures only what starts at simulated second S or later
+(iterations and whole seconds of link.csv): the controller's steady state
+without its start-up.
+
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
-    analysis/density_report.py results/paper/resnet152-fluct-115-controller
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
 """
+import argparse
 import csv
 import os
 import statistics
@@ -30,29 +35,34 @@ import tta  # noqa: E402
 from tta import median_or_none  # noqa: E402
 
 
-def link_utilisation(folder):
+def link_utilisation(folder, after_s=0.0):
     """Delivered over configured bandwidth, every direction, the run's whole
-    seconds (link.csv; its last, partial second left out)."""
+    seconds from `after_s` on (link.csv; its last, partial second left
+    out)."""
     configured = delivered = 0.0
     with open(folder / "link.csv") as f:
         link_rows = list(csv.DictReader(f))
     last_second = max(int(r["second"]) for r in link_rows)
     for r in link_rows:
-        if int(r["second"]) == last_second:
-            continue  # a partial second
+        if int(r["second"]) == last_second or int(r["second"]) < after_s:
+            continue  # a partial second, or before the span asked for
         configured += float(r["configured_mbps"])
         delivered += float(r["delivered_mbps"])
     return delivered / configured if configured > 0 else None
 
 
-def run_measures(folder):
-    """Mean iteration (ms), mean density, WAN bytes per iteration, utilisation."""
+def run_measures(folder, after_s=0.0):
+    """Mean iteration (ms), mean density, WAN bytes per iteration,
+    utilisation, over rank 0's iterations starting at `after_s` or later."""
     with open(folder / "iterations.csv") as f:
-        rows = [r for r in csv.DictReader(f) if r["rank"] == "0"]
+        rows = [r for r in csv.DictReader(f)
+                if r["rank"] == "0" and float(r.get("start_s") or 0) >= after_s]
+    if not rows:
+        sys.exit(f"error: {folder / 'iterations.csv'}: no iteration of rank 0 starts at {after_s:g} s or later")
     iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
     density = statistics.mean(float(r["density"]) for r in rows)
     sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
-    return iteration_ms, density, sent, link_utilisation(folder)
+    return iteration_ms, density, sent, link_utilisation(folder, after_s)
 
 
 def median_tta(summary, label, target):
@@ -94,14 +104,14 @@ def spread(values, fmt):
     return median if len(values) == 1 else f"{median} ({format(min(values), fmt)}-{format(max(values), fmt)})"
 
 
-def print_timing_table(root, summary):
+def print_timing_table(root, summary, after_s):
     print("| system | mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation |")
     print("|---" * 5 + "|")
     for label, entry in summary["systems"].items():
         if "error" in entry:
             print(f"| {label} | failed: {entry['error'][:80]} |")
             continue
-        measures = [run_measures(root / p["run"]) for p in tta.seed_runs(summary, label)]
+        measures = [run_measures(root / p["run"], after_s) for p in tta.seed_runs(summary, label)]
         columns = [spread([m[0] for m in measures], ".1f"), spread([m[1] for m in measures], ".4f"),
                    spread([m[2] for m in measures], ",.0f"), spread([m[3] for m in measures], ".0%")]
         print(f"| {label} | {' | '.join(columns)} |")
@@ -109,20 +119,27 @@ def print_timing_table(root, summary):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.exit(__doc__)
-    root = Path(argv[1])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", help="a `stellatrain run --out` folder")
+    parser.add_argument("--after", type=float, default=0.0, metavar="S",
+                        help="measure only iterations and whole link seconds from simulated second S on")
+    args = parser.parse_args(argv[1:])
+    if args.after < 0:
+        parser.error("--after takes a number of simulated seconds >= 0")
+    root, after_s = Path(args.folder), args.after
     try:
         summary = tta.read_summary(str(root))
     except tta.InputError as e:  # a missing or broken summary.json, named
         sys.exit(f"error: {e}")
     if is_timing(summary):
-        print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}, timing runs)\n")
-        print_timing_table(root, summary)
+        span = f", from simulated second {after_s:g} on" if after_s > 0 else ""
+        print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}, timing runs{span})\n")
+        print_timing_table(root, summary, after_s)
         return
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
-    print(f"{root} ({summary['scenario']}, seeds {summary['seeds']})\n")
+    span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""
+    print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}{span})\n")
     head = " | ".join(f"TTA to {t:.0%} (s)" for t in targets)
     print(f"| system | {head} | iteration reaching {float(main_target):.0%} | best accuracy | "
           "mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation |")
@@ -139,7 +156,7 @@ def main(argv):
             if f"{t:g}" == main_target:
                 medians[label] = m
             tta_cells.append(f"{cell(m, '.2f')} ({reached}/{count})")
-        measures = [run_measures(root / p["run"]) for p in seeds]
+        measures = [run_measures(root / p["run"], after_s) for p in seeds]
         best = median_or_none([p["best_accuracy"] for p in seeds])
         reach = median_or_none([p.get("tta_iteration") for p in seeds])
         print(f"| {label} | {' | '.join(tta_cells)} | {cell(reach, '.0f')} | {cell(best, '.2%')} | "

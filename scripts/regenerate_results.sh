@@ -23,7 +23,8 @@
 #   systems   docs/systems.md: every system over the same links, seed 1
 #             (about 30 minutes)
 #   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
-#             timing mode on three links (about 25 minutes)
+#             timing mode on three links, and the controller's rules on
+#             ResNet-152 there (docs/control.md; about 50 minutes)
 #   fast      docs/sim.md's "Fast modes against the faithful one": each
 #             paper and scale scenario in the faithful mode and with the
 #             flow-level WAN and sampled stages (scripts/compare_fast_modes.sh;
@@ -124,6 +125,16 @@ step_paper() {
     dirs+=("$OUT/paper/$f")
   done
   run python3 analysis/timing_table.py "${dirs[@]}"
+  # The controller's density rules there, with and without the parameter
+  # load in the compute window (docs/control.md, "The controller where the
+  # link is the bottleneck").
+  local link
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --jobs "$JOBS" --quiet \
+      --out "$OUT/paper/resnet152-$link-controller"
+    run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller"
+    run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller" --after 10
+  done
 }
 
 step_fast() {

@@ -2,8 +2,8 @@
 """Tests for analysis/density_report.py on results folders built here: a
 folder of accuracy runs (TTA per target, best accuracy, the controller over
 the best fixed density) and a folder of timing runs (no accuracy: the
-measures only, median and range over the seeds), and a clear error for a
-missing folder. Standard library only.
+measures only, median and range over the seeds), `--after` leaving the
+start-up out, and a clear error for a missing folder. Standard library only.
 """
 import json
 import os
@@ -16,17 +16,21 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysi
 
 
 def write_run(folder, iteration_ms, density, sent, delivered_mbps):
-    """A run's iterations.csv (rank 0, three iterations) and link.csv (two
-    whole seconds and a partial one, which the report leaves out)."""
+    """A run's iterations.csv (rank 0, three iterations starting at 0, 1
+    and 2 s, the first at 5% density) and link.csv (the start-up second at
+    10 Mbps, two whole seconds at `delivered_mbps` and a partial one,
+    which the report leaves out)."""
     os.makedirs(folder)
     with open(os.path.join(folder, "iterations.csv"), "w") as f:
-        f.write("rank,iteration,iteration_ms,density,bytes_sent\n")
+        f.write("rank,iteration,start_s,iteration_ms,density,bytes_sent\n")
         for i in range(3):
-            f.write(f"0,{i},{iteration_ms},{density},{sent}\n1,{i},999,0.9,1\n")
+            d = 0.05 if i == 0 else density
+            f.write(f"0,{i},{i},{iteration_ms},{d},{sent}\n1,{i},{i},999,0.9,1\n")
     with open(os.path.join(folder, "link.csv"), "w") as f:
         f.write("second,link,configured_mbps,delivered_mbps,delivered_bytes\n")
-        for second in range(3):
-            f.write(f"{second},a->b,100,{delivered_mbps if second < 2 else 0},0\n")
+        for second in range(4):
+            delivered = 10 if second == 0 else delivered_mbps if second < 3 else 0
+            f.write(f"{second},a->b,100,{delivered},0\n")
 
 
 def write_folder(root, systems, timing):
@@ -49,8 +53,8 @@ def write_folder(root, systems, timing):
         json.dump(summary, f)
 
 
-def report(root):
-    return subprocess.run([sys.executable, SCRIPT, root], capture_output=True, text=True)
+def report(root, *args):
+    return subprocess.run([sys.executable, SCRIPT, root, *args], capture_output=True, text=True)
 
 
 class DensityReport(unittest.TestCase):
@@ -61,9 +65,22 @@ class DensityReport(unittest.TestCase):
             out = report(root)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("timing runs", out.stdout)
-        self.assertIn("| rule | 450.0 (400.0-500.0) | 0.0200 (0.0100-0.0300) | 2,000 (1,000-3,000) | 40% (30%-50%) |",
+        self.assertIn("| rule | 450.0 (400.0-500.0) | 0.0300 (0.0233-0.0367) | 2,000 (1,000-3,000) | 30% (23%-37%) |",
                       out.stdout)
         self.assertNotIn("TTA", out.stdout)
+
+    def test_after_leaves_the_start_up_out(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)]}, timing=True)
+            out = report(root, "--after", "1")
+            late = report(root, "--after", "9")
+            negative = report(root, "--after", "-1")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("from simulated second 1 on", out.stdout)
+        self.assertIn("| rule | 400.0 | 0.0100 | 1,000 | 30% |", out.stdout)
+        self.assertNotEqual(late.returncode, 0)
+        self.assertIn("no iteration of rank 0 starts at 9 s or later", late.stderr)
+        self.assertNotEqual(negative.returncode, 0)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
@@ -71,7 +88,8 @@ class DensityReport(unittest.TestCase):
                                 "stellatrain": [(15, 0.08, 90, 45, 2.2)] * 3}, timing=False)
             out = report(root)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("| fixed-0.1 | 2.00 (3/3) | 100 | 87.00% | 15.0 | 0.1000 | 100 | 50% |", out.stdout)
+        # The first iteration ran at 5% and the first second at 10 Mbps.
+        self.assertIn("| fixed-0.1 | 2.00 (3/3) | 100 | 87.00% | 15.0 | 0.0833 | 100 | 37% |", out.stdout)
         self.assertIn("* stellatrain: 1.10x the best fixed density's median TTA", out.stdout)
 
     def test_a_missing_folder_is_named(self):
