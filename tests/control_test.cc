@@ -242,6 +242,36 @@ TEST(BandwidthEstimator, ShrinksByTheWaitingFraction) {
   EXPECT_NEAR(r.mbps, 50, 1e-9);
 }
 
+// decrease_once: of consecutive overrunning ticks (a queue draining) only
+// the first shrinks the estimate; the next hold it at min(estimate, R), and
+// a tick without an overrun ends the episode. Without it each one shrinks.
+TEST(BandwidthEstimator, DecreasesOncePerOverrunWhenAsked) {
+  for (bool once : {false, true}) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = 200;
+    o.decrease_once = once;
+    control::BandwidthEstimator e(o);
+    std::vector<double> estimates;
+    std::vector<std::string> reasons;
+    auto tick = [&](double wait_ms) {
+      for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, wait_ms));  // 100 Mbps; f = 0.5 at 21 ms
+      const auto r = e.update();
+      estimates.push_back(r.mbps);
+      reasons.push_back(r.reason);
+    };
+    for (double wait_ms : {21.0, 21.0, 21.0, 0.0, 21.0}) tick(wait_ms);
+    if (once) {
+      EXPECT_EQ(reasons, (std::vector<std::string>{"overrun", "overrun, decreased already", "overrun, decreased already",
+                                                   "measured", "overrun"}));
+      EXPECT_NEAR(estimates[2], 50, 1e-9);
+      EXPECT_NEAR(estimates[4], 50, 1e-9);  // 100 measured, then halved once more
+    } else {
+      EXPECT_EQ(reasons[1], "overrun");
+      EXPECT_NEAR(estimates[2], 12.5, 1e-9);  // 200 x 0.5 x 0.5 x 0.5
+    }
+  }
+}
+
 // A fast GPU behind a long round trip: 1.2 ms of compute, 20 ms one way,
 // staleness 1. Every forward waits (20 - 1.2) / 2 = 9.4 ms at any density:
 // that wait is the round trip's, and the estimate must not shrink for it.

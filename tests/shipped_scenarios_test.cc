@@ -448,8 +448,9 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
 }  // namespace
 // The controller on the paper's ResNet-152 timing runs (docs/control.md,
 // "The compute window"): each link's file is scenarios/paper/'s workload
-// and WAN, with each density rule once as it is and once with the load
-// counted in the window, nothing else changed.
+// and WAN, with each density rule as it is, with the load counted in the
+// window, and with that and one decrease per overrun episode, nothing else
+// changed.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -464,18 +465,22 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 6u);
+    ASSERT_EQ(s.systems.size(), 9u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
       EXPECT_EQ(system.config.batch_per_worker, paper_rule.config.batch_per_worker);
       EXPECT_EQ(system.config.iterations, 40);
-      EXPECT_EQ(system.config.options_as<train::StellaTrainOptions>().control.window_includes_load,
-                system.label.size() > 5 && system.label.substr(system.label.size() - 5) == "-load");
+      const auto& control = system.config.options_as<train::StellaTrainOptions>().control;
+      EXPECT_EQ(control.window_includes_load, system.label.find("-load") != std::string::npos);
+      EXPECT_EQ(control.estimator.decrease_once, system.label.find("-once") != std::string::npos);
     }
-    for (const char* rule : {"paper-rule", "fill-0.8", "soonest"})
-      expect_changed_from(system_named(s, rule), system_named(s, std::string(rule) + "-load"),
+    for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
+      expect_changed_from(system_named(s, rule), system_named(s, rule + "-load"),
                           [](train::StellaTrainOptions& o) { o.control.window_includes_load = true; });
+      expect_changed_from(system_named(s, rule + "-load"), system_named(s, rule + "-load-once"),
+                          [](train::StellaTrainOptions& o) { o.control.estimator.decrease_once = true; });
+    }
   }
 }
 

@@ -110,11 +110,15 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
 
   ++ticks_with_samples_;
   const bool overrun = e.wait_fraction > options_.wait_threshold;
-  if (overrun && ticks_with_samples_ <= options_.slow_start_ticks) {
+  const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
+  if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
     mbps_ = std::max(mbps_, e.measured_mbps.value_or(0));
     e.reason = "slow start";
+  } else if (overrun && options_.decrease_once && overran_last_tick_) {
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_));
+    e.reason = "overrun, decreased already";
   } else if (overrun) {
     mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
     e.reason = "overrun";
@@ -130,6 +134,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
+  overran_last_tick_ = overrun && !slow_start;
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
   e.mbps = mbps_;
   return e;

@@ -27,7 +27,9 @@
 //   waits for it at any density; there f is the tick's unplanned wait over
 //   its planned iteration time, compute plus planned wait);
 // * f above `wait_threshold`: the exchange overran, so the estimate drops to
-//   min(R, previous) x (1 - f); otherwise nobody waited, and the estimate
+//   min(R, previous) x (1 - f) (with `decrease_once`, only on the first of
+//   consecutive overrunning ticks; the next take min(R, previous));
+//   otherwise nobody waited, and the estimate
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
 //   too small to show the link's rate (short messages, TCP's window), up to
@@ -82,6 +84,14 @@ struct BandwidthEstimatorOptions {
   // estimate: the connections' windows are still opening then, so the wait
   // measures TCP's slow start, not the link. 0: every tick counts.
   int slow_start_ticks = 0;
+  // false: every tick that overruns shrinks the estimate by (1 - f). true:
+  // only the first of consecutive overrunning ticks does; the next ones
+  // take min(estimate, R). A queue a larger plan left behind keeps the
+  // forwards waiting for the few ticks it takes to drain, and shrinking on
+  // each of them compounds (ResNet-152 at fluct-115: 9.3, 2.2, 0.3,
+  // 0.1 Mbps in four ticks while the link delivered 55-93 Mbps). TCP
+  // likewise decreases once per loss event, not once per lost packet.
+  bool decrease_once = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -95,7 +105,9 @@ struct BandwidthEstimate {
   double latency_ms = 0;                 // L
   double wait_fraction = 0;              // f, of the wait beyond the planned wait
   double planned_wait_ms = 0;            // per iteration (ExchangePace)
-  std::string reason;                    // "overrun", "slow start", "measured", "probe", "no samples"
+  // "overrun", "overrun, decreased already" (decrease_once), "slow start",
+  // "measured", "probe", "no samples"
+  std::string reason;
 };
 
 class BandwidthEstimator {
@@ -120,6 +132,7 @@ class BandwidthEstimator {
   std::deque<double> rtt_minima_;      // one per tick that had probes
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
   int ticks_with_samples_ = 0;
+  bool overran_last_tick_ = false;     // the last tick with samples overran
 };
 
 }  // namespace st::control

@@ -31,24 +31,24 @@ double finite_non_negative(const json& j, const char* key) {
 
 std::vector<uint8_t> encode(const NodeTelemetry& t) {
   json j = {{"rank", t.rank},
-                  {"iteration", t.iteration},
-                  {"time_s", t.time_s},
-                  {"forward_ms", t.forward_ms},
-                  {"backward_ms", t.backward_ms},
-                  {"gather_ms", t.gather_ms},
-                  {"wait_ms", t.wait_ms},
-                  {"pipeline_ms", t.pipeline_ms},
-                  {"iteration_ms", t.iteration_ms},
-                  {"density", t.density},
-                  {"batch", t.batch},
-                  {"gpu_compute_ms", t.gpu_compute_ms},
-                  {"exchange_busy_ms", t.exchange_busy_ms},
-                  {"exchange_shortest_ms", t.exchange_shortest_ms},
-                  {"exchange_intervals_ms", t.exchange_intervals_ms},
-                  {"exchange_bytes", t.exchange_bytes},
-                  {"window_sent", t.window_sent},
-                  {"window_received", t.window_received},
-                  {"window_s", t.window_s}};
+            {"iteration", t.iteration},
+            {"time_s", t.time_s},
+            {"forward_ms", t.forward_ms},
+            {"backward_ms", t.backward_ms},
+            {"gather_ms", t.gather_ms},
+            {"wait_ms", t.wait_ms},
+            {"pipeline_ms", t.pipeline_ms},
+            {"iteration_ms", t.iteration_ms},
+            {"density", t.density},
+            {"batch", t.batch},
+            {"gpu_compute_ms", t.gpu_compute_ms},
+            {"exchange_busy_ms", t.exchange_busy_ms},
+            {"exchange_shortest_ms", t.exchange_shortest_ms},
+            {"exchange_intervals_ms", t.exchange_intervals_ms},
+            {"exchange_bytes", t.exchange_bytes},
+            {"window_sent", t.window_sent},
+            {"window_received", t.window_received},
+            {"window_s", t.window_s}};
   if (t.load_ms > 0) j["load_ms"] = t.load_ms;
   return json::to_msgpack(j);
 }
