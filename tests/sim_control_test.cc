@@ -1,7 +1,7 @@
 // The controller on the sim backend (docs/control.md): reruns with the
 // controller on stay byte-identical (control.csv included), and over a step
 // trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
-// step within 4 s of simulated time while the iteration time stays within
+// step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
 // at in the same phase. Probes sent every iteration find the latency floor
 // where probes sent once per tick read the controller's own queue; where
@@ -207,7 +207,7 @@ double mean_iteration_ms(const Columns& it, double from, double to) {
   return rank0_mean(it, "iteration_ms", [&](std::size_t i) { return start[i] >= from && start[i] < to; });
 }
 
-TEST(SimControl, DensityFollowsAStepTraceWithin4Seconds) {
+TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_step";
   const auto profile = mlp_at_cnn_pace(root);
   const auto trace = traces::step_trace({{0, 500}, {20, 50}, {40, 500}}, 60);
@@ -236,15 +236,11 @@ TEST(SimControl, DensityFollowsAStepTraceWithin4Seconds) {
   // about a tenth.
   EXPECT_GT(fast, 3 * slow);
   EXPECT_GT(fast_again, 3 * slow);
-  // Within 4 s of each step the density has moved most of the way. A tick
-  // comes every second, and after the step up the 12%-density exchanges
-  // carry about 1.2 ms of transfer at 500 Mbps, at the edge of what the
-  // estimator times (5% of a 21 ms exchange): whether the first or the
-  // third tick after the step measures the new rate depends on the bytes
-  // thresholdv16 picks from real gradients, so on the CPU's kernels
-  // (1.3 s on one machine, 3.25 s on another; docs/control.md).
-  EXPECT_LE(density_at(24), slow * 1.5) << "no response to 500 -> 50 Mbps within 4 s";
-  EXPECT_GE(density_at(44), fast_again / 1.5) << "no response to 50 -> 500 Mbps within 4 s";
+  // Within 3 s of each step the density has moved most of the way. Under
+  // ctest's pinned AVX2 kernels (tests/CMakeLists.txt); run by hand under
+  // AVX-512 the step up waits until 43.3 s (docs/control.md, "A step trace").
+  EXPECT_LE(density_at(23), slow * 1.5) << "no response to 500 -> 50 Mbps within 3 s";
+  EXPECT_GE(density_at(43), fast_again / 1.5) << "no response to 50 -> 500 Mbps within 3 s";
 
   const auto adaptive_it = read_csv(root / "adaptive" / "iterations.csv");
   const auto fixed_it = read_csv(root / "fixed-1pct" / "iterations.csv");
