@@ -24,7 +24,7 @@
 #             (about 30 minutes)
 #   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
 #             timing mode on three links, and the controller's rules on
-#             ResNet-152 there (docs/control.md; about 50 minutes)
+#             ResNet-152 there (docs/control.md; about 70 minutes)
 #   fast      docs/sim.md's "Fast modes against the faithful one": each
 #             paper and scale scenario in the faithful mode and with the
 #             flow-level WAN and sampled stages (scripts/compare_fast_modes.sh;
@@ -134,6 +134,12 @@ step_paper() {
       --out "$OUT/paper/resnet152-$link-controller"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller" --after 10
+  done
+  # The paper's rule over 100 iterations at the constant links.
+  for link in const-100 const-500; do
+    run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
+      --systems paper-rule,paper-rule-load,paper-rule-load-once --out "$OUT/paper/resnet152-$link-controller-100it"
+    run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller-100it" --after 10
   done
 }
 
