@@ -56,7 +56,7 @@ def run_measures(folder, after_s=0.0):
     utilisation, over rank 0's iterations starting at `after_s` or later."""
     with open(folder / "iterations.csv") as f:
         rows = [r for r in csv.DictReader(f)
-                if r["rank"] == "0" and float(r.get("start_s") or 0) >= after_s]
+                if r["rank"] == "0" and float(r["start_s"]) >= after_s]
     if not rows:
         sys.exit(f"error: {folder / 'iterations.csv'}: no iteration of rank 0 starts at {after_s:g} s or later")
     iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
