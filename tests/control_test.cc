@@ -272,6 +272,52 @@ TEST(BandwidthEstimator, DecreasesOncePerOverrunWhenAsked) {
   }
 }
 
+// resume_at_delivered: the first tick after an overrun episode resumes at
+// the largest rate delivered while it lasted (the backlogged link's rate),
+// at most at the estimate that overran; outside an episode the delivered
+// rate is not read. Without it the estimate stays where the drain left it.
+TEST(BandwidthEstimator, ResumesAtTheDeliveredRateAfterAnOverrunWhenAsked) {
+  struct Tick {
+    double wait_ms, bytes, delivered_mbps;
+  };
+  // 1.25 MB in 100 ms of transfer: R = 100 Mbps, and f = 0.5 at 21 ms of
+  // wait. The quiet ticks send a tenth (R = 10 Mbps, too little to show
+  // the link), and their delivered rate is what little they sent.
+  const std::vector<Tick> ticks = {{0, 125000, 500}, {21, 1250000, 60}, {21, 1250000, 95},
+                                   {0, 125000, 12},  {0, 125000, 10}};
+  auto run = [&](double initial_mbps, bool resume) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = initial_mbps;
+    o.decrease_once = true;
+    o.resume_at_delivered = resume;
+    control::BandwidthEstimator e(o);
+    std::vector<control::BandwidthEstimate> out;
+    for (const auto& t : ticks) {
+      for (int i = 0; i < 10; ++i) e.add(exchange(120, t.bytes, t.wait_ms));
+      e.add_delivered(t.delivered_mbps);
+      out.push_back(e.update());
+    }
+    return out;
+  };
+  const auto off = run(200, false);
+  const auto on = run(200, true);
+  for (std::size_t i = 0; i < 3; ++i) {  // the same until the episode ends
+    EXPECT_EQ(on[i].mbps, off[i].mbps);
+    EXPECT_EQ(on[i].reason, off[i].reason);
+  }
+  EXPECT_EQ(on[0].reason, "probe");  // 500 delivered outside an episode: not read
+  EXPECT_NEAR(on[2].mbps, 50, 1e-9);  // min(200, 100) x 0.5, then held through the drain
+  EXPECT_NEAR(off[3].mbps, off[2].mbps, 1e-9);  // held: 4 x 10 Mbps caps the probe
+  EXPECT_EQ(on[3].reason, "probe; resumed at the delivered rate");
+  EXPECT_NEAR(on[3].mbps, 95, 1e-9);
+  EXPECT_EQ(on[4].reason, "probe");  // once per episode
+  EXPECT_NEAR(on[4].mbps, 95, 1e-9);
+
+  // The estimate that overran caps the resumption.
+  const auto capped = run(80, true);
+  EXPECT_NEAR(capped[3].mbps, 80, 1e-9);
+}
+
 // A fast GPU behind a long round trip: 1.2 ms of compute, 20 ms one way,
 // staleness 1. Every forward waits (20 - 1.2) / 2 = 9.4 ms at any density:
 // that wait is the round trip's, and the estimate must not shrink for it.

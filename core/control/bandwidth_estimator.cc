@@ -30,6 +30,10 @@ void BandwidthEstimator::add_round_trip(double rtt_ms) {
   pending_rtt_ms_ = pending_rtt_ms_ < 0 ? rtt_ms : std::min(pending_rtt_ms_, rtt_ms);
 }
 
+void BandwidthEstimator::add_delivered(double mbps) {
+  if (mbps >= 0) pending_delivered_mbps_ = std::max(pending_delivered_mbps_, mbps);
+}
+
 double BandwidthEstimator::latency_ms() const {
   if (!rtt_minima_.empty()) return *std::min_element(rtt_minima_.begin(), rtt_minima_.end()) / 2;
   if (latency_minima_.empty()) return 0;
@@ -64,6 +68,8 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     if (static_cast<int>(rtt_minima_.size()) > options_.latency_memory) rtt_minima_.pop_front();
     pending_rtt_ms_ = -1;
   }
+  const double delivered_mbps = pending_delivered_mbps_;
+  pending_delivered_mbps_ = 0;
   BandwidthEstimate e;
   if (pending_.empty()) {
     e.mbps = mbps_;
@@ -111,6 +117,13 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   ++ticks_with_samples_;
   const bool overrun = e.wait_fraction > options_.wait_threshold;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
+  if (overrun && !slow_start) {
+    if (!overran_last_tick_) {
+      episode_start_mbps_ = mbps_;
+      episode_delivered_mbps_ = 0;
+    }
+    episode_delivered_mbps_ = std::max(episode_delivered_mbps_, delivered_mbps);
+  }
   if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
@@ -133,6 +146,13 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     const double factor = e.measured_mbps || options_.probe_growth == 0 ? options_.growth : options_.probe_growth;
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
+  }
+  if (options_.resume_at_delivered && !overrun && overran_last_tick_) {
+    const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
+    if (resume > mbps_) {
+      mbps_ = resume;
+      e.reason += "; resumed at the delivered rate";
+    }
   }
   overran_last_tick_ = overrun && !slow_start;
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);

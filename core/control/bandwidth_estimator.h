@@ -33,7 +33,9 @@
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
 //   too small to show the link's rate (short messages, TCP's window), up to
-//   4 x the measured rate. A tick where nothing could be timed at all
+//   4 x the measured rate (with `resume_at_delivered`, the first tick after
+//   an overrun episode resumes at the rate delivered while it lasted). A
+//   tick where nothing could be timed at all
 //   probes by `probe_growth` instead (0: `growth`): its messages were too
 //   short for the link to show, so the estimate is only a lower bound and
 //   may climb as TCP's slow start does, doubling, rather than by 10% a tick
@@ -92,6 +94,17 @@ struct BandwidthEstimatorOptions {
   // 0.1 Mbps in four ticks while the link delivered 55-93 Mbps). TCP
   // likewise decreases once per loss event, not once per lost packet.
   bool decrease_once = false;
+  // false: after an overrun the estimate climbs back by `growth` a tick.
+  // true: the first tick without an overrun after an episode of them
+  // resumes at least at the largest rate delivered (add_delivered) during
+  // the episode, and at most at the estimate that overran. While forwards
+  // wait, the link is backlogged, so what it delivered then is its rate
+  // (BBR's bottleneck-bandwidth sample); the (1 - f) decrease drains the
+  // queue, and climbing back at 10% a tick from there left a link
+  // that recovered at once (ResNet-152 at fluct-115: 11.6 Mbps planned for
+  // eight ticks while the link delivered 90 during the drain and carried
+  // 138-167 after it) idle for most of those ticks.
+  bool resume_at_delivered = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -106,7 +119,8 @@ struct BandwidthEstimate {
   double wait_fraction = 0;              // f, of the wait beyond the planned wait
   double planned_wait_ms = 0;            // per iteration (ExchangePace)
   // "overrun", "overrun, decreased already" (decrease_once), "slow start",
-  // "measured", "probe", "no samples"
+  // "measured", "probe", "no samples"; with resume_at_delivered, "resumed at
+  // the delivered rate" is appended where it raised the estimate
   std::string reason;
 };
 
@@ -118,6 +132,9 @@ class BandwidthEstimator {
   void add(const ExchangeSample& sample);
   // One latency probe's round trip.
   void add_round_trip(double rtt_ms);
+  // The rate (Mbps) the exchange delivered over the last window, as the
+  // node that reports it received it: read by `resume_at_delivered` only.
+  void add_delivered(double mbps);
   // Uses the samples added since the last update.
   BandwidthEstimate update(const ExchangePace& pace = {});
 
@@ -133,6 +150,9 @@ class BandwidthEstimator {
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
   int ticks_with_samples_ = 0;
   bool overran_last_tick_ = false;     // the last tick with samples overran
+  double pending_delivered_mbps_ = 0;  // since the last update
+  double episode_delivered_mbps_ = 0;  // the largest delivered rate in this overrun episode
+  double episode_start_mbps_ = 0;      // the estimate that overran, before the episode's decrease
 };
 
 }  // namespace st::control

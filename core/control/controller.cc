@@ -169,6 +169,7 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   pace.staleness = staleness_;
   pace.latency_hops = std::max(1, traffic_.nodes - 1);
   pace.budget_ms = budget_ms_;
+  estimator_.add_delivered(delivered_mbps_);
   const auto estimate = estimator_.update(pace);
   r.estimated_mbps = estimate.mbps;
   r.measured_mbps = estimate.measured_mbps;
