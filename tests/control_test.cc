@@ -272,6 +272,37 @@ TEST(BandwidthEstimator, DecreasesOncePerOverrunWhenAsked) {
   }
 }
 
+// probe_ceiling: probing stops at that multiple of the measured rate, and
+// an estimate already above it is held, not lowered (only an overrun
+// lowers it). The default, 4, lets a short-message measurement far under
+// the link be probed past.
+TEST(BandwidthEstimator, ProbesNoFurtherThanTheCeilingOverTheMeasuredRate) {
+  auto estimates = [](double initial_mbps, double ceiling) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = initial_mbps;
+    o.probe_ceiling = ceiling;
+    control::BandwidthEstimator e(o);
+    std::vector<double> out;
+    for (int tick = 0; tick < 4; ++tick) {
+      for (int i = 0; i < 10; ++i) e.add(exchange(120, 1000000));  // R = 80 Mbps, nobody waits
+      out.push_back(e.update().mbps);
+    }
+    return out;
+  };
+  const auto wide = estimates(90, 4);
+  EXPECT_NEAR(wide.back(), 90 * std::pow(1.1, 4), 1e-6);
+  const auto near = estimates(90, 1.25);
+  EXPECT_NEAR(near[0], 99, 1e-9);
+  EXPECT_NEAR(near[1], 100, 1e-9);  // 1.25 x 80
+  EXPECT_NEAR(near.back(), 100, 1e-9);
+  const auto above = estimates(150, 1.25);
+  EXPECT_NEAR(above.back(), 150, 1e-9);
+
+  control::BandwidthEstimatorOptions bad;
+  bad.probe_ceiling = 0.5;
+  EXPECT_THROW(control::BandwidthEstimator{bad}, std::invalid_argument);
+}
+
 // resume_at_delivered: the first tick after an overrun episode resumes at
 // the largest rate delivered while it lasted (the backlogged link's rate),
 // at most at the estimate that overran; outside an episode the delivered
@@ -316,6 +347,43 @@ TEST(BandwidthEstimator, ResumesAtTheDeliveredRateAfterAnOverrunWhenAsked) {
   // The estimate that overran caps the resumption.
   const auto capped = run(80, true);
   EXPECT_NEAR(capped[3].mbps, 80, 1e-9);
+}
+
+// With resume_at_delivered an episode also ends at a tick that still
+// overran on the whole but whose newest iteration (every node's sample of
+// it) waited no more than planned: the queue has drained by then.
+TEST(BandwidthEstimator, AnEpisodeEndsOnceTheNewestIterationDoesNotWait) {
+  control::BandwidthEstimatorOptions o;
+  o.initial_mbps = 200;
+  o.decrease_once = true;
+  o.resume_at_delivered = true;
+  auto tick = [](control::BandwidthEstimator& e, int first_iteration, std::vector<double> waits, double delivered) {
+    for (std::size_t i = 0; i < waits.size(); ++i)
+      for (int node = 0; node < 2; ++node) {
+        auto s = exchange(120, 1250000, waits[i]);
+        s.iteration = first_iteration + static_cast<int>(i);
+        e.add(s);
+      }
+    e.add_delivered(delivered);
+    return e.update();
+  };
+  control::BandwidthEstimator e(o);
+  EXPECT_EQ(tick(e, 10, {21, 21}, 90).reason, "overrun");  // 200 -> 50
+  // Iteration 13 still waited on one node: the episode goes on.
+  control::BandwidthEstimator still(o);
+  tick(still, 10, {21, 21}, 90);
+  auto waiting = exchange(120, 1250000, 21);
+  waiting.iteration = 13;
+  still.add(waiting);
+  EXPECT_EQ(tick(still, 12, {21, 0}, 90).reason, "overrun, decreased already");
+  // Iteration 13 waited on neither node: the episode ends, on this tick.
+  const auto drained = tick(e, 12, {21, 21, 21, 0}, 95);
+  EXPECT_GT(drained.wait_fraction, o.wait_threshold);
+  EXPECT_EQ(drained.reason,
+            "overrun, decreased already; the newest iteration waited no more than planned; resumed at the delivered rate");
+  EXPECT_NEAR(drained.mbps, 95, 1e-9);
+  // A new episode decreases again.
+  EXPECT_EQ(tick(e, 16, {21, 21}, 90).reason, "overrun");
 }
 
 // A fast GPU behind a long round trip: 1.2 ms of compute, 20 ms one way,

@@ -17,6 +17,7 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
   require(o.initial_mbps >= o.min_mbps && o.initial_mbps <= o.max_mbps, "initial_mbps", o.initial_mbps);
   require(o.growth >= 1, "growth", o.growth);
   require(o.probe_growth == 0 || o.probe_growth >= 1, "probe_growth", o.probe_growth);
+  require(o.probe_ceiling >= 1, "probe_ceiling", o.probe_ceiling);
   require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
@@ -58,6 +59,17 @@ double planned_wait_ms(const ExchangePace& pace, double latency_ms) {
   if (pace.compute_ms <= 0) return 0;
   const double exchange_ms = pace.latency_hops * latency_ms + std::max(0.0, pace.budget_ms);
   return std::max(0.0, (exchange_ms - pace.staleness * pace.compute_ms) / (pace.staleness + 1));
+}
+
+// Whether the samples of the newest iteration among `samples` (when they
+// name one) all waited no more than the planned wait.
+bool newest_iteration_waited_as_planned(const std::vector<ExchangeSample>& samples, double planned_wait_ms) {
+  int newest = -1;
+  for (const auto& s : samples) newest = std::max(newest, s.iteration);
+  if (newest < 0) return false;
+  return std::all_of(samples.begin(), samples.end(), [&](const ExchangeSample& s) {
+    return s.iteration != newest || s.wait_ms <= planned_wait_ms;
+  });
 }
 
 }  // namespace
@@ -110,6 +122,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     wait = unplanned;
     weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
   }
+  const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
   pending_.clear();
   if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
@@ -142,19 +155,22 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     // Probing stops at a few times what was measured, so a link that is
     // never filled (density at its upper bound) cannot inflate the estimate
     // without limit.
-    const double ceiling = e.measured_mbps ? std::max(mbps_, 4 * *e.measured_mbps) : options_.max_mbps;
+    const double ceiling =
+        e.measured_mbps ? std::max(mbps_, options_.probe_ceiling * *e.measured_mbps) : options_.max_mbps;
     const double factor = e.measured_mbps || options_.probe_growth == 0 ? options_.growth : options_.probe_growth;
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
-  if (options_.resume_at_delivered && !overrun && overran_last_tick_) {
+  const bool episode_ended = overran_last_tick_ && (!overrun || newest_drained);
+  if (options_.resume_at_delivered && episode_ended) {
+    if (overrun) e.reason += "; the newest iteration waited no more than planned";
     const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
     if (resume > mbps_) {
       mbps_ = resume;
       e.reason += "; resumed at the delivered rate";
     }
   }
-  overran_last_tick_ = overrun && !slow_start;
+  overran_last_tick_ = overrun && !slow_start && !(options_.resume_at_delivered && episode_ended);
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
   e.mbps = mbps_;
   return e;

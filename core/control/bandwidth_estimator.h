@@ -33,7 +33,7 @@
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
 //   too small to show the link's rate (short messages, TCP's window), up to
-//   4 x the measured rate (with `resume_at_delivered`, the first tick after
+//   `probe_ceiling` x the measured rate (with `resume_at_delivered`, the first tick after
 //   an overrun episode resumes at the rate delivered while it lasted). A
 //   tick where nothing could be timed at all
 //   probes by `probe_growth` instead (0: `growth`): its messages were too
@@ -60,6 +60,7 @@ struct ExchangeSample {
   // of every exchange carries no bytes, and exchanges that do not overlap
   // each pay it. Empty: busy_ms - latency.
   std::vector<std::pair<double, double>> intervals;
+  int iteration = -1;  // the iteration the sample reports (-1: not known)
 };
 
 // How the exchanges are paced, so that the wait the round trip alone
@@ -81,6 +82,18 @@ struct ExchangePace {
 struct BandwidthEstimatorOptions {
   double initial_mbps = 100;    // before the first measurement
   double growth = 1.10;         // per tick without waiting
+  // Probing stops at this multiple of the measured rate R. 4: R may be far
+  // under the link (short messages measure the latency, not the rate).
+  // Near 1: where the exchange is large enough to be limited by the link,
+  // R is the link's rate, and an estimate above R / safety plans more bytes
+  // than the link carries in the window. The overrun that shows it comes
+  // ticks later, once the queue is deep enough to make the forwards wait
+  // (ResNet-152 at a constant 100 Mbps: R of 77-89 Mbps while probing took
+  // the estimate to 130-154 before the first wait, then four ticks of it).
+  // While R keeps up with the plan it stays at or above the estimate that
+  // planned the bytes it measures, so a ceiling above `growth` still lets
+  // the estimate climb on a link that is not full.
+  double probe_ceiling = 4;
   double probe_growth = 0;      // per tick without waiting where nothing could be timed; 0: growth
   // Ticks with samples at the start whose overrun does not shrink the
   // estimate: the connections' windows are still opening then, so the wait
@@ -95,9 +108,13 @@ struct BandwidthEstimatorOptions {
   // likewise decreases once per loss event, not once per lost packet.
   bool decrease_once = false;
   // false: after an overrun the estimate climbs back by `growth` a tick.
-  // true: the first tick without an overrun after an episode of them
-  // resumes at least at the largest rate delivered (add_delivered) during
-  // the episode, and at most at the estimate that overran. While forwards
+  // true: the episode ends at the first tick without an overrun, or whose
+  // newest iteration (every sample of it) waited no more than planned: the
+  // queue has drained then, although the tick's older iterations still
+  // waited (telemetry reaches the controller an iteration or two late, and
+  // a plan takes effect staleness + 2 iterations after its tick). That
+  // tick resumes at least at the largest rate delivered (add_delivered)
+  // during the episode, and at most at the estimate that overran. While forwards
   // wait, the link is backlogged, so what it delivered then is its rate
   // (BBR's bottleneck-bandwidth sample); the (1 - f) decrease drains the
   // queue, and climbing back at 10% a tick from there left a link
@@ -119,8 +136,9 @@ struct BandwidthEstimate {
   double wait_fraction = 0;              // f, of the wait beyond the planned wait
   double planned_wait_ms = 0;            // per iteration (ExchangePace)
   // "overrun", "overrun, decreased already" (decrease_once), "slow start",
-  // "measured", "probe", "no samples"; with resume_at_delivered, "resumed at
-  // the delivered rate" is appended where it raised the estimate
+  // "measured", "probe", "no samples"; with resume_at_delivered, "the newest
+  // iteration waited no more than planned" is appended where that ended an
+  // episode, and "resumed at the delivered rate" where it raised the estimate
   std::string reason;
 };
 

@@ -68,6 +68,7 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   const bool warming_up = t.iteration < options_.raised_density_iterations;
   s.wait_ms = start_up || warming_up ? 0 : t.wait_ms;
   s.backward_ms = t.backward_ms;
+  s.iteration = t.iteration;
   estimator_.add(s);
   double slowest_gpu = 0;
   for (std::size_t g = 0; g < t.batch.size(); ++g) {
