@@ -447,8 +447,9 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
 // The controller on the paper's ResNet-152 timing runs (docs/control.md,
 // "The compute window"): each link's file is scenarios/paper/'s workload
 // and WAN, with each density rule as it is, with the load counted in the
-// window, with that and one decrease per overrun episode, and with those
-// and resuming at the delivered rate after an episode, nothing else changed.
+// window, with that and one decrease per overrun episode, with those and
+// resuming at the delivered rate after an episode, and with all that and a
+// probing ceiling, nothing else changed.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -463,7 +464,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 12u);
+    ASSERT_EQ(s.systems.size(), 15u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -473,6 +474,8 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.window_includes_load, system.label.find("-load") != std::string::npos);
       EXPECT_EQ(control.estimator.decrease_once, system.label.find("-once") != std::string::npos);
       EXPECT_EQ(control.estimator.resume_at_delivered, system.label.find("-resume") != std::string::npos);
+      const bool ceiling = system.label.find("-ceiling") != std::string::npos;
+      EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.25 : 4.0);
     }
     for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
       expect_changed_from(system_named(s, rule), system_named(s, rule + "-load"),
@@ -481,6 +484,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
                           [](train::StellaTrainOptions& o) { o.control.estimator.decrease_once = true; });
       expect_changed_from(system_named(s, rule + "-load-once"), system_named(s, rule + "-load-once-resume"),
                           [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; });
+      expect_changed_from(system_named(s, rule + "-load-once-resume"),
+                          system_named(s, rule + "-load-once-resume-ceiling"),
+                          [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.25; });
     }
   }
 }
