@@ -13,8 +13,9 @@ target. Markdown on stdout.
 A folder of timing runs (`compute.math: timing`, no accuracy: e.g.
 scenarios/paper/resnet152-fluct-115-controller.yaml) gets the measures
 only: per system the median over seeds of the mean iteration, mean
-density, WAN bytes per iteration and link utilisation, each with its
-range over the seeds.
+density, WAN bytes per iteration, link utilisation and the share of the
+link left idle while rank 0 waited for the exchange, each with its range
+over the seeds.
 
 `--after S` measures only what starts at simulated second S or later
 (iterations and whole seconds of link.csv): the controller's steady state
@@ -51,18 +52,46 @@ def link_utilisation(folder, after_s=0.0):
     return delivered / configured if configured > 0 else None
 
 
+def rank0_iterations(folder):
+    with open(folder / "iterations.csv") as f:
+        return [r for r in csv.DictReader(f) if r["rank"] == "0"]
+
+
 def run_measures(folder, after_s=0.0):
     """Mean iteration (ms), mean density, WAN bytes per iteration,
     utilisation, over rank 0's iterations starting at `after_s` or later."""
-    with open(folder / "iterations.csv") as f:
-        rows = [r for r in csv.DictReader(f)
-                if r["rank"] == "0" and float(r["start_s"]) >= after_s]
+    rows = [r for r in rank0_iterations(folder) if float(r["start_s"]) >= after_s]
     if not rows:
         sys.exit(f"error: {folder / 'iterations.csv'}: no iteration of rank 0 starts at {after_s:g} s or later")
     iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
     density = statistics.mean(float(r["density"]) for r in rows)
     sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
     return iteration_ms, density, sent, link_utilisation(folder, after_s)
+
+
+def idle_while_waiting(folder, after_s=0.0):
+    """The share of the configured bandwidth (the seconds link_utilisation
+    counts) left unused while rank 0's forward waited for the exchange:
+    each second's unused bandwidth times the part of that second rank 0
+    spent waiting (an iteration waits just before its start_s). Unused
+    bandwidth while nobody waited is the plan sending less than the link
+    carries; while the forwards waited, the bytes were queued and the
+    transport did not deliver them (TCP recovering from a loss, or a
+    window still opening)."""
+    waits = [(float(r["start_s"]) - float(r["wait_ms"]) / 1e3, float(r["start_s"]))
+             for r in rank0_iterations(folder) if float(r["wait_ms"]) > 0]
+    with open(folder / "link.csv") as f:
+        link_rows = list(csv.DictReader(f))
+    last_second = max(int(r["second"]) for r in link_rows)
+    configured = idle = 0.0
+    for r in link_rows:
+        second = int(r["second"])
+        if second == last_second or second < after_s:
+            continue
+        waited = min(1.0, sum(max(0.0, min(end, second + 1) - max(start, second)) for start, end in waits))
+        configured += float(r["configured_mbps"])
+        idle += max(0.0, float(r["configured_mbps"]) - float(r["delivered_mbps"])) * waited
+    return idle / configured if configured > 0 else None
 
 
 def median_tta(summary, label, target):
@@ -105,17 +134,22 @@ def spread(values, fmt):
 
 
 def print_timing_table(root, summary, after_s):
-    print("| system | mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation |")
-    print("|---" * 5 + "|")
+    print("| system | mean iteration (ms) | mean density | WAN bytes per iteration | link utilisation | "
+          "link idle while waiting |")
+    print("|---" * 6 + "|")
     for label, entry in summary["systems"].items():
         if "error" in entry:
             print(f"| {label} | failed: {entry['error'][:80]} |")
             continue
-        measures = [run_measures(root / p["run"], after_s) for p in tta.seed_runs(summary, label)]
+        runs = [root / p["run"] for p in tta.seed_runs(summary, label)]
+        measures = [run_measures(run, after_s) + (idle_while_waiting(run, after_s),) for run in runs]
         columns = [spread([m[0] for m in measures], ".1f"), spread([m[1] for m in measures], ".4f"),
-                   spread([m[2] for m in measures], ",.0f"), spread([m[3] for m in measures], ".0%")]
+                   spread([m[2] for m in measures], ",.0f"), spread([m[3] for m in measures], ".0%"),
+                   spread([m[4] for m in measures], ".0%")]
         print(f"| {label} | {' | '.join(columns)} |")
-    print("\n(Timing runs: no accuracy. Medians over the seeds, their range in parentheses.)")
+    print("\n(Timing runs: no accuracy. Medians over the seeds, their range in parentheses. Link idle while "
+          "waiting: the share of the configured bandwidth unused while rank 0's forward waited for the exchange; "
+          "the rest of the unused share went unused while nobody waited.)")
 
 
 def main(argv):

@@ -17,15 +17,16 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysi
 
 def write_run(folder, iteration_ms, density, sent, delivered_mbps):
     """A run's iterations.csv (rank 0, three iterations starting at 0, 1
-    and 2 s, the first at 5% density) and link.csv (the start-up second at
-    10 Mbps, two whole seconds at `delivered_mbps` and a partial one,
-    which the report leaves out)."""
+    and 2 s, the first at 5% density, the last after 400 ms of waiting)
+    and link.csv (the start-up second at 10 Mbps, two whole seconds at
+    `delivered_mbps` and a partial one, which the report leaves out)."""
     os.makedirs(folder)
     with open(os.path.join(folder, "iterations.csv"), "w") as f:
-        f.write("rank,iteration,start_s,iteration_ms,density,bytes_sent\n")
+        f.write("rank,iteration,start_s,iteration_ms,wait_ms,density,bytes_sent\n")
         for i in range(3):
             d = 0.05 if i == 0 else density
-            f.write(f"0,{i},{i},{iteration_ms},{d},{sent}\n1,{i},{i},999,0.9,1\n")
+            wait_ms = 400 if i == 2 else 0
+            f.write(f"0,{i},{i},{iteration_ms},{wait_ms},{d},{sent}\n1,{i},{i},999,900,0.9,1\n")
     with open(os.path.join(folder, "link.csv"), "w") as f:
         f.write("second,link,configured_mbps,delivered_mbps,delivered_bytes\n")
         for second in range(4):
@@ -65,8 +66,9 @@ class DensityReport(unittest.TestCase):
             out = report(root)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("timing runs", out.stdout)
-        self.assertIn("| rule | 450.0 (400.0-500.0) | 0.0300 (0.0233-0.0367) | 2,000 (1,000-3,000) | 30% (23%-37%) |",
-                      out.stdout)
+        # Idle while waiting: 0.4 s of second 1 at 70, 50 and 60 Mbps unused, of 300 configured.
+        self.assertIn("| rule | 450.0 (400.0-500.0) | 0.0300 (0.0233-0.0367) | 2,000 (1,000-3,000) | 30% (23%-37%) "
+                      "| 8% (7%-9%) |", out.stdout)
         self.assertNotIn("TTA", out.stdout)
 
     def test_after_leaves_the_start_up_out(self):
@@ -77,7 +79,7 @@ class DensityReport(unittest.TestCase):
             negative = report(root, "--after", "-1")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("from simulated second 1 on", out.stdout)
-        self.assertIn("| rule | 400.0 | 0.0100 | 1,000 | 30% |", out.stdout)
+        self.assertIn("| rule | 400.0 | 0.0100 | 1,000 | 30% | 14% |", out.stdout)  # 0.4 x 70 of 200
         self.assertNotEqual(late.returncode, 0)
         self.assertIn("no iteration of rank 0 starts at 9 s or later", late.stderr)
         self.assertNotEqual(negative.returncode, 0)
