@@ -475,7 +475,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.decrease_once, system.label.find("-once") != std::string::npos);
       EXPECT_EQ(control.estimator.resume_at_delivered, system.label.find("-resume") != std::string::npos);
       const bool ceiling = system.label.find("-ceiling") != std::string::npos;
-      EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.25 : 4.0);
+      EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
     }
     for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
       expect_changed_from(system_named(s, rule), system_named(s, rule + "-load"),
@@ -486,7 +486,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
                           [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; });
       expect_changed_from(system_named(s, rule + "-load-once-resume"),
                           system_named(s, rule + "-load-once-resume-ceiling"),
-                          [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.25; });
+                          [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; });
     }
   }
 }
