@@ -74,6 +74,23 @@ bool newest_iteration_waited_as_planned(const std::vector<ExchangeSample>& sampl
 
 }  // namespace
 
+void BandwidthEstimator::note_overrun(double delivered_mbps) {
+  if (!overran_last_tick_) {  // a new episode
+    episode_start_mbps_ = mbps_;
+    episode_delivered_mbps_ = 0;
+  }
+  episode_delivered_mbps_ = std::max(episode_delivered_mbps_, delivered_mbps);
+}
+
+void BandwidthEstimator::resume_after_episode(bool still_overran, BandwidthEstimate& e) {
+  if (still_overran) e.reason += "; the newest iteration waited no more than planned";
+  const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
+  if (resume > mbps_) {
+    mbps_ = resume;
+    e.reason += "; resumed at the delivered rate";
+  }
+}
+
 BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   if (pending_rtt_ms_ >= 0) {
     rtt_minima_.push_back(pending_rtt_ms_);
@@ -130,13 +147,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   ++ticks_with_samples_;
   const bool overrun = e.wait_fraction > options_.wait_threshold;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
-  if (overrun && !slow_start) {
-    if (!overran_last_tick_) {
-      episode_start_mbps_ = mbps_;
-      episode_delivered_mbps_ = 0;
-    }
-    episode_delivered_mbps_ = std::max(episode_delivered_mbps_, delivered_mbps);
-  }
+  if (overrun && !slow_start) note_overrun(delivered_mbps);
   if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
@@ -161,16 +172,9 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
-  const bool episode_ended = overran_last_tick_ && (!overrun || newest_drained);
-  if (options_.resume_at_delivered && episode_ended) {
-    if (overrun) e.reason += "; the newest iteration waited no more than planned";
-    const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
-    if (resume > mbps_) {
-      mbps_ = resume;
-      e.reason += "; resumed at the delivered rate";
-    }
-  }
-  overran_last_tick_ = overrun && !slow_start && !(options_.resume_at_delivered && episode_ended);
+  const bool resumed = options_.resume_at_delivered && overran_last_tick_ && (!overrun || newest_drained);
+  if (resumed) resume_after_episode(overrun, e);
+  overran_last_tick_ = overrun && !slow_start && !resumed;
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
   e.mbps = mbps_;
   return e;

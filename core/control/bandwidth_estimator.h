@@ -33,10 +33,10 @@
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
 //   too small to show the link's rate (short messages, TCP's window), up to
-//   `probe_ceiling` x the measured rate (with `resume_at_delivered`, the first tick after
-//   an overrun episode resumes at the rate delivered while it lasted). A
-//   tick where nothing could be timed at all
-//   probes by `probe_growth` instead (0: `growth`): its messages were too
+//   `probe_ceiling` x the measured rate (with `resume_at_delivered`, the
+//   tick that ends an overrun episode resumes at the rate delivered while
+//   it lasted). A tick where nothing could be timed at all probes by
+//   `probe_growth` instead (0: `growth`): its messages were too
 //   short for the link to show, so the estimate is only a lower bound and
 //   may climb as TCP's slow start does, doubling, rather than by 10% a tick
 //   (a low first estimate, taken while the connections' windows opened,
@@ -114,13 +114,13 @@ struct BandwidthEstimatorOptions {
   // waited (telemetry reaches the controller an iteration or two late, and
   // a plan takes effect staleness + 2 iterations after its tick). That
   // tick resumes at least at the largest rate delivered (add_delivered)
-  // during the episode, and at most at the estimate that overran. While forwards
-  // wait, the link is backlogged, so what it delivered then is its rate
-  // (BBR's bottleneck-bandwidth sample); the (1 - f) decrease drains the
-  // queue, and climbing back at 10% a tick from there left a link
-  // that recovered at once (ResNet-152 at fluct-115: 11.6 Mbps planned for
-  // eight ticks while the link delivered 90 during the drain and carried
-  // 138-167 after it) idle for most of those ticks.
+  // during the episode, and at most at the estimate that overran. While
+  // forwards wait, the link is backlogged, so what it delivered then is its
+  // rate (BBR's bottleneck-bandwidth sample). The (1 - f) decrease drains
+  // the queue; climbing back from there at 10% a tick left a link that
+  // recovered at once idle for most of those ticks (ResNet-152 at
+  // fluct-115: 11.6 Mbps planned for eight ticks while the link delivered
+  // 90 during the drain and carried 138-167 after it).
   bool resume_at_delivered = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
@@ -160,6 +160,11 @@ class BandwidthEstimator {
   double latency_ms() const;
 
  private:
+  // An overrunning tick: starts an episode or extends it.
+  void note_overrun(double delivered_mbps);
+  // resume_at_delivered, at the tick that ends an episode.
+  void resume_after_episode(bool still_overran, BandwidthEstimate& e);
+
   BandwidthEstimatorOptions options_;
   double mbps_;
   std::vector<ExchangeSample> pending_;
