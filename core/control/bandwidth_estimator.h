@@ -88,8 +88,9 @@ struct BandwidthEstimatorOptions {
   // R is the link's rate, and an estimate above R / safety plans more bytes
   // than the link carries in the window. The overrun that shows it comes
   // ticks later, once the queue is deep enough to make the forwards wait
-  // (ResNet-152 at a constant 100 Mbps: R of 77-89 Mbps while probing took
-  // the estimate to 130-154 before the first wait, then four ticks of it).
+  // (ResNet-152 at a constant 100 Mbps: R of 76-88 Mbps while probing took
+  // the estimate to 128-139 before the first wait, then three or four ticks
+  // of it).
   // While R keeps up with the plan it stays at or above the estimate that
   // planned the bytes it measures, so a ceiling above `growth` still lets
   // the estimate climb on a link that is not full.
@@ -118,9 +119,10 @@ struct BandwidthEstimatorOptions {
   // forwards wait, the link is backlogged, so what it delivered then is its
   // rate (BBR's bottleneck-bandwidth sample). The (1 - f) decrease drains
   // the queue; climbing back from there at 10% a tick left a link that
-  // recovered at once idle for most of those ticks (ResNet-152 at
-  // fluct-115: 11.6 Mbps planned for eight ticks while the link delivered
-  // 90 during the drain and carried 138-167 after it).
+  // recovered at once mostly idle (ResNet-152 at fluct-115: 11.6 Mbps
+  // planned for four ticks, its density held for eight iterations, while
+  // the link delivered 90 during the drain and could carry 138-166 after
+  // it).
   bool resume_at_delivered = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
