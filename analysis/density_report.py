@@ -36,19 +36,21 @@ import tta  # noqa: E402
 from tta import median_or_none  # noqa: E402
 
 
-def link_utilisation(folder, after_s=0.0):
-    """Delivered over configured bandwidth, every direction, the run's whole
-    seconds from `after_s` on (link.csv; its last, partial second left
-    out)."""
-    configured = delivered = 0.0
+def counted_link_seconds(folder, after_s=0.0):
+    """link.csv's rows (every direction) for the run's whole seconds from
+    `after_s` on: its last, partial second left out."""
     with open(folder / "link.csv") as f:
         link_rows = list(csv.DictReader(f))
     last_second = max(int(r["second"]) for r in link_rows)
-    for r in link_rows:
-        if int(r["second"]) == last_second or int(r["second"]) < after_s:
-            continue  # a partial second, or before the span asked for
-        configured += float(r["configured_mbps"])
-        delivered += float(r["delivered_mbps"])
+    return [r for r in link_rows if after_s <= int(r["second"]) < last_second]
+
+
+def link_utilisation(folder, after_s=0.0):
+    """Delivered over configured bandwidth, every direction, the seconds
+    counted_link_seconds keeps."""
+    rows = counted_link_seconds(folder, after_s)
+    configured = sum(float(r["configured_mbps"]) for r in rows)
+    delivered = sum(float(r["delivered_mbps"]) for r in rows)
     return delivered / configured if configured > 0 else None
 
 
@@ -57,10 +59,11 @@ def rank0_iterations(folder):
         return [r for r in csv.DictReader(f) if r["rank"] == "0"]
 
 
-def run_measures(folder, after_s=0.0):
+def run_measures(folder, after_s=0.0, iterations=None):
     """Mean iteration (ms), mean density, WAN bytes per iteration,
-    utilisation, over rank 0's iterations starting at `after_s` or later."""
-    rows = [r for r in rank0_iterations(folder) if float(r["start_s"]) >= after_s]
+    utilisation, over rank 0's iterations starting at `after_s` or later
+    (`iterations`: rank0_iterations(folder), when already read)."""
+    rows = [r for r in iterations or rank0_iterations(folder) if float(r["start_s"]) >= after_s]
     if not rows:
         sys.exit(f"error: {folder / 'iterations.csv'}: no iteration of rank 0 starts at {after_s:g} s or later")
     iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
@@ -69,29 +72,31 @@ def run_measures(folder, after_s=0.0):
     return iteration_ms, density, sent, link_utilisation(folder, after_s)
 
 
-def idle_while_waiting(folder, after_s=0.0):
-    """The share of the configured bandwidth (the seconds link_utilisation
-    counts) left unused while rank 0's forward waited for the exchange:
-    each second's unused bandwidth times the part of that second rank 0
-    spent waiting (an iteration waits just before its start_s). Unused
-    bandwidth while nobody waited is the plan sending less than the link
-    carries; while the forwards waited, the bytes were queued and the
-    transport did not deliver them (TCP recovering from a loss, or a
-    window still opening)."""
+def idle_while_waiting(folder, iterations, after_s=0.0):
+    """The share of the configured bandwidth (the seconds
+    counted_link_seconds keeps) left unused while rank 0's forward waited
+    for the exchange: each second's unused bandwidth times the part of
+    that second rank 0 spent waiting (an iteration waits just before its
+    start_s; `iterations`: rank0_iterations(folder)). Unused bandwidth
+    while nobody waited is the plan sending less than the link carries;
+    while the forwards waited, the bytes were queued and the transport did
+    not deliver them (TCP recovering from a loss, or a window still
+    opening)."""
     waits = [(float(r["start_s"]) - float(r["wait_ms"]) / 1e3, float(r["start_s"]))
-             for r in rank0_iterations(folder) if float(r["wait_ms"]) > 0]
-    with open(folder / "link.csv") as f:
-        link_rows = list(csv.DictReader(f))
-    last_second = max(int(r["second"]) for r in link_rows)
+             for r in iterations if float(r["wait_ms"]) > 0]
     configured = idle = 0.0
-    for r in link_rows:
+    for r in counted_link_seconds(folder, after_s):
         second = int(r["second"])
-        if second == last_second or second < after_s:
-            continue
         waited = min(1.0, sum(max(0.0, min(end, second + 1) - max(start, second)) for start, end in waits))
         configured += float(r["configured_mbps"])
         idle += max(0.0, float(r["configured_mbps"]) - float(r["delivered_mbps"])) * waited
     return idle / configured if configured > 0 else None
+
+
+def timing_measures(folder, after_s):
+    """run_measures and idle_while_waiting, iterations.csv read once."""
+    iterations = rank0_iterations(folder)
+    return run_measures(folder, after_s, iterations) + (idle_while_waiting(folder, iterations, after_s),)
 
 
 def median_tta(summary, label, target):
@@ -141,8 +146,7 @@ def print_timing_table(root, summary, after_s):
         if "error" in entry:
             print(f"| {label} | failed: {entry['error'][:80]} |")
             continue
-        runs = [root / p["run"] for p in tta.seed_runs(summary, label)]
-        measures = [run_measures(run, after_s) + (idle_while_waiting(run, after_s),) for run in runs]
+        measures = [timing_measures(root / p["run"], after_s) for p in tta.seed_runs(summary, label)]
         columns = [spread([m[0] for m in measures], ".1f"), spread([m[1] for m in measures], ".4f"),
                    spread([m[2] for m in measures], ",.0f"), spread([m[3] for m in measures], ".0%"),
                    spread([m[4] for m in measures], ".0%")]
