@@ -190,7 +190,6 @@ TEST(SimControl, DrainsLetProbesSeeTheFloorOfAFullLink) {
   EXPECT_LT(runs[1].at("estimated_mbps").back(), 130) << "the estimate ran past the 100 Mbps link";
 }
 
-// Mean of iteration_ms over rank 0's iterations that start in [from, to).
 // Mean of an iterations.csv column over rank 0's rows whose index `keep`
 // accepts (0 when none does).
 template <typename Keep>
@@ -202,6 +201,7 @@ double rank0_mean(const Columns& it, const std::string& column, Keep keep) {
   return count ? sum / count : 0;
 }
 
+// Mean of iteration_ms over rank 0's iterations that start in [from, to).
 double mean_iteration_ms(const Columns& it, double from, double to) {
   const auto& start = it.at("start_s");
   return rank0_mean(it, "iteration_ms", [&](std::size_t i) { return start[i] >= from && start[i] < to; });
