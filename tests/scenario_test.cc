@@ -426,6 +426,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.probe_ceiling (line 10): 0.9 is out of range"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {resume_at_delivered: 2}}\n  - ddp\n"}}),
            "systems[0].controller.resume_at_delivered (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {probe_at_start: yes please}}\n  - ddp\n"}}),
+           "systems[0].controller.probe_at_start (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {link_utilization: 0.2, sparsity_cost: 0.3}}\n  - ddp\n"}}),
            "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"},
@@ -444,7 +446,7 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
       "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
       "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true, "
-      "drain_every_ticks: 5, drain_iterations: 3}}\n"}})));
+      "drain_every_ticks: 5, drain_iterations: 3, probe_at_start: true}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(controlled.controller);
   EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
@@ -460,6 +462,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
   EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_every_iteration);
   EXPECT_FALSE(controlled.control.probe_every_iteration);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_at_start);
+  EXPECT_FALSE(controlled.control.probe_at_start);
   EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_every_ticks, 5);
   EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_iterations, 3);
   EXPECT_EQ(controlled.control.drain_every_ticks, 0);

@@ -3,8 +3,9 @@
 // trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
 // step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
-// at in the same phase. Probes sent every iteration find the latency floor
-// where probes sent once per tick read the controller's own queue; where
+// at in the same phase. Probes sent every iteration, or one before the
+// first iteration, find the latency floor where probes sent once per tick
+// read the controller's own queue; where
 // the controller keeps the link full, drains let them see it. Counting the
 // parameter load in the compute window lets the rule fill the time the
 // load leaves the link idle.
@@ -138,24 +139,30 @@ void print_series(const std::string& label, const std::vector<double>& values, c
 // tick's telemetry arrives, when the exchange is queued, and their minimum
 // reads the queue; probes sent whenever telemetry arrives and none is out
 // also see the gaps between exchanges, and from the second tick on the
-// latency is the path's 20 ms.
+// latency is the path's 20 ms. Per-tick probes plus one before the first
+// iteration (`probe_at_start`), while nothing is queued, hold the path's
+// 20 ms from the first tick on.
 TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_probes";
   const auto profile = mlp_at_cnn_pace(root, 0.05);
-  std::vector<double> latency[2];
-  for (int every = 0; every < 2; ++every) {
-    const auto csv = round_trip_bound_run(root / (every ? "every-iteration" : "per-tick"), profile, 200, 4,
+  const char* names[3] = {"per tick", "every iteration", "per tick, and at the start"};
+  std::vector<double> latency[3];
+  for (int run = 0; run < 3; ++run) {
+    const auto csv = round_trip_bound_run(root / std::to_string(run), profile, 200, 4,
                                           [&](control::ControllerOptions& o) {
                                             o.sparsity_cost = 0.15;
-                                            o.probe_every_iteration = every == 1;
+                                            o.probe_every_iteration = run == 1;
+                                            o.probe_at_start = run == 2;
                                           });
-    latency[every] = csv.at("latency_ms");
-    ASSERT_GE(latency[every].size(), 3u);
-    print_series(every ? "every iteration" : "per tick", latency[every], "ms");
+    latency[run] = csv.at("latency_ms");
+    ASSERT_GE(latency[run].size(), 3u);
+    print_series(names[run], latency[run], "ms");
   }
   for (std::size_t tick = 1; tick < latency[1].size(); ++tick) EXPECT_LT(latency[1][tick], 20.6) << "tick " << tick;
   EXPECT_GT(*std::max_element(latency[0].begin() + 1, latency[0].end()), 20.6)
       << "the per-tick probes no longer read the queue: this test no longer shows the difference";
+  for (std::size_t tick = 0; tick < latency[2].size(); ++tick)
+    EXPECT_LT(latency[2][tick], 20.6) << "tick " << tick << ": the probe before the first iteration read a queue";
 }
 
 // The same run with the controller filling 95% of the link instead: the

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/train/node/control_agent.h"
 #include "core/train/run/trainer.h"
 #include "tests/free_port.h"
 #include "tests/train_test_util.h"
@@ -160,9 +161,10 @@ TEST(Train, BadConfigurationNamesTheField) {
 namespace st::train {
 namespace {
 
-// iterations.csv's density column (rank 0's iterations).
-std::vector<std::string> density_column(const std::string& out_dir) {
-  std::ifstream iterations(out_dir + "/iterations.csv");
+// A CSV file's column by header name, as text (cells before any quoted
+// one: the reason column of control.csv comes last).
+std::vector<std::string> csv_column(const std::string& path, const std::string& name) {
+  std::ifstream file(path);
   const auto split = [](const std::string& text) {
     std::vector<std::string> cells;
     std::istringstream in(text);
@@ -170,13 +172,18 @@ std::vector<std::string> density_column(const std::string& out_dir) {
     return cells;
   };
   std::string line;
-  std::getline(iterations, line);
+  std::getline(file, line);
   const auto header = split(line);
-  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), "density") - header.begin());
-  if (column >= header.size()) ADD_FAILURE() << out_dir << "/iterations.csv has no density column";
+  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  if (column >= header.size()) ADD_FAILURE() << path << " has no " << name << " column";
   std::vector<std::string> out;
-  while (std::getline(iterations, line) && column < header.size()) out.push_back(split(line).at(column));
+  while (std::getline(file, line) && column < header.size()) out.push_back(split(line).at(column));
   return out;
+}
+
+// iterations.csv's density column (rank 0's iterations).
+std::vector<std::string> density_column(const std::string& out_dir) {
+  return csv_column(out_dir + "/iterations.csv", "density");
 }
 
 // The controller on the real backend (threads, wall clock; the in-process
@@ -209,6 +216,32 @@ TEST(Controller, RunsOnTheRealBackend) {
   // iterations.csv's density column shows the plans taking effect.
   const auto column = density_column(c.out_dir);
   EXPECT_GE(std::set<std::string>(column.begin(), column.end()).size(), 2u);
+}
+
+// With probe_at_start the nodes begin only after rank 0's start probes
+// (ControlAgent::kStartProbes round trips of 2 x 10 ms) are answered, so
+// rank 0's first iteration starts that late, the run still finishes with
+// identical nodes, and the first tick's latency is the path's 10 ms.
+TEST(Controller, ProbesBeforeTheFirstIterationOnTheRealBackend) {
+  auto c = small_config("stellatrain");
+  c.iterations = 60;
+  stellatrain_options(c).controller = true;
+  stellatrain_options(c).control.interval_s = 0.1;
+  stellatrain_options(c).control.probe_at_start = true;
+  stellatrain_options(c).compensation = "lookahead";
+  c.inproc_latency_ms = 10;
+  c.inproc_bandwidth_mbps = 100;
+  c.out_dir = ::testing::TempDir() + "/controller_probe_at_start";
+  std::filesystem::remove_all(c.out_dir);
+  const auto result = train_real(c);
+  EXPECT_EQ(result.checksums[0], result.checksums[1]);
+  const auto starts = csv_column(c.out_dir + "/iterations.csv", "start_s");
+  ASSERT_FALSE(starts.empty());
+  EXPECT_GE(std::stod(starts.front()), 0.001 * 2 * 10 * ControlAgent::kStartProbes)
+      << "rank 0 began before its start probes were answered";
+  const auto latency = csv_column(c.out_dir + "/control.csv", "latency_ms");
+  ASSERT_FALSE(latency.empty()) << "no tick";
+  EXPECT_GE(std::stod(latency.front()), 10);
 }
 
 TEST(DensityWarmup, FallsGeometricallyToTheBase) {

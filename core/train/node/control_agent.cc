@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "core/train/run/results.h"
 
@@ -11,59 +12,97 @@ namespace st::train {
 
 ControlAgent::ControlAgent(int rank, int nodes, runtime::Executor& executor, telemetry::MeteredTransport& transport,
                            comm::Mailbox& mailbox, std::unique_ptr<control::Controller> controller, double density,
-                           std::vector<int> batch, ResultsWriter* results)
+                           std::vector<int> batch, ResultsWriter* results, bool probe_at_start)
     : rank_(rank),
       nodes_(nodes),
       executor_(executor),
       transport_(transport),
       mailbox_(mailbox),
       controller_(std::move(controller)),
-      results_(results) {
+      results_(results),
+      probe_at_start_(probe_at_start) {
   settings_[0] = Setting{density, std::move(batch)};
 }
 
-void ControlAgent::start() {
+void ControlAgent::start(std::function<void()> begin_training) {
   if (rank_ == 0) {
     probe_sent_.assign(static_cast<std::size_t>(nodes_), runtime::Nanos(-1));
+    probes_answered_.assign(static_cast<std::size_t>(nodes_), 0);
     for (int source = 1; source < nodes_; ++source) {
       receive_telemetry(source);
       receive_probe_replies(source);
     }
+    if (probe_at_start_ && nodes_ > 1) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      nodes_probing_at_start_ = nodes_ - 1;
+      begin_training_ = std::move(begin_training);
+      send_probes();
+    } else {
+      begin_training();
+    }
   } else {
     receive_plans();
-    answer_probes();
+    if (probe_at_start_) {
+      answer_probes(kStartProbes, std::move(begin_training));
+    } else {
+      answer_probes();
+      begin_training();
+    }
   }
 }
 
-void ControlAgent::answer_probes() {
-  mailbox_.recv(0, telemetry::kProbeTag, [this](std::exception_ptr error, comm::Message&& message) {
-    if (error) return;
-    transport_.send(0, telemetry::kProbeReplyTag, std::move(message.payload), nullptr);
-    answer_probes();
+void ControlAgent::answer_probes(int before_training, std::function<void()> begin_training) {
+  mailbox_.recv(0, telemetry::kProbeTag, [this, before_training, begin_training = std::move(begin_training)](
+                                             std::exception_ptr error, comm::Message&& message) mutable {
+    if (!error) transport_.send(0, telemetry::kProbeReplyTag, std::move(message.payload), nullptr);
+    if (begin_training && (error || before_training <= 1)) {
+      begin_training();
+      begin_training = nullptr;
+    }
+    if (!error) answer_probes(before_training - 1, std::move(begin_training));
   });
 }
 
 void ControlAgent::receive_probe_replies(int source) {
   mailbox_.recv(source, telemetry::kProbeReplyTag, [this, source](std::exception_ptr error, comm::Message&&) {
-    if (error) return;
+    std::function<void()> begin_training;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto& sent = probe_sent_[static_cast<std::size_t>(source)];
-      if (sent.count() >= 0) controller_->on_round_trip(std::chrono::duration<double, std::milli>(executor_.now() - sent).count());
+      if (!error && sent.count() >= 0)
+        controller_->on_round_trip(std::chrono::duration<double, std::milli>(executor_.now() - sent).count());
       sent = runtime::Nanos(-1);
+      begin_training = count_start_probe(source, error != nullptr);
     }
-    receive_probe_replies(source);
+    // Outside the lock: a reply already waiting runs its callback inside recv().
+    if (begin_training) begin_training();
+    if (!error) receive_probe_replies(source);
   });
+}
+
+std::function<void()> ControlAgent::count_start_probe(int node, bool failed) {
+  if (!begin_training_) return nullptr;
+  auto& answered = probes_answered_[static_cast<std::size_t>(node)];
+  if (answered >= kStartProbes) return nullptr;
+  if (!failed && ++answered < kStartProbes) {
+    send_probe(node);
+    return nullptr;
+  }
+  answered = kStartProbes;
+  if (--nodes_probing_at_start_ > 0) return nullptr;
+  return std::exchange(begin_training_, nullptr);
 }
 
 // One probe per node at a time (under the agent's lock).
 void ControlAgent::send_probes() {
-  for (int r = 1; r < nodes_; ++r) {
-    auto& sent = probe_sent_[static_cast<std::size_t>(r)];
-    if (sent.count() >= 0) continue;
-    sent = executor_.now();
-    transport_.send(r, telemetry::kProbeTag, std::vector<uint8_t>(8, 0), nullptr);
-  }
+  for (int r = 1; r < nodes_; ++r) send_probe(r);
+}
+
+void ControlAgent::send_probe(int node) {
+  auto& sent = probe_sent_[static_cast<std::size_t>(node)];
+  if (sent.count() >= 0) return;
+  sent = executor_.now();
+  transport_.send(node, telemetry::kProbeTag, std::vector<uint8_t>(8, 0), nullptr);
 }
 
 // Errors found on a transport thread surface as a failed executor task, so

@@ -33,12 +33,21 @@ class ControlAgent {
  public:
   // `controller`: rank 0's (null on other ranks). `results`: where rank 0
   // writes control.csv. Everything must outlive the agent.
+  // `probe_at_start`: the controller's option of that name, on every rank.
   ControlAgent(int rank, int nodes, runtime::Executor& executor, telemetry::MeteredTransport& transport,
                comm::Mailbox& mailbox, std::unique_ptr<control::Controller> controller, double density,
-               std::vector<int> batch, ResultsWriter* results);
+               std::vector<int> batch, ResultsWriter* results, bool probe_at_start = false);
 
-  // Posts the receives; call once before training starts.
-  void start();
+  // Posts the receives, then calls `begin_training` once (from any thread).
+  // With probe_at_start, rank 0 first probes every node kStartProbes times
+  // in a row, and every node begins once those probes are answered (rank
+  // 0: once the answers are back): no gradient is queued ahead of them on
+  // any connection, so the round trips measure the path. Two, because the
+  // sim opens its connections as the run starts, so the first probe may
+  // wait for a handshake; the second finds them open. It costs the run
+  // kStartProbes round trips before the first iteration.
+  void start(std::function<void()> begin_training);
+  static constexpr int kStartProbes = 2;
 
   // The node begins iteration t (after this, a plan for t is late).
   void begin_iteration(int t);
@@ -58,9 +67,17 @@ class ControlAgent {
   };
   void receive_telemetry(int source);
   void receive_plans();
-  void answer_probes();
+  // `begin_training` (if any): called once `before_training` more probes
+  // are answered, or a receive fails (the system then meets the lost peer
+  // itself).
+  void answer_probes(int before_training = 0, std::function<void()> begin_training = nullptr);
   void receive_probe_replies(int source);
   void send_probes();
+  void send_probe(int node);
+  // Rank 0, under the agent's lock: a node answered a probe (or its
+  // receive failed). Returns what begins training once every node has
+  // answered its start probes (null otherwise, and after that).
+  std::function<void()> count_start_probe(int node, bool failed);
   void on_telemetry(const telemetry::NodeTelemetry& t);
   void apply(const control::Plan& plan);
   // The plan's settings for this node, from its effective iteration on
@@ -75,9 +92,13 @@ class ControlAgent {
   comm::Mailbox& mailbox_;
   std::unique_ptr<control::Controller> controller_;
   ResultsWriter* results_;
+  bool probe_at_start_;
   mutable std::mutex mutex_;
   int started_ = -1;                 // the latest iteration begun here
   std::vector<runtime::Nanos> probe_sent_;  // rank 0: when the probe to each node left (-1 ns: none out)
+  std::vector<int> probes_answered_;        // rank 0: by each node, counted up to kStartProbes
+  int nodes_probing_at_start_ = 0;          // rank 0: nodes still answering their start probes
+  std::function<void()> begin_training_;    // rank 0: until every start probe is answered
   std::map<int, Setting> settings_;  // by first iteration
 };
 

@@ -204,7 +204,8 @@ std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const Con
                                                        controlled.staleness);
   }
   return std::make_unique<ControlAgent>(rank, c.nodes, executor, *node.metered, *node.mailbox, std::move(controller),
-                                        controlled.initial_density, even(rank), rank == 0 ? &results : nullptr);
+                                        controlled.initial_density, even(rank), rank == 0 ? &results : nullptr,
+                                        controlled.options->probe_at_start);
 }
 
 // Where this process writes: the run's folder, or, for a process that is
@@ -337,9 +338,12 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   TrainResult result;
   const auto start = executor->now();
   for (auto& node : nodes) {
-    if (node->control) node->control->start();
     Node* raw = node.get();
-    executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
+    auto begin_training = [executor, raw] {
+      executor->post([raw] { raw->system->start([raw] { raw->finished = true; }); });
+    };
+    if (node->control) node->control->start(begin_training);
+    else begin_training();
   }
   const runtime::Nanos budget(static_cast<int64_t>(config.time_budget_s * 1e9));
   bool out_of_time = false;

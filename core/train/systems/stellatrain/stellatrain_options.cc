@@ -15,7 +15,7 @@ using O = StellaTrainOptions;
 
 // `controller: on | off | {interval_s, early_ticks, min_density, max_density,
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
-// link_utilization, sparsity_cost, probe_every_iteration, drain_every_ticks,
+// link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -25,7 +25,7 @@ void read_controller(O& o, const util::YamlField& f) {
   }
   f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
-                "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
+                "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling"});
   o.controller = true;
   auto& c = o.control;
@@ -44,6 +44,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.link_utilization = f.number_or("link_utilization", c.link_utilization, 0, 0.99);
   c.sparsity_cost = f.number_or("sparsity_cost", c.sparsity_cost, 0, 1000);
   c.probe_every_iteration = f.boolean_or("probe_every_iteration", c.probe_every_iteration);
+  c.probe_at_start = f.boolean_or("probe_at_start", c.probe_at_start);
   c.drain_every_ticks = static_cast<int>(f.integer_or("drain_every_ticks", c.drain_every_ticks, 0, 1000000));
   c.drain_iterations = static_cast<int>(f.integer_or("drain_iterations", c.drain_iterations, 1, 1000000));
   c.window_includes_load = f.boolean_or("window_includes_load", c.window_includes_load);
@@ -65,6 +66,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.link_utilization > 0) shown["link_utilization"] = c.link_utilization;
   if (c.sparsity_cost > 0) shown["sparsity_cost"] = c.sparsity_cost;
   if (c.probe_every_iteration) shown["probe_every_iteration"] = true;
+  if (c.probe_at_start) shown["probe_at_start"] = true;
   if (c.window_includes_load) shown["window_includes_load"] = true;
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
