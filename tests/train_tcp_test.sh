@@ -2,7 +2,8 @@
 # A 2-process TCP training run on loopback, end to end, for each engine
 # system: both processes finish, and their master copies are bitwise
 # identical (checksums in the two manifests). Then stellatrain's controller
-# across processes. Ends only the processes it started.
+# across processes, with and without probes before the first iteration.
+# Ends only the processes it started.
 set -euo pipefail
 BIN=$1
 source "$(dirname "$0")/port_lib.sh"
@@ -56,3 +57,11 @@ if [ "$plans" -lt 1 ]; then echo "FAIL controller: no plan in control.csv"; cat 
 drains=$(grep -c "drain: 4 iterations" "$OUT/controlled/control.csv" || true)
 if [ "$drains" -lt 1 ]; then echo "FAIL controller: no drain in control.csv"; cat "$OUT/controlled/control.csv"; exit 1; fi
 echo "ok controller over tcp: $plans plan(s), $drains with a drain"
+
+# Probes before the first iteration (--control-probe-at-start): rank 1
+# begins only once it has answered them, across processes too.
+run_pair probed-at-start --system stellatrain --iterations 100 --controller --control-interval 0.05 \
+  --control-probe-at-start
+ticks=$(awk 'NR > 1' "$OUT/probed-at-start/control.csv" | wc -l)
+if [ "$ticks" -lt 1 ]; then echo "FAIL probe at start: no tick in control.csv"; exit 1; fi
+echo "ok controller over tcp with probes at the start: $ticks tick(s)"
