@@ -211,36 +211,6 @@ TEST(BandwidthEstimator, ProbesNoFurtherThanTheCeilingOverTheMeasuredRate) {
   EXPECT_THROW(control::BandwidthEstimator{bad}, std::invalid_argument);
 }
 
-// probe_ceiling_memory: the ceiling is over the largest R of that many
-// ticks, so one tick that showed 160 Mbps keeps probing open over the 80
-// Mbps ticks after it until it leaves the window.
-TEST(BandwidthEstimator, TheCeilingRemembersTheLargestRecentRateWhenAsked) {
-  auto estimates = [](int memory) {
-    control::BandwidthEstimatorOptions o;
-    o.initial_mbps = 90;
-    o.probe_ceiling = 1.25;
-    o.probe_ceiling_memory = memory;
-    control::BandwidthEstimator e(o);
-    std::vector<double> out;
-    for (double bytes : {1000000.0, 2000000.0, 1000000.0, 1000000.0, 1000000.0, 1000000.0}) {
-      for (int i = 0; i < 10; ++i) e.add(exchange(120, bytes));  // R = 80 Mbps, or 160
-      out.push_back(e.update().mbps);
-    }
-    return out;
-  };
-  const auto own = estimates(1);
-  EXPECT_NEAR(own[1], 160, 1e-9);  // measured
-  EXPECT_NEAR(own[2], 160, 1e-9);  // held: above 1.25 x 80
-  const auto remembered = estimates(4);
-  EXPECT_NEAR(remembered[2], 176, 1e-9);  // 160 x 1.1, under 1.25 x 160
-  EXPECT_NEAR(remembered[3], 193.6, 1e-9);
-  EXPECT_NEAR(remembered[4], 200, 1e-9);  // capped at 1.25 x 160
-  EXPECT_NEAR(remembered[5], 200, 1e-9);  // 160 has left the window: held, not lowered
-  control::BandwidthEstimatorOptions bad;
-  bad.probe_ceiling_memory = 0;
-  EXPECT_THROW(control::BandwidthEstimator{bad}, std::invalid_argument);
-}
-
 // resume_at_delivered: the first tick after an overrun episode resumes at
 // the largest rate delivered while it lasted (the backlogged link's rate),
 // at most at the estimate that overran; outside an episode the delivered

@@ -18,7 +18,6 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
   require(o.growth >= 1, "growth", o.growth);
   require(o.probe_growth == 0 || o.probe_growth >= 1, "probe_growth", o.probe_growth);
   require(o.probe_ceiling >= 1, "probe_ceiling", o.probe_ceiling);
-  require(o.probe_ceiling_memory >= 1, "probe_ceiling_memory", o.probe_ceiling_memory);
   require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
@@ -147,11 +146,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
   pending_.clear();
-  if (transfer_ms > 0) {
-    e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
-    measured_maxima_.push_back(*e.measured_mbps);
-    if (static_cast<int>(measured_maxima_.size()) > options_.probe_ceiling_memory) measured_maxima_.pop_front();
-  }
+  if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
   ++ticks_with_samples_;
@@ -176,11 +171,8 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     // Probing stops at a few times what was measured, so a link that is
     // never filled (density at its upper bound) cannot inflate the estimate
     // without limit.
-    // (measured_maxima_ holds this tick's R whenever it measured one.)
     const double ceiling =
-        e.measured_mbps
-            ? std::max(mbps_, options_.probe_ceiling * *std::max_element(measured_maxima_.begin(), measured_maxima_.end()))
-            : options_.max_mbps;
+        e.measured_mbps ? std::max(mbps_, options_.probe_ceiling * *e.measured_mbps) : options_.max_mbps;
     const double factor = e.measured_mbps || options_.probe_growth == 0 ? options_.growth : options_.probe_growth;
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";

@@ -95,16 +95,6 @@ struct BandwidthEstimatorOptions {
   // planned the bytes it measures, so a ceiling above `growth` still lets
   // the estimate climb on a link that is not full.
   double probe_ceiling = 4;
-  // The ceiling is over the largest R of the last this many ticks that
-  // measured one (1: the tick's own). R also under-reads the link where
-  // TCP's window, not the link, limits the exchange: after losses the
-  // window reopens slowly, R stays under the estimate / ceiling, and a
-  // ceiling over the tick's own R holds the estimate there while the link
-  // sits half idle (ResNet-152 at fluct-115, the soonest target: 58 Mbps
-  // for 30 s on a 116-156 Mbps link). Over a window, as BBR's bottleneck
-  // bandwidth is a windowed maximum, a rate the link showed recently keeps
-  // probing open.
-  int probe_ceiling_memory = 1;
   double probe_growth = 0;      // per tick without waiting where nothing could be timed; 0: growth
   // Ticks with samples at the start whose overrun does not shrink the
   // estimate: the connections' windows are still opening then, so the wait
@@ -195,7 +185,6 @@ class BandwidthEstimator {
   std::vector<ExchangeSample> pending_;
   std::deque<double> latency_minima_;  // one per tick that had samples
   std::deque<double> rtt_minima_;      // one per tick that had probes
-  std::deque<double> measured_maxima_; // R of the last probe_ceiling_memory ticks that measured one
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
   int ticks_with_samples_ = 0;
   bool overran_last_tick_ = false;     // the last tick with samples overran

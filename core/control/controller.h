@@ -75,18 +75,15 @@ struct ControllerOptions {
   // Probes stop with the telemetry, so a simulation still runs out of
   // events when training ends.
   bool probe_every_iteration = false;
-  // true: rank 0 also probes each node before the first iteration, and
-  // the nodes begin once those probes are answered (ControlAgent::start),
-  // so no gradient is queued ahead of them and the latency floor holds the
-  // path's latency from the first tick on (for `estimator.latency_memory`
-  // ticks).
+  // true: rank 0 also probes each node once before the first iteration,
+  // while no gradient is queued, so the latency floor holds the path's
+  // latency from the first tick on (for `estimator.latency_memory` ticks).
   // Without it the first probes leave behind the first iterations'
   // exchanges, and where those queue (a first density above what the link
   // carries) the floor reads the queue: ResNet-152 at 100 Mbps read 636 ms
   // one way at its third tick against 20, planned a wait of 287 ms and
   // held the density at its floor for seven iterations while the link
-  // went idle (docs/control.md, "Probing before the first iteration, and
-  // decreasing from the delivered rate").
+  // went idle (docs/control.md, "Probing before the first iteration").
   bool probe_at_start = false;
   // Every `drain_every_ticks` ticks (0: never), the plan first runs
   // `drain_iterations` iterations at min_density, and rank 0 probes the
