@@ -152,34 +152,6 @@ TEST(BandwidthEstimator, DecreasesOncePerOverrunWhenAsked) {
   }
 }
 
-// decrease_from_delivered: an overrunning tick decreases from the larger of
-// R and the rate delivered over the tick (a backlogged link's rate), in
-// the first decrease and in the ticks after it alike; without it, from R.
-TEST(BandwidthEstimator, DecreasesFromTheDeliveredRateWhenAsked) {
-  for (bool from_delivered : {false, true}) {
-    control::BandwidthEstimatorOptions o;
-    o.initial_mbps = 200;
-    o.decrease_once = true;
-    o.decrease_from_delivered = from_delivered;
-    control::BandwidthEstimator e(o);
-    std::vector<double> estimates;
-    auto tick = [&](double delivered_mbps) {
-      for (int i = 0; i < 10; ++i) e.add(exchange(120, 250000, /*wait_ms=*/21));  // R = 20 Mbps; f = 0.5
-      e.add_delivered(delivered_mbps);
-      estimates.push_back(e.update().mbps);
-    };
-    for (double delivered : {160.0, 30.0, 10.0}) tick(delivered);
-    if (from_delivered) {
-      EXPECT_NEAR(estimates[0], 80, 1e-9);  // min(200, max(20, 160)) x 0.5
-      EXPECT_NEAR(estimates[1], 30, 1e-9);  // min(80, max(20, 30))
-      EXPECT_NEAR(estimates[2], 20, 1e-9);  // R is the larger now
-    } else {
-      EXPECT_NEAR(estimates[0], 10, 1e-9);  // min(200, 20) x 0.5
-      EXPECT_NEAR(estimates[2], 10, 1e-9);
-    }
-  }
-}
-
 // probe_ceiling: probing stops at that multiple of the measured rate, and
 // an estimate already above it is held, not lowered (only an overrun
 // lowers it). The default, 4, lets a short-message measurement far under

@@ -82,11 +82,6 @@ void BandwidthEstimator::note_overrun(double delivered_mbps) {
   episode_delivered_mbps_ = std::max(episode_delivered_mbps_, delivered_mbps);
 }
 
-double BandwidthEstimator::backlogged_rate(std::optional<double> measured_mbps, double delivered_mbps) const {
-  const double rate = measured_mbps.value_or(mbps_);
-  return options_.decrease_from_delivered ? std::max(rate, delivered_mbps) : rate;
-}
-
 void BandwidthEstimator::resume_after_episode(bool still_overran, BandwidthEstimate& e) {
   if (still_overran) e.reason += "; the newest iteration waited no more than planned";
   const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
@@ -159,10 +154,10 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::max(mbps_, e.measured_mbps.value_or(0));
     e.reason = "slow start";
   } else if (overrun && options_.decrease_once && overran_last_tick_) {
-    mbps_ = std::min(mbps_, backlogged_rate(e.measured_mbps, delivered_mbps));
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_));
     e.reason = "overrun, decreased already";
   } else if (overrun) {
-    mbps_ = std::min(mbps_, backlogged_rate(e.measured_mbps, delivered_mbps)) * (1 - e.wait_fraction);
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
     e.reason = "overrun";
   } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {
     mbps_ = *e.measured_mbps;

@@ -124,14 +124,6 @@ struct BandwidthEstimatorOptions {
   // the link delivered 90 during the drain and could carry 138-166 after
   // it).
   bool resume_at_delivered = false;
-  // false: an overrunning tick decreases from the measured rate R. true:
-  // from the larger of R and the rate delivered over the tick
-  // (add_delivered). While forwards wait the link is backlogged, so what
-  // it delivered is its rate; R under-reads it then, because the queued
-  // iterations' exchanges overlap and each sample counts the shared time
-  // as its own (ResNet-152 at fluct-115: R 24.5 Mbps while the link
-  // delivered 117, and a wait fraction of 0.78 took the estimate to 5.4).
-  bool decrease_from_delivered = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -161,8 +153,7 @@ class BandwidthEstimator {
   // One latency probe's round trip.
   void add_round_trip(double rtt_ms);
   // The rate (Mbps) the exchange delivered over the last window, as the
-  // node that reports it received it: read by `resume_at_delivered` and
-  // `decrease_from_delivered` only.
+  // node that reports it received it: read by `resume_at_delivered` only.
   void add_delivered(double mbps);
   // Uses the samples added since the last update.
   BandwidthEstimate update(const ExchangePace& pace = {});
@@ -173,10 +164,6 @@ class BandwidthEstimator {
  private:
   // An overrunning tick: starts an episode or extends it.
   void note_overrun(double delivered_mbps);
-  // The rate an overrunning tick decreases from: R (the estimate when
-  // nothing was timed), or at least the delivered rate with
-  // decrease_from_delivered.
-  double backlogged_rate(std::optional<double> measured_mbps, double delivered_mbps) const;
   // resume_at_delivered, at the tick that ends an episode.
   void resume_after_episode(bool still_overran, BandwidthEstimate& e);
 

@@ -75,9 +75,11 @@ struct ControllerOptions {
   // Probes stop with the telemetry, so a simulation still runs out of
   // events when training ends.
   bool probe_every_iteration = false;
-  // true: rank 0 also probes each node once before the first iteration,
-  // while no gradient is queued, so the latency floor holds the path's
-  // latency from the first tick on (for `estimator.latency_memory` ticks).
+  // true: rank 0 also probes each node before the first iteration, and
+  // the nodes begin once those probes are answered (ControlAgent::start),
+  // so no gradient is queued ahead of them and the latency floor holds the
+  // path's latency from the first tick on (for `estimator.latency_memory`
+  // ticks).
   // Without it the first probes leave behind the first iterations'
   // exchanges, and where those queue (a first density above what the link
   // carries) the floor reads the queue: ResNet-152 at 100 Mbps read 636 ms

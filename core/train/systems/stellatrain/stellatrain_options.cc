@@ -17,7 +17,7 @@ using O = StellaTrainOptions;
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
-// decrease_from_delivered, probe_ceiling}` (docs/control.md); a map means on.
+// probe_ceiling}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
@@ -26,7 +26,7 @@ void read_controller(O& o, const util::YamlField& f) {
   f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
-                "resume_at_delivered", "decrease_from_delivered", "probe_ceiling"});
+                "resume_at_delivered", "probe_ceiling"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -50,8 +50,6 @@ void read_controller(O& o, const util::YamlField& f) {
   c.window_includes_load = f.boolean_or("window_includes_load", c.window_includes_load);
   c.estimator.decrease_once = f.boolean_or("decrease_once", c.estimator.decrease_once);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
-  c.estimator.decrease_from_delivered =
-      f.boolean_or("decrease_from_delivered", c.estimator.decrease_from_delivered);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
@@ -72,7 +70,6 @@ nlohmann::json show_controller(const O& o) {
   if (c.window_includes_load) shown["window_includes_load"] = true;
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
-  if (c.estimator.decrease_from_delivered) shown["decrease_from_delivered"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
