@@ -137,16 +137,18 @@ step_paper() {
   done
   # The paper's rule and the soonest target over 100 iterations at the
   # constant links (one seed: a constant link gives every seed the same
-  # numbers), and the paper's rule on the trace, three seeds.
+  # numbers), and the paper's rule and the soonest target on the trace,
+  # three seeds.
   local long_runs=paper-rule,paper-rule-load,paper-rule-load-once,paper-rule-load-once-resume
   long_runs+=,paper-rule-load-once-resume-ceiling,soonest-load-once-resume,soonest-load-once-resume-ceiling
+  long_runs+=,paper-rule-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling-start
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-$link-controller-100it" --after 10
   done
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --jobs "$JOBS" --quiet \
-    --systems paper-rule-load-once,paper-rule-load-once-resume,paper-rule-load-once-resume-ceiling \
+    --systems paper-rule-load-once,paper-rule-load-once-resume,paper-rule-load-once-resume-ceiling,paper-rule-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling,soonest-load-once-resume-ceiling-start \
     --out "$OUT/paper/resnet152-fluct-115-controller-100it"
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-100it" --after 10
 }

@@ -448,8 +448,9 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
 // "The compute window"): each link's file is scenarios/paper/'s workload
 // and WAN, with each density rule as it is, with the load counted in the
 // window, with that and one decrease per overrun episode, with those and
-// resuming at the delivered rate after an episode, and with all that and a
-// probing ceiling, nothing else changed.
+// resuming at the delivered rate after an episode, with all that and a
+// probing ceiling, and with all that and probes before the first
+// iteration, nothing else changed.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -464,7 +465,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 15u);
+    ASSERT_EQ(s.systems.size(), 18u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -476,6 +477,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.resume_at_delivered, system.label.find("-resume") != std::string::npos);
       const bool ceiling = system.label.find("-ceiling") != std::string::npos;
       EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
+      EXPECT_EQ(control.probe_at_start, system.label.find("-start") != std::string::npos);
     }
     for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
       expect_changed_from(system_named(s, rule), system_named(s, rule + "-load"),
@@ -487,6 +489,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       expect_changed_from(system_named(s, rule + "-load-once-resume"),
                           system_named(s, rule + "-load-once-resume-ceiling"),
                           [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; });
+      expect_changed_from(system_named(s, rule + "-load-once-resume-ceiling"),
+                          system_named(s, rule + "-load-once-resume-ceiling-start"),
+                          [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; });
     }
   }
 }
