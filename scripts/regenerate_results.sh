@@ -126,8 +126,7 @@ step_paper() {
   done
   run python3 analysis/timing_table.py "${dirs[@]}"
   # The controller's density rules there, with and without the parameter
-  # load in the compute window (docs/control.md, "The controller where the
-  # link is the bottleneck").
+  # load in the compute window (docs/control-bottleneck.md).
   local link
   for link in fluct-115 const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --jobs "$JOBS" --quiet \

@@ -85,7 +85,7 @@ struct ControllerOptions {
   // carries) the floor reads the queue: ResNet-152 at 100 Mbps read 636 ms
   // one way at its third tick against 20, planned a wait of 287 ms and
   // held the density at its floor for seven iterations while the link
-  // went idle (docs/control.md, "Probing before the first iteration").
+  // went idle (docs/control-bottleneck.md, "Probing before the first iteration").
   bool probe_at_start = false;
   // Every `drain_every_ticks` ticks (0: never), the plan first runs
   // `drain_iterations` iterations at min_density, and rank 0 probes the
