@@ -139,7 +139,7 @@ void print_series(const std::string& label, const std::vector<double>& values, c
 // tick's telemetry arrives, when the exchange is queued, and their minimum
 // reads the queue; probes sent whenever telemetry arrives and none is out
 // also see the gaps between exchanges, and from the second tick on the
-// latency is the path's 20 ms. Per-tick probes plus one before the first
+// latency is the path's 20 ms. Per-tick probes plus two before the first
 // iteration (`probe_at_start`), while nothing is queued, hold the path's
 // 20 ms from the first tick on.
 TEST(SimControl, ProbesEveryIterationFindTheLatencyFloor) {
