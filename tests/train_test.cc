@@ -5,13 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
 #include <sstream>
 #include <vector>
 
+#include "core/comm/inproc_transport.h"
+#include "core/comm/mailbox.h"
+#include "core/telemetry/metered_transport.h"
 #include "core/train/node/control_agent.h"
 #include "core/train/run/trainer.h"
 #include "tests/free_port.h"
@@ -242,6 +247,40 @@ TEST(Controller, ProbesBeforeTheFirstIterationOnTheRealBackend) {
   const auto latency = csv_column(c.out_dir + "/control.csv", "latency_ms");
   ASSERT_FALSE(latency.empty()) << "no tick";
   EXPECT_GE(std::stod(latency.front()), 10);
+}
+
+// With probe_at_start a node whose peer is lost before the start probes
+// are answered still begins training (whose own exchange then reports the
+// lost peer) instead of waiting forever: rank 1 when rank 0 fails before
+// probing, and rank 0 when rank 1 fails before answering, even where the
+// loss is known before the agent starts.
+TEST(Controller, ALostPeerDoesNotHoldTheStartProbes) {
+  for (int lost : {0, 1}) {
+    SCOPED_TRACE("lost rank " + std::to_string(lost));
+    const int waiting = 1 - lost;
+    comm::InProcFabric fabric(2, comm::LinkDelay{std::chrono::milliseconds(5)});
+    auto executor = runtime::make_thread_pool_executor(1);
+    telemetry::MeteredTransport metered(fabric.endpoint(waiting), *executor);
+    comm::Mailbox mailbox(metered);
+    std::unique_ptr<control::Controller> controller;
+    control::ControllerOptions options;
+    options.probe_at_start = true;
+    if (waiting == 0)
+      controller = std::make_unique<control::Controller>(options, control::TrafficModel{{400000, 20000}, true, false, 2},
+                                                         std::vector<std::vector<int>>{{1}, {1}}, 0.05, 1);
+    ControlAgent agent(waiting, 2, *executor, metered, mailbox, std::move(controller), 0.05, {1}, nullptr, true);
+    fabric.fail(lost);
+    // Once the mailbox knows, the agent's receives from the lost rank fail
+    // inside recv(), while start() is still setting up.
+    std::promise<void> known;
+    mailbox.recv(lost, 12345, [&known](std::exception_ptr, comm::Message&&) { known.set_value(); });
+    ASSERT_EQ(known.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    std::promise<void> began;
+    agent.start([&began] { began.set_value(); });
+    EXPECT_EQ(began.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready)
+        << "rank " << waiting << " still waits for the start probes";
+    fabric.shutdown();
+  }
 }
 
 TEST(DensityWarmup, FallsGeometricallyToTheBase) {

@@ -28,14 +28,18 @@ void ControlAgent::start(std::function<void()> begin_training) {
   if (rank_ == 0) {
     probe_sent_.assign(static_cast<std::size_t>(nodes_), runtime::Nanos(-1));
     probes_answered_.assign(static_cast<std::size_t>(nodes_), 0);
+    const bool wait = probe_at_start_ && nodes_ > 1;
+    if (wait) {  // before the receives: a peer already lost fails its receive inside recv()
+      std::lock_guard<std::mutex> lock(mutex_);
+      nodes_probing_at_start_ = nodes_ - 1;
+      begin_training_ = std::move(begin_training);
+    }
     for (int source = 1; source < nodes_; ++source) {
       receive_telemetry(source);
       receive_probe_replies(source);
     }
-    if (probe_at_start_ && nodes_ > 1) {
+    if (wait) {
       std::lock_guard<std::mutex> lock(mutex_);
-      nodes_probing_at_start_ = nodes_ - 1;
-      begin_training_ = std::move(begin_training);
       send_probes();
     } else {
       begin_training();
