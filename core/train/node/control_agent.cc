@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -31,7 +32,6 @@ void ControlAgent::start(std::function<void()> begin_training) {
     const bool wait = probe_at_start_ && nodes_ > 1;
     if (wait) {  // before the receives: a peer already lost fails its receive inside recv()
       std::lock_guard<std::mutex> lock(mutex_);
-      nodes_probing_at_start_ = nodes_ - 1;
       begin_training_ = std::move(begin_training);
     }
     for (int source = 1; source < nodes_; ++source) {
@@ -93,8 +93,9 @@ std::function<void()> ControlAgent::count_start_probe(int node, bool failed) {
     return nullptr;
   }
   answered = kStartProbes;
-  if (--nodes_probing_at_start_ > 0) return nullptr;
-  return std::exchange(begin_training_, nullptr);
+  const bool all_answered = std::all_of(probes_answered_.begin() + 1, probes_answered_.end(),
+                                        [](int n) { return n >= kStartProbes; });
+  return all_answered ? std::exchange(begin_training_, nullptr) : nullptr;
 }
 
 // One probe per node at a time (under the agent's lock).

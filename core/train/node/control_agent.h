@@ -97,7 +97,6 @@ class ControlAgent {
   int started_ = -1;                 // the latest iteration begun here
   std::vector<runtime::Nanos> probe_sent_;  // rank 0: when the probe to each node left (-1 ns: none out)
   std::vector<int> probes_answered_;        // rank 0: by each node, counted up to kStartProbes
-  int nodes_probing_at_start_ = 0;          // rank 0: nodes still answering their start probes
   std::function<void()> begin_training_;    // rank 0: until every start probe is answered
   std::map<int, Setting> settings_;  // by first iteration
 };
