@@ -3,10 +3,10 @@
 // trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
 // step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
-// at in the same phase. Probes sent every iteration, or one before the
+// at in the same phase. Probes sent every iteration, or two before the
 // first iteration, find the latency floor where probes sent once per tick
-// read the controller's own queue; where
-// the controller keeps the link full, drains let them see it. Counting the
+// read the controller's own queue; where the controller keeps the link
+// full, drains let them see it. Counting the
 // parameter load in the compute window lets the rule fill the time the
 // load leaves the link idle.
 //
