@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/scenario.h"
+#include "tests/scenario_test_util.h"
 #include "core/train/systems/stellatrain/stellatrain_options.h"
 #ifdef ST_HAVE_SIM
 #include "sim/sim_config.h"
@@ -91,11 +92,6 @@ Scenario paper_tta_scenario(const std::string& name) {
   return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
 }
 
-// scenarios/paper/<name>.yaml, loaded.
-Scenario paper_scenario(const std::string& name) {
-  return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper/" + name + ".yaml");
-}
-
 // The paper's regime with accuracy (docs/paper-tta.md): both workloads at
 // the three links load, with the controller filling the link, ddp, and
 // three paired seeds; the CNN's also with the controller's paper rule,
@@ -126,37 +122,6 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
       }
     }
   }
-}
-
-const ScenarioSystem& system_named(const Scenario& s, const std::string& label) {
-  const auto it = std::find_if(s.systems.begin(), s.systems.end(),
-                               [&](const ScenarioSystem& system) { return system.label == label; });
-  if (it == s.systems.end()) throw std::runtime_error(s.name + " has no system " + label);
-  return *it;
-}
-
-// The same WAN: every direction's rate or trace, its delay, the network model.
-void expect_same_wan(const Scenario& s, const Scenario& base) {
-  ASSERT_EQ(s.network.wan.size(), base.network.wan.size());
-  for (const auto& [pair, direction] : base.network.wan) {
-    const auto& mine = s.network.wan.at(pair);
-    EXPECT_EQ(mine.constant_mbps, direction.constant_mbps);
-    EXPECT_EQ(mine.delay_ms, direction.delay_ms);
-    EXPECT_EQ(mine.trace.steps().size(), direction.trace.steps().size());
-    if (!direction.trace.empty()) {
-      EXPECT_EQ(mine.trace.mean_mbps(), direction.trace.mean_mbps());
-    }
-  }
-  EXPECT_EQ(s.network.model, base.network.model);
-}
-
-// The same run settings: system, its options and the optimizer.
-void expect_same_system(const ScenarioSystem& a, const ScenarioSystem& b) {
-  SCOPED_TRACE(a.label);
-  EXPECT_EQ(a.config.system, b.config.system);
-  EXPECT_EQ(a.config.options->to_json(), b.config.options->to_json());
-  EXPECT_DOUBLE_EQ(a.config.lr, b.config.lr);
-  EXPECT_DOUBLE_EQ(a.config.momentum, b.config.momentum);
 }
 
 // `s` is `base` under another name (base's + `suffix`) with the same seeds,
@@ -352,16 +317,6 @@ void expect_skew_tuning_on_validation(const Scenario& tune, const Scenario& skew
   }
 }
 
-// `variant` is StellaTrain system `base` with only what `change` does to
-// its options, at the same learning rate.
-template <typename Change>
-void expect_changed_from(const ScenarioSystem& base, const ScenarioSystem& variant, Change change) {
-  auto expected = base.config.options_as<train::StellaTrainOptions>();
-  change(expected);
-  EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << variant.label;
-  EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
-}
-
 // The convergence changes for the skewed placement are judged on its
 // validation set, each the skewed file's warmup-soonest but for the change
 // its label names, evaluated every 5 iterations to the end.
@@ -444,56 +399,4 @@ TEST(ShippedScenarios, PaperTtaTuningScenariosDecideOnValidationData) {
 }
 
 }  // namespace
-// The controller on the paper's ResNet-152 timing runs (docs/control.md,
-// "The compute window"): each link's file is scenarios/paper/'s workload
-// and WAN, with each density rule as it is, with the load counted in the
-// window, with that and one decrease per overrun episode, with those and
-// resuming at the delivered rate after an episode, with all that and a
-// probing ceiling, and with all that and probes before the first
-// iteration, nothing else changed.
-TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
-  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
-    SCOPED_TRACE(link);
-    const auto base = paper_scenario(std::string("resnet152-") + link);
-    const auto s = paper_scenario(std::string("resnet152-") + link + "-controller");
-    expect_same_wan(s, base);
-    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
-    const auto& paper_rule = system_named(base, "stellatrain");
-    expect_same_system(system_named(s, "paper-rule"), paper_rule);
-#ifdef ST_HAVE_SIM
-    EXPECT_EQ(s.sim_compute->compute.kind, base.sim_compute->compute.kind);
-    EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
-    EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
-#endif
-    ASSERT_EQ(s.systems.size(), 18u);
-    for (const auto& system : s.systems) {
-      SCOPED_TRACE(system.label);
-      EXPECT_EQ(system.config.model, paper_rule.config.model);
-      EXPECT_EQ(system.config.batch_per_worker, paper_rule.config.batch_per_worker);
-      EXPECT_EQ(system.config.iterations, 40);
-      const auto& control = system.config.options_as<train::StellaTrainOptions>().control;
-      EXPECT_EQ(control.window_includes_load, system.label.find("-load") != std::string::npos);
-      EXPECT_EQ(control.estimator.decrease_once, system.label.find("-once") != std::string::npos);
-      EXPECT_EQ(control.estimator.resume_at_delivered, system.label.find("-resume") != std::string::npos);
-      const bool ceiling = system.label.find("-ceiling") != std::string::npos;
-      EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
-      EXPECT_EQ(control.probe_at_start, system.label.find("-start") != std::string::npos);
-    }
-    for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
-      expect_changed_from(system_named(s, rule), system_named(s, rule + "-load"),
-                          [](train::StellaTrainOptions& o) { o.control.window_includes_load = true; });
-      expect_changed_from(system_named(s, rule + "-load"), system_named(s, rule + "-load-once"),
-                          [](train::StellaTrainOptions& o) { o.control.estimator.decrease_once = true; });
-      expect_changed_from(system_named(s, rule + "-load-once"), system_named(s, rule + "-load-once-resume"),
-                          [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; });
-      expect_changed_from(system_named(s, rule + "-load-once-resume"),
-                          system_named(s, rule + "-load-once-resume-ceiling"),
-                          [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; });
-      expect_changed_from(system_named(s, rule + "-load-once-resume-ceiling"),
-                          system_named(s, rule + "-load-once-resume-ceiling-start"),
-                          [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; });
-    }
-  }
-}
-
 }  // namespace st::apps

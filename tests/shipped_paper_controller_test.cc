@@ -1,0 +1,77 @@
+// The controller's scenarios in the paper's regime (scenarios/paper/
+// resnet152-<link>-controller.yaml): each is its link's workload with
+// every density rule and each of the options that keep the link full, one
+// option more per variant. The other shipped scenarios are
+// shipped_scenarios_test.cc's.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps/scenario.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#include "tests/scenario_test_util.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_config.h"
+#endif
+
+namespace st::apps {
+namespace {
+
+// The controller on the paper's ResNet-152 timing runs (docs/control.md,
+// "The compute window"): each link's file is scenarios/paper/'s workload
+// and WAN, with each density rule as it is, with the load counted in the
+// window, with that and one decrease per overrun episode, with those and
+// resuming at the delivered rate after an episode, with all that and a
+// probing ceiling, and with all that and probes before the first
+// iteration, nothing else changed.
+TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
+  for (const char* link : {"fluct-115", "const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const auto base = paper_scenario(std::string("resnet152-") + link);
+    const auto s = paper_scenario(std::string("resnet152-") + link + "-controller");
+    expect_same_wan(s, base);
+    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
+    const auto& paper_rule = system_named(base, "stellatrain");
+    expect_same_system(system_named(s, "paper-rule"), paper_rule);
+#ifdef ST_HAVE_SIM
+    EXPECT_EQ(s.sim_compute->compute.kind, base.sim_compute->compute.kind);
+    EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
+    EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
+#endif
+    ASSERT_EQ(s.systems.size(), 18u);
+    for (const auto& system : s.systems) {
+      SCOPED_TRACE(system.label);
+      EXPECT_EQ(system.config.model, paper_rule.config.model);
+      EXPECT_EQ(system.config.batch_per_worker, paper_rule.config.batch_per_worker);
+      EXPECT_EQ(system.config.iterations, 40);
+      const auto& control = system.config.options_as<train::StellaTrainOptions>().control;
+      EXPECT_EQ(control.window_includes_load, system.label.find("-load") != std::string::npos);
+      EXPECT_EQ(control.estimator.decrease_once, system.label.find("-once") != std::string::npos);
+      EXPECT_EQ(control.estimator.resume_at_delivered, system.label.find("-resume") != std::string::npos);
+      const bool ceiling = system.label.find("-ceiling") != std::string::npos;
+      EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
+      EXPECT_EQ(control.probe_at_start, system.label.find("-start") != std::string::npos);
+    }
+    // Each variant is its predecessor with one option on.
+    using Change = std::function<void(train::StellaTrainOptions&)>;
+    const std::vector<std::pair<std::string, Change>> steps = {
+        {"-load", [](train::StellaTrainOptions& o) { o.control.window_includes_load = true; }},
+        {"-once", [](train::StellaTrainOptions& o) { o.control.estimator.decrease_once = true; }},
+        {"-resume", [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; }},
+        {"-ceiling", [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; }},
+        {"-start", [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; }}};
+    for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
+      std::string label = rule;
+      for (const auto& [suffix, change] : steps) {
+        expect_changed_from(system_named(s, label), system_named(s, label + suffix), change);
+        label += suffix;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace st::apps
