@@ -1,7 +1,8 @@
 // core/control/bandwidth_estimator: the measured rate net of latency, the
 // latency floor from probes and exchanges, probing and its ceiling, the
 // decrease on an overrun (once per episode when asked), resuming at the
-// delivered rate after one, and the wait the round trip explains. Part of
+// delivered rate after one, a late peer's wait kept out of the transfer
+// time (when asked), and the wait the round trip explains. Part of
 // control_test (tests/CMakeLists.txt). Pure logic.
 #include <gtest/gtest.h>
 
@@ -181,6 +182,49 @@ TEST(BandwidthEstimator, ProbesNoFurtherThanTheCeilingOverTheMeasuredRate) {
   control::BandwidthEstimatorOptions bad;
   bad.probe_ceiling = 0.5;
   EXPECT_THROW(control::BandwidthEstimator{bad}, std::invalid_argument);
+}
+
+// skip_peer_lag: rank 1 posts its part 280 ms after rank 0, so rank 0's
+// exchanges stay open that much longer. Its quickest exchange (a tiny
+// layer) takes the lag and the latency, 300 ms, while rank 1's complete as
+// they are posted (rank 0's parts are there). Rank 0's nine 125 kB
+// exchanges then arrive one after another at 100 Mbps, but R reads the
+// 1.125 MB over the 370 ms the lag stretched them to, unless the option
+// leaves out the lag.
+control::ExchangeSample late_peer_exchanges(int iteration, double shortest_ms) {
+  auto s = exchange(390, 1125000, 0, shortest_ms);
+  s.intervals = {{0, 300}};
+  for (int k = 1; k <= 9; ++k) s.intervals.push_back({0, 300 + 10 * k});
+  s.iteration = iteration;
+  return s;
+}
+
+double measured_with(const std::vector<control::ExchangeSample>& samples, bool skip_peer_lag) {
+  control::BandwidthEstimatorOptions o;
+  o.skip_peer_lag = skip_peer_lag;
+  control::BandwidthEstimator e(o);
+  for (const auto& s : samples) e.add(s);
+  e.add_round_trip(40);  // probes: the path's latency, 20 ms one way
+  return *e.update().measured_mbps;
+}
+
+TEST(BandwidthEstimator, ALatePeersWaitIsNoTransferWhenAsked) {
+  auto late_rank = exchange(0, 1125000, 0, /*shortest_ms=*/0);
+  late_rank.intervals.assign(10, {0, 0});
+  late_rank.iteration = 7;
+  const std::vector<control::ExchangeSample> samples = {late_peer_exchanges(7, 300), late_rank};
+  EXPECT_NEAR(measured_with(samples, false), 1125000 * 8 / 370e3, 1e-9);
+  EXPECT_NEAR(measured_with(samples, true), 100, 1e-9);
+}
+
+// Where every node's quickest exchange took as long (a queue ahead of all
+// of them, not a late peer), that time is transfer time with the option
+// too; so is a node's whose iteration no other sample reports.
+TEST(BandwidthEstimator, AQueueAheadOfEveryNodeIsTransferTime) {
+  const double queued = 1125000 * 8 / 370e3;
+  EXPECT_NEAR(measured_with({late_peer_exchanges(7, 300), late_peer_exchanges(7, 300)}, true), queued, 1e-9);
+  EXPECT_NEAR(measured_with({late_peer_exchanges(7, 300)}, true), queued, 1e-9);
+  EXPECT_NEAR(measured_with({late_peer_exchanges(-1, 300)}, true), queued, 1e-9);
 }
 
 // resume_at_delivered: the first tick after an overrun episode resumes at

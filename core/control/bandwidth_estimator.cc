@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 namespace st::control {
@@ -53,6 +54,45 @@ double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double l
     covered_to = std::max(covered_to, end);
   }
   return total;
+}
+
+// Per sample, the time at the start of each of its exchanges that carries
+// no bytes: the latency, and with `skip_peer_lag` also how much longer the
+// sample's quickest exchange took than the quickest among the samples of
+// its iteration (at least the latency).
+std::vector<double> unused_ms_of(const std::vector<ExchangeSample>& samples, double latency_ms, bool skip_peer_lag) {
+  std::map<int, double> quickest;
+  for (const auto& s : samples) {
+    if (s.iteration < 0) continue;
+    const auto [it, fresh] = quickest.emplace(s.iteration, s.shortest_ms);
+    if (!fresh) it->second = std::min(it->second, s.shortest_ms);
+  }
+  std::vector<double> unused;
+  for (const auto& s : samples) {
+    const auto it = quickest.find(s.iteration);
+    const double lag = skip_peer_lag && it != quickest.end()
+                           ? std::max(0.0, s.shortest_ms - std::max(latency_ms, it->second))
+                           : 0.0;
+    unused.push_back(latency_ms + lag);
+  }
+  return unused;
+}
+
+// The samples' bytes over their transfer time (those whose transfer could
+// be timed), each exchange's first `unused_ms` (per sample) carrying none.
+std::optional<double> rate_mbps(const std::vector<ExchangeSample>& samples, const std::vector<double>& unused_ms,
+                                double min_transfer_ms) {
+  double bytes = 0, transfer_ms = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto& s = samples[i];
+    const double transfer = s.intervals.empty() ? s.busy_ms - unused_ms[i] : transfer_ms_of(s.intervals, unused_ms[i]);
+    if (s.bytes > 0 && transfer >= std::max(min_transfer_ms, 0.05 * s.busy_ms)) {
+      bytes += s.bytes;
+      transfer_ms += transfer;
+    }
+  }
+  if (transfer_ms > 0) return bytes * 8 / (transfer_ms * 1e3);
+  return std::nullopt;
 }
 
 double planned_wait_ms(const ExchangePace& pace, double latency_ms) {
@@ -116,15 +156,10 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   e.latency_ms = latency_ms();
   e.planned_wait_ms = planned_wait_ms(pace, e.latency_ms);
 
-  double bytes = 0, transfer_ms = 0, wait = 0, weighted = 0;
+  double wait = 0, weighted = 0;
   for (const auto& s : pending_) {
     wait += s.wait_ms;
     weighted += s.wait_ms + 1.5 * s.backward_ms;
-    const double transfer = s.intervals.empty() ? s.busy_ms - e.latency_ms : transfer_ms_of(s.intervals, e.latency_ms);
-    if (s.bytes > 0 && transfer >= std::max(options_.min_transfer_ms, 0.05 * s.busy_ms)) {
-      bytes += s.bytes;
-      transfer_ms += transfer;
-    }
   }
   if (e.planned_wait_ms > 0) {
     // Only the tick's wait beyond the plan, summed before it is compared:
@@ -140,8 +175,9 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
+  e.measured_mbps =
+      rate_mbps(pending_, unused_ms_of(pending_, e.latency_ms, options_.skip_peer_lag), options_.min_transfer_ms);
   pending_.clear();
-  if (transfer_ms > 0) e.measured_mbps = bytes * 8 / (transfer_ms * 1e3);
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
   ++ticks_with_samples_;

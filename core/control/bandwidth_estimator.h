@@ -19,7 +19,8 @@
 //   transfer part (busy - L) is long enough to time: the rate at which the
 //   bytes arrived while they were in flight, net of latency. It does not
 //   fall when the sender sends little, because idle time is not in the
-//   denominator;
+//   denominator (with `skip_peer_lag`, a node's lag behind the quickest
+//   node of the iteration is not in it either);
 // * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
 //   paper's measure of how much the exchange made the GPUs wait, counting
 //   only the wait beyond what the planned exchange explains (ExchangePace:
@@ -124,6 +125,20 @@ struct BandwidthEstimatorOptions {
   // the link delivered 90 during the drain and could carry 138-166 after
   // it).
   bool resume_at_delivered = false;
+  // false: each exchange's first `latency` carries no bytes. true: also
+  // its node's lag behind the quickest node of the iteration does not.
+  // An exchange ends when every peer's part has arrived, so a node that
+  // posts before its peers waits for them, and its quickest exchange (a
+  // tiny layer) is that wait plus the latency, where the late node's
+  // quickest completes at once. While nobody waits, nodes hold whatever
+  // phase they drifted to (ResNet-152 at fluct-115: rank 1 posted about
+  // 280 ms after rank 0 for 20 s; rank 0's exchanges took 300-440 ms to
+  // move 2.9 MB over a link of about 140 Mbps, R read 41-51 Mbps, and the
+  // probing ceiling held the estimate at 58). The lag is the node's
+  // quickest exchange less the iteration's quickest (at least the
+  // latency): a queue that delays every node's exchanges alike is transfer
+  // time and stays in.
+  bool skip_peer_lag = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;

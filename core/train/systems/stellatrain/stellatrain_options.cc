@@ -17,7 +17,7 @@ using O = StellaTrainOptions;
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
-// probe_ceiling}` (docs/control.md); a map means on.
+// probe_ceiling, skip_peer_lag}` (docs/control.md); a map means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
@@ -26,7 +26,7 @@ void read_controller(O& o, const util::YamlField& f) {
   f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
-                "resume_at_delivered", "probe_ceiling"});
+                "resume_at_delivered", "probe_ceiling", "skip_peer_lag"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -51,6 +51,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.decrease_once = f.boolean_or("decrease_once", c.estimator.decrease_once);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
+  c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -70,6 +71,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.window_includes_load) shown["window_includes_load"] = true;
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
+  if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
@@ -165,6 +167,11 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
   probe_at_start.read_text = [](SystemOptions& o, const std::string& text) {
     static_cast<O&>(o).control.probe_at_start = detail::parse_switch_text("--control-probe-at-start", text);
   };
+  OptionField skip_peer_lag{"", "--control-skip-peer-lag",
+                             "Leave a node's lag behind the quickest node out of the measured transfer time", true};
+  skip_peer_lag.read_text = [](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).control.estimator.skip_peer_lag = detail::parse_switch_text("--control-skip-peer-lag", text);
+  };
   return Fields<O>()
       .custom(preset)
       .number("density", &O::density, 1e-6, 1, "--density", "Fraction of gradient elements sent")
@@ -231,6 +238,7 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_flag("--control-initial-mbps", estimator_of, &control::BandwidthEstimatorOptions::initial_mbps,
                           0.01, 1e6, "Bandwidth estimate before a measurement"))
       .custom(probe_at_start)
+      .custom(skip_peer_lag)
       .custom(batch_control);
 }
 
