@@ -25,8 +25,9 @@ namespace {
 // and WAN, with each density rule as it is, with the load counted in the
 // window, with that and one decrease per overrun episode, with those and
 // resuming at the delivered rate after an episode, with all that and a
-// probing ceiling, and with all that and probes before the first
-// iteration, nothing else changed.
+// probing ceiling, with all that and probes before the first iteration,
+// and with all that and a late peer's wait left out of the measured rate,
+// nothing else changed.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -41,7 +42,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 18u);
+    ASSERT_EQ(s.systems.size(), 21u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -54,6 +55,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       const bool ceiling = system.label.find("-ceiling") != std::string::npos;
       EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
       EXPECT_EQ(control.probe_at_start, system.label.find("-start") != std::string::npos);
+      EXPECT_EQ(control.estimator.skip_peer_lag, system.label.find("-skip-lag") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -62,7 +64,8 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
         {"-once", [](train::StellaTrainOptions& o) { o.control.estimator.decrease_once = true; }},
         {"-resume", [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; }},
         {"-ceiling", [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; }},
-        {"-start", [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; }}};
+        {"-start", [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; }},
+        {"-skip-lag", [](train::StellaTrainOptions& o) { o.control.estimator.skip_peer_lag = true; }}};
     for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
       std::string label = rule;
       for (const auto& [suffix, change] : steps) {
