@@ -19,10 +19,15 @@ over the seeds.
 
 `--after S` measures only what starts at simulated second S or later
 (iterations and whole seconds of link.csv): the controller's steady state
-without its start-up.
+without its start-up. `--paired LABEL` (timing runs) adds each system's
+link utilisation per seed, and against system LABEL on the same seed (the
+same stretch of the trace) the median difference in points, its range,
+and on how many seeds the system used more of the link.
 
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
     analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 \
+        --paired paper-rule-load-once-resume-ceiling-start
 """
 import argparse
 import csv
@@ -156,11 +161,38 @@ def print_timing_table(root, summary, after_s):
           "the rest of the unused share went unused while nobody waited.)")
 
 
+def print_paired_utilisation(root, summary, after_s, base):
+    """Per system, link utilisation per seed, and against `base` on the
+    same seed: the median difference in points (range) and the seeds
+    where the system used more of the link."""
+    per_seed = {label: {p["seed"]: link_utilisation(root / p["run"], after_s) for p in tta.seed_runs(summary, label)}
+                for label, entry in summary["systems"].items() if "error" not in entry}
+    if base not in per_seed:
+        sys.exit(f"error: --paired {base}: no such system in {root / 'summary.json'} "
+                 f"(systems: {', '.join(per_seed)})")
+    seeds = sorted(per_seed[base])
+    print(f"\nLink utilisation per seed, and paired against {base} (same seed, same stretch of the trace):\n")
+    print("| system | " + " | ".join(f"seed {s}" for s in seeds) + " | difference: median (range) | seeds above |")
+    print("|---" * (len(seeds) + 3) + "|")
+    for label, values in per_seed.items():
+        cells = [cell(values.get(s), ".0%") for s in seeds]
+        paired = [(values[s] - per_seed[base][s]) * 100 for s in seeds
+                  if values.get(s) is not None and per_seed[base][s] is not None]
+        if label == base or not paired:
+            print(f"| {label} | {' | '.join(cells)} | - | - |")
+            continue
+        above = sum(d > 0 for d in paired)
+        print(f"| {label} | {' | '.join(cells)} | {statistics.median(paired):+.1f} ({min(paired):+.1f} to "
+              f"{max(paired):+.1f}) | {above} of {len(paired)} |")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", help="a `stellatrain run --out` folder")
     parser.add_argument("--after", type=float, default=0.0, metavar="S",
                         help="measure only iterations and whole link seconds from simulated second S on")
+    parser.add_argument("--paired", metavar="LABEL",
+                        help="timing runs: link utilisation per seed, and against system LABEL on the same seed")
     args = parser.parse_args(argv[1:])
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
@@ -173,7 +205,11 @@ def main(argv):
         span = f", from simulated second {after_s:g} on" if after_s > 0 else ""
         print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}, timing runs{span})\n")
         print_timing_table(root, summary, after_s)
+        if args.paired:
+            print_paired_utilisation(root, summary, after_s, args.paired)
         return
+    if args.paired:
+        sys.exit(f"error: --paired compares timing runs; {root} holds accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

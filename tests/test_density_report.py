@@ -3,7 +3,8 @@
 folder of accuracy runs (TTA per target, best accuracy, the controller over
 the best fixed density) and a folder of timing runs (no accuracy: the
 measures only, median and range over the seeds), `--after` leaving the
-start-up out, and a clear error for a missing folder. Standard library only.
+start-up out, `--paired` comparing seed by seed, and a clear error for a
+missing folder. Standard library only.
 """
 import json
 import os
@@ -83,6 +84,20 @@ class DensityReport(unittest.TestCase):
         self.assertNotEqual(late.returncode, 0)
         self.assertIn("no iteration of rank 0 starts at 9 s or later", late.stderr)
         self.assertNotEqual(negative.returncode, 0)
+
+    def test_paired_compares_each_seed_with_the_same_seed_of_the_base(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"base": [(400, 0.01, 1000, 30, None), (400, 0.01, 1000, 50, None),
+                                         (400, 0.01, 1000, 40, None)],
+                                "variant": [(400, 0.01, 1000, 40, None), (400, 0.01, 1000, 45, None),
+                                            (400, 0.01, 1000, 60, None)]}, timing=True)
+            out = report(root, "--after", "1", "--paired", "base")
+            unknown = report(root, "--paired", "nobody")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| base | 30% | 50% | 40% | - | - |", out.stdout)
+        self.assertIn("| variant | 40% | 45% | 60% | +10.0 (-5.0 to +20.0) | 2 of 3 |", out.stdout)
+        self.assertNotEqual(unknown.returncode, 0)
+        self.assertIn("--paired nobody: no such system", unknown.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
