@@ -137,6 +137,12 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_DOUBLE_EQ(t.control.sparsity_cost, 0.27);
   EXPECT_EQ(t.control.drain_every_ticks, 4);
   EXPECT_EQ(t.control.drain_iterations, 6);
+  EXPECT_FALSE(t.control.probe_at_start);
+  EXPECT_FALSE(t.control.estimator.skip_peer_lag);
+  TrainConfig switched;
+  parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag"}, switched);
+  EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.probe_at_start);
+  EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_peer_lag);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

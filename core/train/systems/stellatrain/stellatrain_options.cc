@@ -107,6 +107,16 @@ OptionField number_flag(const char* flag, Part& (*part)(O&), T Part::*member, do
   return f;
 }
 
+// A command-line on/off flag for one option that the scenario sets inside
+// `controller:` (read_controller); `option` names the option's field.
+OptionField switch_flag(std::string flag, std::string help, bool& (*option)(O&)) {
+  OptionField f{"", flag, std::move(help), true};
+  f.read_text = [flag, option](SystemOptions& o, const std::string& text) {
+    option(static_cast<O&>(o)) = detail::parse_switch_text(flag, text);
+  };
+  return f;
+}
+
 // `density_warmup: {iterations, start}` (density_warmup.h).
 OptionField warmup_field() {
   OptionField f{"density_warmup", "", "The first iterations' density falls geometrically from `start`"};
@@ -161,16 +171,6 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                             true};
   batch_control.read_text = [](SystemOptions& o, const std::string& text) {
     static_cast<O&>(o).control.adapt_batch = detail::parse_switch_text("--no-batch-control", text);
-  };
-  OptionField probe_at_start{"", "--control-probe-at-start",
-                              "Probe the latency before the first iteration, while nothing is queued", true};
-  probe_at_start.read_text = [](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).control.probe_at_start = detail::parse_switch_text("--control-probe-at-start", text);
-  };
-  OptionField skip_peer_lag{"", "--control-skip-peer-lag",
-                             "Leave a node's lag behind the quickest node out of the measured transfer time", true};
-  skip_peer_lag.read_text = [](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).control.estimator.skip_peer_lag = detail::parse_switch_text("--control-skip-peer-lag", text);
   };
   return Fields<O>()
       .custom(preset)
@@ -237,8 +237,12 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
       .custom(number_flag("--control-initial-mbps", estimator_of, &control::BandwidthEstimatorOptions::initial_mbps,
                           0.01, 1e6, "Bandwidth estimate before a measurement"))
-      .custom(probe_at_start)
-      .custom(skip_peer_lag)
+      .custom(switch_flag("--control-probe-at-start",
+                          "Probe the latency before the first iteration, while nothing is queued",
+                          [](O& o) -> bool& { return o.control.probe_at_start; }))
+      .custom(switch_flag("--control-skip-peer-lag",
+                          "Leave a node's lag behind the quickest node out of the measured transfer time",
+                          [](O& o) -> bool& { return o.control.estimator.skip_peer_lag; }))
       .custom(batch_control);
 }
 
