@@ -152,13 +152,17 @@ step_paper() {
     --out "$OUT/paper/resnet152-fluct-115-controller-100it"
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-100it" --after 10
   # Ten seeds on the trace, where three do not resolve the last option
-  # (docs/control-bottleneck.md, "A late peer's wait").
+  # (docs/control-peer-lag.md).
   local ten_seeds=paper-rule-load-once-resume-ceiling-start,paper-rule-load-once-resume-ceiling-start-skip-lag
   ten_seeds+=,soonest-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling-start-skip-lag
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
     --quiet --systems "$ten_seeds" --out "$OUT/paper/resnet152-fluct-115-controller-10seeds"
-  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds"
-  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10
+  local base
+  for base in paper-rule-load-once-resume-ceiling-start soonest-load-once-resume-ceiling-start; do
+    run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --paired "$base"
+    run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
+      --paired "$base"
+  done
 }
 
 step_fast() {

@@ -133,7 +133,7 @@ struct BandwidthEstimatorOptions {
   // quickest completes at once. While nobody waits, nodes hold whatever
   // phase they drifted to (ResNet-152 at fluct-115: rank 1 posted about
   // 280 ms after rank 0 for 20 s; rank 0's exchanges took 300-440 ms to
-  // move 2.9 MB over a link of about 140 Mbps, R read 41-51 Mbps, and the
+  // move 2.7 MB over a link of 116-168 Mbps, R read 41-51 Mbps, and the
   // probing ceiling held the estimate at 58). The lag is the node's
   // quickest exchange less the iteration's quickest (at least the
   // latency): a queue that delays every node's exchanges alike is transfer
