@@ -61,19 +61,17 @@ double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double l
 // sample's quickest exchange took than the quickest among the samples of
 // its iteration (at least the latency).
 std::vector<double> unused_ms_of(const std::vector<ExchangeSample>& samples, double latency_ms, bool skip_peer_lag) {
+  std::vector<double> unused(samples.size(), latency_ms);
+  if (!skip_peer_lag) return unused;
   std::map<int, double> quickest;
   for (const auto& s : samples) {
     if (s.iteration < 0) continue;
     const auto [it, fresh] = quickest.emplace(s.iteration, s.shortest_ms);
     if (!fresh) it->second = std::min(it->second, s.shortest_ms);
   }
-  std::vector<double> unused;
-  for (const auto& s : samples) {
-    const auto it = quickest.find(s.iteration);
-    const double lag = skip_peer_lag && it != quickest.end()
-                           ? std::max(0.0, s.shortest_ms - std::max(latency_ms, it->second))
-                           : 0.0;
-    unused.push_back(latency_ms + lag);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto it = quickest.find(samples[i].iteration);
+    if (it != quickest.end()) unused[i] += std::max(0.0, samples[i].shortest_ms - std::max(latency_ms, it->second));
   }
   return unused;
 }

@@ -107,12 +107,13 @@ OptionField number_flag(const char* flag, Part& (*part)(O&), T Part::*member, do
   return f;
 }
 
-// A command-line on/off flag for one option that the scenario sets inside
-// `controller:` (read_controller); `option` names the option's field.
-OptionField switch_flag(std::string flag, std::string help, bool& (*option)(O&)) {
-  OptionField f{"", flag, std::move(help), true};
-  f.read_text = [flag, option](SystemOptions& o, const std::string& text) {
-    option(static_cast<O&>(o)) = detail::parse_switch_text(flag, text);
+// A `train` on/off flag for one option of a part of the options, as
+// number_flag is for a number: the scenario writes it inside `controller:`.
+template <typename Part>
+OptionField switch_flag(const char* flag, Part& (*part)(O&), bool Part::*member, const char* help) {
+  OptionField f{"", flag, help, true};
+  f.read_text = [flag, part, member](SystemOptions& o, const std::string& text) {
+    part(static_cast<O&>(o)).*member = detail::parse_switch_text(flag, text);
   };
   return f;
 }
@@ -237,12 +238,10 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
       .custom(number_flag("--control-initial-mbps", estimator_of, &control::BandwidthEstimatorOptions::initial_mbps,
                           0.01, 1e6, "Bandwidth estimate before a measurement"))
-      .custom(switch_flag("--control-probe-at-start",
-                          "Probe the latency before the first iteration, while nothing is queued",
-                          [](O& o) -> bool& { return o.control.probe_at_start; }))
-      .custom(switch_flag("--control-skip-peer-lag",
-                          "Leave a node's lag behind the quickest node out of the measured transfer time",
-                          [](O& o) -> bool& { return o.control.estimator.skip_peer_lag; }))
+      .custom(switch_flag("--control-probe-at-start", control_of, &control::ControllerOptions::probe_at_start,
+                          "Probe the latency before the first iteration, while nothing is queued"))
+      .custom(switch_flag("--control-skip-peer-lag", estimator_of, &control::BandwidthEstimatorOptions::skip_peer_lag,
+                          "Leave a node's lag behind the quickest node out of the measured transfer time"))
       .custom(batch_control);
 }
 
