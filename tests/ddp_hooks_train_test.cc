@@ -11,11 +11,10 @@
 #include <iostream>
 #include <map>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/train/run/trainer.h"
 #include "core/train/systems/ddp_gloo/ddp_gloo.h"
+#include "tests/csv_test_util.h"
 #include "tests/free_port.h"
 #include "tests/train_test_util.h"
 
@@ -49,33 +48,16 @@ struct Iteration {
   double compress_ms = 0;
 };
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream row(line);
-  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
-  return cells;
-}
-
 // iterations.csv, the columns found by name in its header.
 std::vector<Iteration> read_iterations(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "iterations.csv");
-  std::string line;
-  std::getline(in, line);
-  const auto header = split_csv_line(line);
-  auto column = [&](const std::string& name) {
-    const auto at = std::find(header.begin(), header.end(), name);
-    EXPECT_NE(at, header.end()) << "iterations.csv has no column " << name;
-    return static_cast<std::size_t>(at - header.begin());
-  };
-  const std::size_t rank = column("rank"), iteration = column("iteration"), bytes_sent = column("bytes_sent"),
-                    loss = column("loss"), compress_ms = column("compress_ms");
+  const auto table = st::testing::read_csv(fs::path(dir) / "iterations.csv");
+  const auto rank = table.numbers("rank"), iteration = table.numbers("iteration"),
+             bytes_sent = table.numbers("bytes_sent"), loss = table.numbers("loss"),
+             compress_ms = table.numbers("compress_ms");
   std::vector<Iteration> out;
-  while (std::getline(in, line)) {
-    const auto cells = split_csv_line(line);
-    if (cells.size() < header.size() - 1) continue;  // the last column (batch) may be empty
-    out.push_back({std::stoi(cells[rank]), std::stoi(cells[iteration]), std::stoull(cells[bytes_sent]),
-                   std::stod(cells[loss]), std::stod(cells[compress_ms])});
-  }
+  for (std::size_t i = 0; i < table.rows.size(); ++i)
+    out.push_back({static_cast<int>(rank[i]), static_cast<int>(iteration[i]), static_cast<uint64_t>(bytes_sent[i]),
+                   loss[i], compress_ms[i]});
   return out;
 }
 

@@ -12,8 +12,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -30,6 +28,7 @@
 #include "core/model/model.h"
 #include "core/train/config.h"
 #include "core/train/run/trainer.h"
+#include "tests/csv_test_util.h"
 #include "tests/train_test_util.h"
 
 namespace st::device {
@@ -280,21 +279,7 @@ TEST(CudaStaging, GradientsAndParametersCrossExactly) {
 
 // One column of a run's iterations.csv, by its header name.
 std::vector<double> iterations_column(const std::string& dir, const std::string& name) {
-  std::ifstream in(dir + "/iterations.csv");
-  std::string line, cell;
-  std::getline(in, line);
-  std::istringstream header(line);
-  int index = -1;
-  for (int i = 0; std::getline(header, cell, ','); ++i)
-    if (cell == name) index = i;
-  EXPECT_GE(index, 0) << dir << "/iterations.csv has no column " << name;
-  std::vector<double> values;
-  while (index >= 0 && std::getline(in, line)) {
-    std::istringstream row(line);
-    for (int i = 0; std::getline(row, cell, ','); ++i)
-      if (i == index) values.push_back(std::stod(cell));
-  }
-  return values;
+  return st::testing::read_csv(dir + "/iterations.csv").numbers(name);
 }
 
 std::string fresh_dir(const std::string& name) {

@@ -13,11 +13,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <thread>
 
 #include "emu/emu_network.h"
 #include "emu_test_util.h"
+#include "tests/csv_test_util.h"
 #include "traces/generators.h"
 #include "traces/trace_io.h"
 
@@ -36,19 +36,13 @@ struct Row {
 };
 
 std::vector<Row> parse_link_csv(const std::string& csv) {
+  const auto table = st::testing::parse_csv(csv, "link.csv");
+  const auto second = table.numbers("second"), configured = table.numbers("configured_mbps"),
+             delivered = table.numbers("delivered_mbps");
+  const auto link = table.texts("link");
   std::vector<Row> rows;
-  std::stringstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream cells(line);
-    std::string second, link, configured, delivered;
-    std::getline(cells, second, ',');
-    std::getline(cells, link, ',');
-    std::getline(cells, configured, ',');
-    std::getline(cells, delivered, ',');
-    rows.push_back({std::stoll(second), link, std::stod(configured), std::stod(delivered)});
-  }
+  for (std::size_t i = 0; i < table.rows.size(); ++i)
+    rows.push_back({static_cast<int64_t>(second[i]), link[i], configured[i], delivered[i]});
   return rows;
 }
 

@@ -22,10 +22,10 @@
 #include <functional>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/csv_test_util.h"
 #include "tests/sim_test_util.h"
 #include "tests/train_test_util.h"
 #include "traces/generators.h"
@@ -65,28 +65,9 @@ train::TrainConfig controlled_mlp(int iterations, const fs::path& out) {
   return c;
 }
 
-// Columns of a CSV file by header name (numbers only; other cells are 0).
+// Columns of a CSV file by header name (the numeric ones).
 std::map<std::string, std::vector<double>> read_csv(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> names;
-  std::stringstream header(line);
-  for (std::string cell; std::getline(header, cell, ',');) names.push_back(cell);
-  std::map<std::string, std::vector<double>> columns;
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::size_t i = 0;
-    for (std::string cell; std::getline(row, cell, ',') && i < names.size(); ++i) {
-      double value = 0;
-      try {
-        value = std::stod(cell);
-      } catch (const std::exception&) {
-      }
-      columns[names[i]].push_back(value);
-    }
-  }
-  return columns;
+  return st::testing::numeric_columns(st::testing::read_csv(path));
 }
 
 TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
@@ -328,16 +309,11 @@ TEST(SimControl, BatchSplitEqualisesUnequalGpus) {
     iteration_ms[balanced] = mean_iteration_ms(it, it.at("start_s")[it.at("start_s").size() / 2], 1e9);
   }
   // The last batch split, node 0 (fast GPUs) and node 1 (slow).
-  std::ifstream control(root / "balanced" / "control.csv");
-  std::string line, last;
-  while (std::getline(control, line)) last = line;
-  std::vector<std::string> fields;  // control.csv: batch is the 11th column
-  std::stringstream row(last.substr(0, last.find('"')));
-  for (std::string cell; std::getline(row, cell, ',');) fields.push_back(cell);
-  ASSERT_GT(fields.size(), 10u) << last;
-  const std::string batch_field = fields[10];
-  int fast_batch = 0, slow_batch = 0;
-  ASSERT_EQ(std::sscanf(batch_field.c_str(), "%d;%*d|%d", &fast_batch, &slow_batch), 2) << last;
+  const auto batches = st::testing::read_csv(root / "balanced" / "control.csv").texts("batch");
+  ASSERT_FALSE(batches.empty());
+  const auto last = st::testing::parse_batch_cell(batches.back());
+  ASSERT_EQ(last.size(), 2u) << batches.back();
+  const int fast_batch = last[0].at(0), slow_batch = last[1].at(0);
   const double fast_ms = fast_batch * (21.877 + 14.353) / 64, slow_ms = slow_batch * 2.5 * (21.877 + 14.353) / 64;
   std::cout << "batches " << fast_batch << " / " << slow_batch << ": compute " << fast_ms << " / " << slow_ms
             << " ms; iteration " << iteration_ms[0] << " -> " << iteration_ms[1] << " ms; accuracy " << accuracy[0]

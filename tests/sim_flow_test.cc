@@ -6,12 +6,11 @@
 #include <ns3/core-module.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/sim_wan.h"
+#include "tests/csv_test_util.h"
 #include "tests/sim_network_test_util.h"
 
 namespace st::sim {
@@ -164,22 +163,15 @@ TEST_F(SimFlowTest, LinkCsvAddsUpToTheTotalsAndFollowsTheTrace) {
   ns3::Simulator::Run();
   const std::string path = ::testing::TempDir() + "flow_link.csv";
   network->write_link_csv(path);
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
+  const auto table = st::testing::read_csv(path);
+  const auto links = table.texts("link"), bytes = table.texts("delivered_bytes");
+  const auto mbps = table.numbers("delivered_mbps");
   uint64_t sum = 0;
   std::vector<double> delivered;
-  while (std::getline(in, line)) {
-    if (line.find(",a->b,") == std::string::npos) continue;
-    std::stringstream row(line);
-    std::string second, name, configured, mbps, bytes;
-    std::getline(row, second, ',');
-    std::getline(row, name, ',');
-    std::getline(row, configured, ',');
-    std::getline(row, mbps, ',');
-    std::getline(row, bytes, ',');
-    sum += std::stoull(bytes);
-    delivered.push_back(std::stod(mbps));
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    if (links[i] != "a->b") continue;
+    sum += std::stoull(bytes[i]);
+    delivered.push_back(mbps[i]);
   }
   ASSERT_EQ(delivered.size(), 4u);
   const auto totals = network->wan_totals();

@@ -14,11 +14,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 #include "core/train/run/backend.h"
 #include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/csv_test_util.h"
 #include "tests/sim_test_util.h"
 #include "tests/train_test_util.h"
 #include "traces/generators.h"
@@ -100,19 +100,12 @@ struct IterationRow {
 };
 
 std::vector<IterationRow> rank0_iterations(const fs::path& csv) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);  // header: rank,iteration,start_s,iteration_ms,...
+  const auto table = st::testing::read_csv(csv);
+  const auto rank = table.texts("rank");
+  const auto start = table.numbers("start_s"), ms = table.numbers("iteration_ms");
   std::vector<IterationRow> rows;
-  while (std::getline(in, line)) {
-    std::stringstream cells(line);
-    std::string rank, iteration, start, ms;
-    std::getline(cells, rank, ',');
-    std::getline(cells, iteration, ',');
-    std::getline(cells, start, ',');
-    std::getline(cells, ms, ',');
-    if (rank == "0") rows.push_back({std::stod(start), std::stod(ms)});
-  }
+  for (std::size_t i = 0; i < table.rows.size(); ++i)
+    if (rank[i] == "0") rows.push_back({start[i], ms[i]});
   return rows;
 }
 

@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "core/train/run/trainer.h"
 #include "sim/compute_model.h"
 #include "core/train/run/real_backend.h"
 #include "sim/sim_backend.h"
+#include "tests/csv_test_util.h"
 #include "tests/sim_test_util.h"
 #include "tests/train_test_util.h"
 
@@ -192,22 +192,7 @@ TEST(ProfileLayers, WrongNameOrCountNamesTheLine) {
 
 // Column `name` of iterations.csv, row by row.
 std::vector<double> column(const fs::path& csv, const std::string& name) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  std::stringstream h(line);
-  for (std::string cell; std::getline(h, cell, ',');) header.push_back(cell);
-  const auto at = std::find(header.begin(), header.end(), name) - header.begin();
-  std::vector<double> out;
-  while (std::getline(in, line)) {
-    std::stringstream row(line);
-    std::string cell;
-    for (long i = 0; i <= at && std::getline(row, cell, ','); ++i) {
-    }
-    out.push_back(std::stod(cell));
-  }
-  return out;
+  return st::testing::read_csv(csv).numbers(name);
 }
 
 // Loading the replicas costs simulated time on the forward's path: the

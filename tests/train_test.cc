@@ -19,6 +19,7 @@
 #include "core/telemetry/metered_transport.h"
 #include "core/train/node/control_agent.h"
 #include "core/train/run/trainer.h"
+#include "tests/csv_test_util.h"
 #include "tests/free_port.h"
 #include "tests/train_test_util.h"
 
@@ -103,22 +104,17 @@ TEST(Train, PipelineOverlapsCommunicationWithTheNextIteration) {
   EXPECT_LT(pipelined.mean_iteration_ms, serial.mean_iteration_ms * 0.8);
   // Telemetry shows it: in iterations.csv, an iteration's pipeline still runs
   // after the next iteration started.
-  std::ifstream csv(dir + "/iterations.csv");
-  std::string line;
-  std::getline(csv, line);
+  const auto table = st::testing::numeric_columns(st::testing::read_csv(dir + "/iterations.csv"));
+  const auto& start = table.at("start_s");
   int overlapped = 0, rows = 0;
-  std::vector<std::vector<double>> table;
-  while (std::getline(csv, line)) {
-    std::stringstream ss(line);
-    std::vector<double> v;
-    for (std::string cell; std::getline(ss, cell, ',');) v.push_back(std::stod(cell));
-    table.push_back(v);
-  }
-  for (std::size_t i = 0; i + 1 < table.size(); ++i) {
-    // columns: 2 start_s, 5 forward_ms, 6 backward_ms, 11 pipeline_ms
-    const double backward_end = table[i][2] + (table[i][4] + table[i][5] + table[i][6] + table[i][7]) / 1e3;
-    const double pipeline_end = backward_end + table[i][11] / 1e3;
-    overlapped += pipeline_end > table[i + 1][2];
+  for (std::size_t i = 0; i + 1 < start.size(); ++i) {
+    // The backward ends after the wait, forward, backward and gather; the
+    // pipeline runs on from there.
+    double backward_end = start[i];
+    for (const char* stage : {"wait_ms", "forward_ms", "backward_ms", "gather_ms"})
+      backward_end += table.at(stage)[i] / 1e3;
+    const double pipeline_end = backward_end + table.at("pipeline_ms")[i] / 1e3;
+    overlapped += pipeline_end > start[i + 1];
     ++rows;
   }
   EXPECT_GE(overlapped, rows / 2) << "pipelines that ended after the next iteration started";
@@ -166,24 +162,9 @@ TEST(Train, BadConfigurationNamesTheField) {
 namespace st::train {
 namespace {
 
-// A CSV file's column by header name, as text (cells before any quoted
-// one: the reason column of control.csv comes last).
+// A CSV file's column by header name, as text.
 std::vector<std::string> csv_column(const std::string& path, const std::string& name) {
-  std::ifstream file(path);
-  const auto split = [](const std::string& text) {
-    std::vector<std::string> cells;
-    std::istringstream in(text);
-    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    return cells;
-  };
-  std::string line;
-  std::getline(file, line);
-  const auto header = split(line);
-  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  if (column >= header.size()) ADD_FAILURE() << path << " has no " << name << " column";
-  std::vector<std::string> out;
-  while (std::getline(file, line) && column < header.size()) out.push_back(split(line).at(column));
-  return out;
+  return st::testing::read_csv(path).texts(name);
 }
 
 // iterations.csv's density column (rank 0's iterations).

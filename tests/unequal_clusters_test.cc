@@ -17,6 +17,7 @@
 
 #include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
+#include "tests/csv_test_util.h"
 #include "tests/free_port.h"
 #include "tests/sim_test_util.h"
 #include "tests/train_test_util.h"
@@ -129,24 +130,11 @@ INSTANTIATE_TEST_SUITE_P(Systems, UnequalClustersInSim,
                            return n;
                          });
 
-// The last line of control.csv's batch column: node lists split by '|',
-// GPUs by ';'.
+// The last line of control.csv's batch column, per node and GPU.
 std::vector<std::vector<int>> last_batches(const fs::path& control_csv) {
-  std::ifstream in(control_csv);
-  std::string line, last;
-  while (std::getline(in, line)) last = line;
-  std::vector<std::string> fields;
-  std::stringstream row(last.substr(0, last.find('"')));
-  for (std::string cell; std::getline(row, cell, ',');) fields.push_back(cell);
-  std::vector<std::vector<int>> nodes;
-  if (fields.size() <= 10) return nodes;
-  std::stringstream per_node(fields[10]);
-  for (std::string node; std::getline(per_node, node, '|');) {
-    nodes.emplace_back();
-    std::stringstream per_gpu(node);
-    for (std::string gpu; std::getline(per_gpu, gpu, ';');) nodes.back().push_back(std::stoi(gpu));
-  }
-  return nodes;
+  const auto batches = st::testing::read_csv(control_csv).texts("batch");
+  if (batches.empty()) return {};
+  return st::testing::parse_batch_cell(batches.back());
 }
 
 TEST(UnequalClustersControl, TheBatchSplitFollowsEachGpusSpeed) {
