@@ -227,6 +227,40 @@ TEST(BandwidthEstimator, AQueueAheadOfEveryNodeIsTransferTime) {
   EXPECT_NEAR(measured_with({late_peer_exchanges(-1, 300)}, true), queued, 1e-9);
 }
 
+// skip_early_arrivals: rank 1 posts its first four layers after rank 0's
+// parts have arrived (they end as they begin) and its last 30 ms later,
+// 20 of them latency. Its sample carries the iteration's 1.25 MB, but its
+// transfer time is the last layer's 10 ms: R reads 1000 Mbps on a link of
+// 100, which rank 0's sample (the 1.25 MB over 100 ms) shows. With the
+// option the early sample is left out; a tick whose samples all arrived
+// early measures nothing.
+control::ExchangeSample iteration_with(std::vector<std::pair<double, double>> intervals) {
+  auto s = exchange(intervals.back().second - intervals.front().first, 1250000);
+  s.intervals = std::move(intervals);
+  s.iteration = 3;
+  return s;
+}
+
+std::optional<double> measured_early(const std::vector<control::ExchangeSample>& samples, bool skip) {
+  control::BandwidthEstimatorOptions o;
+  o.skip_early_arrivals = skip;
+  control::BandwidthEstimator e(o);
+  for (const auto& s : samples) e.add(s);
+  e.add_round_trip(40);
+  return e.update().measured_mbps;
+}
+
+TEST(BandwidthEstimator, BytesThatArrivedBeforeTheirExchangeAreNotTimedWhenAsked) {
+  const auto early = iteration_with({{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 34}});
+  const auto in_time = iteration_with({{0, 120}});
+  EXPECT_NEAR(*measured_early({in_time, early}, false), 2500000 * 8 / 110e3, 1e-9);
+  EXPECT_NEAR(*measured_early({early}, false), 1000, 1e-9);
+  EXPECT_NEAR(*measured_early({in_time, early}, true), 100, 1e-9);
+  EXPECT_FALSE(measured_early({early}, true).has_value());
+  // An exchange of exactly the latency had its bytes in flight the whole time.
+  EXPECT_NEAR(*measured_early({iteration_with({{0, 20}, {0, 120}})}, true), 100, 1e-9);
+}
+
 // resume_at_delivered: the first tick after an overrun episode resumes at
 // the largest rate delivered while it lasted (the backlogged link's rate),
 // at most at the estimate that overran; outside an episode the delivered

@@ -430,6 +430,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.probe_at_start (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {skip_peer_lag: sometimes}}\n  - ddp\n"}}),
            "systems[0].controller.skip_peer_lag (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {skip_early_arrivals: 2}}\n  - ddp\n"}}),
+           "systems[0].controller.skip_early_arrivals (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {link_utilization: 0.2, sparsity_cost: 0.3}}\n  - ddp\n"}}),
            "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"},

@@ -139,10 +139,14 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_EQ(t.control.drain_iterations, 6);
   EXPECT_FALSE(t.control.probe_at_start);
   EXPECT_FALSE(t.control.estimator.skip_peer_lag);
+  EXPECT_FALSE(t.control.estimator.skip_early_arrivals);
   TrainConfig switched;
-  parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag"}, switched);
+  parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag",
+         "--control-skip-early-arrivals"},
+        switched);
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.probe_at_start);
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_peer_lag);
+  EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_early_arrivals);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

@@ -76,15 +76,25 @@ std::vector<double> unused_ms_of(const std::vector<ExchangeSample>& samples, dou
   return unused;
 }
 
+// Whether one of the sample's exchanges ended within `latency_ms` of its
+// start: its peer's part was there before it began.
+bool arrived_early(const ExchangeSample& s, double latency_ms) {
+  return std::any_of(s.intervals.begin(), s.intervals.end(),
+                     [&](const auto& interval) { return interval.second - interval.first < latency_ms; });
+}
+
 // The samples' bytes over their transfer time (those whose transfer could
-// be timed), each exchange's first `unused_ms` (per sample) carrying none.
+// be timed, and with `skip_early_arrivals` none with an exchange that had
+// its bytes before it began), each exchange's first `unused_ms` (per
+// sample) carrying none.
 std::optional<double> rate_mbps(const std::vector<ExchangeSample>& samples, const std::vector<double>& unused_ms,
-                                double min_transfer_ms) {
+                                double latency_ms, const BandwidthEstimatorOptions& options) {
   double bytes = 0, transfer_ms = 0;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto& s = samples[i];
+    if (options.skip_early_arrivals && arrived_early(s, latency_ms)) continue;
     const double transfer = s.intervals.empty() ? s.busy_ms - unused_ms[i] : transfer_ms_of(s.intervals, unused_ms[i]);
-    if (s.bytes > 0 && transfer >= std::max(min_transfer_ms, 0.05 * s.busy_ms)) {
+    if (s.bytes > 0 && transfer >= std::max(options.min_transfer_ms, 0.05 * s.busy_ms)) {
       bytes += s.bytes;
       transfer_ms += transfer;
     }
@@ -174,7 +184,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
   e.measured_mbps =
-      rate_mbps(pending_, unused_ms_of(pending_, e.latency_ms, options_.skip_peer_lag), options_.min_transfer_ms);
+      rate_mbps(pending_, unused_ms_of(pending_, e.latency_ms, options_.skip_peer_lag), e.latency_ms, options_);
   pending_.clear();
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 

@@ -20,7 +20,9 @@
 //   bytes arrived while they were in flight, net of latency. It does not
 //   fall when the sender sends little, because idle time is not in the
 //   denominator (with `skip_peer_lag`, a node's lag behind the quickest
-//   node of the iteration is not in it either);
+//   node of the iteration is not in it either; with `skip_early_arrivals`,
+//   a sample some of whose bytes had arrived before their exchange began
+//   is left out);
 // * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
 //   paper's measure of how much the exchange made the GPUs wait, counting
 //   only the wait beyond what the planned exchange explains (ExchangePace:
@@ -139,6 +141,17 @@ struct BandwidthEstimatorOptions {
   // latency): a queue that delays every node's exchanges alike is transfer
   // time and stays in.
   bool skip_peer_lag = false;
+  // false: every sample whose transfer can be timed counts. true: a sample
+  // with an exchange that ended within the latency of its start does not.
+  // A sample's bytes are its whole iteration's, its transfer time the
+  // union of its exchanges' [start + latency, end); an exchange that ends
+  // sooner than the latency after its start had its peer's part before
+  // it began (the peer posted first), so it adds bytes and no time, and R
+  // reads above the link: ResNet-152 at fluct-115, whose trace tops at
+  // 294 Mbps, measured up to 324 Mbps with a tick every second and 1250
+  // with one every half second (fewer samples per tick), and the estimate
+  // adopts a faster rate at once (docs/control-reaction.md).
+  bool skip_early_arrivals = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;

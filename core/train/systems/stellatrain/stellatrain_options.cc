@@ -17,7 +17,8 @@ using O = StellaTrainOptions;
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
-// probe_ceiling, skip_peer_lag}` (docs/control.md); a map means on.
+// probe_ceiling, skip_peer_lag, skip_early_arrivals}` (docs/control.md); a map
+// means on.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
@@ -26,7 +27,7 @@ void read_controller(O& o, const util::YamlField& f) {
   f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
-                "resume_at_delivered", "probe_ceiling", "skip_peer_lag"});
+                "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -52,6 +53,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
+  c.estimator.skip_early_arrivals = f.boolean_or("skip_early_arrivals", c.estimator.skip_early_arrivals);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -72,6 +74,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
   if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
+  if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
@@ -242,6 +245,9 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "Probe the latency before the first iteration, while nothing is queued"))
       .custom(switch_flag("--control-skip-peer-lag", estimator_of, &control::BandwidthEstimatorOptions::skip_peer_lag,
                           "Leave a node's lag behind the quickest node out of the measured transfer time"))
+      .custom(switch_flag("--control-skip-early-arrivals", estimator_of,
+                          &control::BandwidthEstimatorOptions::skip_early_arrivals,
+                          "Leave out of the measured rate an iteration whose peer's bytes arrived before it asked"))
       .custom(batch_control);
 }
 
