@@ -1,0 +1,141 @@
+// Each system's own options in a scenario file (apps/scenario.h):
+// StellaTrain's presets and controller options, the local-update systems'
+// options, each checked where it does not apply and where its value is
+// out of range, naming the file, the key path and the line.
+#include <gtest/gtest.h>
+
+#include "apps/scenario.h"
+#include "core/train/systems/local_step/local_step_options.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#include "tests/scenario_file_fixture.h"
+
+namespace st::apps {
+namespace {
+
+// `- stellatrain` runs the variant this testbed measured best (controller,
+// lookahead, fp16); `preset: paper` the paper's rule; keys beside a preset
+// override it.
+TEST_F(ScenarioFile, StellaTrainPresets) {
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - stellatrain\n  - {name: stellatrain, label: paper, preset: paper}\n"
+      "  - {name: stellatrain, label: paper-fp16, preset: paper, fp16: true}\n"}})));
+  const auto& best = s.systems[0].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(best.controller);
+  EXPECT_EQ(best.compensation, "lookahead");
+  EXPECT_TRUE(best.fp16_values);
+  EXPECT_EQ(best.preset, "measured");
+  const auto& paper = s.systems[1].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(paper.controller);
+  EXPECT_EQ(paper.compensation, "none");
+  EXPECT_FALSE(paper.fp16_values);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().fp16_values);
+  EXPECT_EQ(s.systems[1].config.options->to_json().at("preset"), "paper");
+  expect_errors({{text({{"systems", "systems:\n  - {name: stellatrain, preset: fastest}\n  - ddp\n"}}),
+                  "systems[0].preset (line 10): 'fastest' is not one of"}},
+                error_of);
+}
+
+TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
+  expect_errors(
+      {
+          {text({{"systems", "systems:\n  - {name: ddp, controller: off}\n  - stellatrain\n"}}),
+           "systems[0].controller (line 10): only applies to stellatrain (not ddp)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: maybe}\n  - ddp\n"}}),
+           "systems[0].controller (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {min_density: 0.2, max_density: 0.1}}\n  - ddp\n"}}),
+           "systems[0].controller.max_density (line 10): is below min_density 0.2"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {interval: 1}}\n  - ddp\n"}}),
+           "systems[0].controller.interval"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {link_utilization: 1}}\n  - ddp\n"}}),
+           "systems[0].controller.link_utilization (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {sparsity_cost: -0.1}}\n  - ddp\n"}}),
+           "systems[0].controller.sparsity_cost (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_iterations: 0}}\n  - ddp\n"}}),
+           "systems[0].controller.drain_iterations (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_every_ticks: 1.5}}\n  - ddp\n"}}),
+           "systems[0].controller.drain_every_ticks (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {probe_ceiling: 0.9}}\n  - ddp\n"}}),
+           "systems[0].controller.probe_ceiling (line 10): 0.9 is out of range"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {resume_at_delivered: 2}}\n  - ddp\n"}}),
+           "systems[0].controller.resume_at_delivered (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {probe_at_start: yes please}}\n  - ddp\n"}}),
+           "systems[0].controller.probe_at_start (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {skip_peer_lag: sometimes}}\n  - ddp\n"}}),
+           "systems[0].controller.skip_peer_lag (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {skip_early_arrivals: 2}}\n  - ddp\n"}}),
+           "systems[0].controller.skip_early_arrivals (line 10)"},
+          {text({{"systems",
+                  "systems:\n  - {name: stellatrain, controller: {link_utilization: 0.2, sparsity_cost: 0.3}}\n  - ddp\n"}}),
+           "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, compensation: guess}\n  - ddp\n"}}),
+           "systems[0].compensation (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, density_warmup: {iterations: 10, start: 2}}\n  - ddp\n"}}),
+           "systems[0].density_warmup.start (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, density_warmup: {length: 10}}\n  - ddp\n"}}),
+           "systems[0].density_warmup.length"},
+          {text({{"systems", "systems:\n  - {name: ddp, density_warmup: {iterations: 10}}\n  - stellatrain\n"}}),
+           "systems[0].density_warmup (line 10): only applies to stellatrain (not ddp)"},
+      },
+      error_of);
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
+      "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
+      "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
+      "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true, "
+      "drain_every_ticks: 5, drain_iterations: 3, probe_at_start: true}}\n"}})));
+  const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(controlled.controller);
+  EXPECT_DOUBLE_EQ(controlled.control.interval_s, 0.5);
+  EXPECT_DOUBLE_EQ(controlled.control.max_density, 0.3);
+  EXPECT_FALSE(controlled.control.adapt_batch);
+  EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
+  EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
+  EXPECT_EQ(controlled.control.estimator.slow_start_ticks, 1);
+  EXPECT_EQ(controlled.warmup.iterations, 40);
+  EXPECT_DOUBLE_EQ(controlled.warmup.start, 0.2);
+  EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());
+  EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
+  EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_every_iteration);
+  EXPECT_FALSE(controlled.control.probe_every_iteration);
+  EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_at_start);
+  EXPECT_FALSE(controlled.control.probe_at_start);
+  EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_every_ticks, 5);
+  EXPECT_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.drain_iterations, 3);
+  EXPECT_EQ(controlled.control.drain_every_ticks, 0);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.lr, 0.1);
+  EXPECT_EQ(s.systems[1].config.warmup_iterations, 20);
+}
+
+TEST_F(ScenarioFile, LocalUpdateSystemsTakeTheirOwnOptions) {
+  expect_errors(
+      {
+          {text({{"systems", "systems:\n  - {name: ddp, averaging_period: 4}\n  - stellatrain\n"}}),
+           "systems[0].averaging_period (line 10): only applies to local-sgd and cloudless-ma (not ddp)"},
+          {text({{"systems", "systems:\n  - {name: local-sgd, overlap: false}\n  - ddp\n"}}),
+           "systems[0].overlap (line 10): only applies to cloudless-ma (not local-sgd)"},
+          {text({{"systems", "systems:\n  - {name: cloudless-ma, accumulation_steps: 2}\n  - ddp\n"}}),
+           "systems[0].accumulation_steps (line 10): only applies to cloudless-asgd-ga (not cloudless-ma)"},
+          {text({{"systems", "systems:\n  - {name: cloudless-asgd-ga, max_staleness: -1}\n  - ddp\n"}}),
+           "systems[0].max_staleness (line 10)"},
+          {text({{"systems", "systems:\n  - {name: local-sgd, averaging_period: 0}\n  - ddp\n"}}),
+           "systems[0].averaging_period (line 10)"},
+      },
+      error_of);
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - {name: local-sgd, averaging_period: 4, start_iteration: 10}\n"
+      "  - {name: cloudless-ma, averaging_period_s: 2.5, overlap: false}\n"
+      "  - {name: cloudless-asgd-ga, accumulation_steps: 3, max_staleness: 0}\n"}})));
+  const auto& local = s.systems[0].config.options_as<train::LocalSgdOptions>();
+  EXPECT_EQ(local.averaging_period, 4);
+  EXPECT_EQ(local.start_iteration, 10);
+  const auto& ma = s.systems[1].config.options_as<train::CloudlessMaOptions>();
+  EXPECT_DOUBLE_EQ(ma.averaging_period_s, 2.5);
+  EXPECT_FALSE(ma.overlap);
+  const auto& asgd = s.systems[2].config.options_as<train::CloudlessAsgdOptions>();
+  EXPECT_EQ(asgd.accumulation_steps, 3);
+  EXPECT_EQ(asgd.max_staleness, 0);
+}
+
+}  // namespace
+}  // namespace st::apps
