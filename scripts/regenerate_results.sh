@@ -142,6 +142,10 @@ step_paper() {
   long_runs+=,paper-rule-load-once-resume-ceiling,soonest-load-once-resume,soonest-load-once-resume-ceiling
   long_runs+=,paper-rule-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling-start
   long_runs+=,paper-rule-load-once-resume-ceiling-start-skip-lag,soonest-load-once-resume-ceiling-start-skip-lag
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-skip-lag-tick-0.5
+  long_runs+=,soonest-load-once-resume-ceiling-start-skip-lag-tick-0.5
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-skip-lag-tick-0.5-early
+  long_runs+=,soonest-load-once-resume-ceiling-start-skip-lag-tick-0.5-early
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -151,18 +155,24 @@ step_paper() {
     --systems paper-rule-load-once,paper-rule-load-once-resume,paper-rule-load-once-resume-ceiling,paper-rule-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling,soonest-load-once-resume-ceiling-start \
     --out "$OUT/paper/resnet152-fluct-115-controller-100it"
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-100it" --after 10
-  # Ten seeds on the trace, where three do not resolve the last option
-  # (docs/control-peer-lag.md).
-  local ten_seeds=paper-rule-load-once-resume-ceiling-start,paper-rule-load-once-resume-ceiling-start-skip-lag
-  ten_seeds+=,soonest-load-once-resume-ceiling-start,soonest-load-once-resume-ceiling-start-skip-lag
+  # Ten seeds on the trace, where three do not resolve the last three
+  # options (docs/control-peer-lag.md, docs/control-reaction.md).
+  local rule ten_seeds=""
+  for rule in paper-rule soonest; do
+    local chain=$rule-load-once-resume-ceiling-start
+    ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early
+  done
+  ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
     --quiet --systems "$ten_seeds" --out "$OUT/paper/resnet152-fluct-115-controller-10seeds"
   local base
-  for base in paper-rule-load-once-resume-ceiling-start soonest-load-once-resume-ceiling-start; do
+  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5}; do
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --paired "$base"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"
   done
+  # What a plan that learns the rate late can carry of the trace at all.
+  run python3 analysis/reaction_bound.py traces/fluct-115mbps.csv
 }
 
 step_fast() {

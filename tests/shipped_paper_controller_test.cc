@@ -26,8 +26,10 @@ namespace {
 // window, with that and one decrease per overrun episode, with those and
 // resuming at the delivered rate after an episode, with all that and a
 // probing ceiling, with all that and probes before the first iteration,
-// and with all that and a late peer's wait left out of the measured rate,
-// nothing else changed.
+// with all that and a late peer's wait left out of the measured rate, with
+// all that and a tick every half second, and with all that and bytes that
+// arrived before their exchange left out of the measured rate, nothing
+// else changed.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -42,7 +44,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 21u);
+    ASSERT_EQ(s.systems.size(), 27u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -56,6 +58,8 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.probe_ceiling, ceiling ? 1.15 : 4.0);
       EXPECT_EQ(control.probe_at_start, system.label.find("-start") != std::string::npos);
       EXPECT_EQ(control.estimator.skip_peer_lag, system.label.find("-skip-lag") != std::string::npos);
+      EXPECT_EQ(control.interval_s, system.label.find("-tick-0.5") != std::string::npos ? 0.5 : 1.0);
+      EXPECT_EQ(control.estimator.skip_early_arrivals, system.label.find("-early") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -65,7 +69,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
         {"-resume", [](train::StellaTrainOptions& o) { o.control.estimator.resume_at_delivered = true; }},
         {"-ceiling", [](train::StellaTrainOptions& o) { o.control.estimator.probe_ceiling = 1.15; }},
         {"-start", [](train::StellaTrainOptions& o) { o.control.probe_at_start = true; }},
-        {"-skip-lag", [](train::StellaTrainOptions& o) { o.control.estimator.skip_peer_lag = true; }}};
+        {"-skip-lag", [](train::StellaTrainOptions& o) { o.control.estimator.skip_peer_lag = true; }},
+        {"-tick-0.5", [](train::StellaTrainOptions& o) { o.control.interval_s = 0.5; }},
+        {"-early", [](train::StellaTrainOptions& o) { o.control.estimator.skip_early_arrivals = true; }}};
     for (const std::string rule : {"paper-rule", "fill-0.8", "soonest"}) {
       std::string label = rule;
       for (const auto& [suffix, change] : steps) {
