@@ -11,6 +11,19 @@
 
 namespace st::testing {
 
+namespace {
+
+// The cell as a number: NaN when empty, nothing when it is not all number.
+std::optional<double> number_in(const std::string& cell) {
+  if (cell.empty()) return std::nan("");
+  char* end = nullptr;
+  const double value = std::strtod(cell.c_str(), &end);
+  if (end != cell.c_str() + cell.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> cells(1);
   bool quoted = false;
@@ -49,12 +62,9 @@ std::vector<std::string> CsvTable::texts(const std::string& name) const {
 std::vector<double> CsvTable::numbers(const std::string& name) const {
   std::vector<double> out;
   for (const auto& text : texts(name)) {
-    try {
-      out.push_back(text.empty() ? std::nan("") : std::stod(text));
-    } catch (const std::exception&) {
-      ADD_FAILURE() << source << ": column " << name << " holds " << text << ", not a number";
-      out.push_back(std::nan(""));
-    }
+    const auto value = number_in(text);
+    if (!value) ADD_FAILURE() << source << ": column " << name << " holds " << text << ", not a number";
+    out.push_back(value.value_or(std::nan("")));
   }
   return out;
 }
@@ -73,19 +83,6 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
     if (!line.empty()) table.rows.push_back(split_csv_line(line));
   return table;
 }
-
-namespace {
-
-// The cell as a number: NaN when empty, nothing when it is not all number.
-std::optional<double> number_in(const std::string& cell) {
-  if (cell.empty()) return std::nan("");
-  char* end = nullptr;
-  const double value = std::strtod(cell.c_str(), &end);
-  if (end != cell.c_str() + cell.size()) return std::nullopt;
-  return value;
-}
-
-}  // namespace
 
 std::map<std::string, std::vector<double>> numeric_columns(const CsvTable& table) {
   std::map<std::string, std::vector<double>> columns;

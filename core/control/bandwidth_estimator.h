@@ -148,9 +148,13 @@ struct BandwidthEstimatorOptions {
   // sooner than the latency after its start had its peer's part before
   // it began (the peer posted first), so it adds bytes and no time, and R
   // reads above the link: ResNet-152 at fluct-115, whose trace tops at
-  // 294 Mbps, measured up to 324 Mbps with a tick every second and 1250
+  // 294 Mbps, measured up to 323 Mbps with a tick every second and 1250
   // with one every half second (fewer samples per tick), and the estimate
-  // adopts a faster rate at once (docs/control-reaction.md).
+  // adopts a faster rate at once. Measured, leaving them out removes those
+  // readings but keeps the node that posts first, whose exchanges also
+  // wait for its peer's later layers: R then reads 24-32% under a
+  // constant link. Not recommended; it shows that the two nodes' samples
+  // must be paired by iteration (docs/control-reaction.md).
   bool skip_early_arrivals = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
