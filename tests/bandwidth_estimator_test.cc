@@ -199,13 +199,20 @@ control::ExchangeSample late_peer_exchanges(int iteration, double shortest_ms) {
   return s;
 }
 
+// The rate one tick measures from `samples`, the probes reading a path of
+// 20 ms one way.
+std::optional<double> measured(const std::vector<control::ExchangeSample>& samples,
+                               const control::BandwidthEstimatorOptions& options) {
+  control::BandwidthEstimator e(options);
+  for (const auto& s : samples) e.add(s);
+  e.add_round_trip(40);
+  return e.update().measured_mbps;
+}
+
 double measured_with(const std::vector<control::ExchangeSample>& samples, bool skip_peer_lag) {
   control::BandwidthEstimatorOptions o;
   o.skip_peer_lag = skip_peer_lag;
-  control::BandwidthEstimator e(o);
-  for (const auto& s : samples) e.add(s);
-  e.add_round_trip(40);  // probes: the path's latency, 20 ms one way
-  return *e.update().measured_mbps;
+  return *measured(samples, o);
 }
 
 TEST(BandwidthEstimator, ALatePeersWaitIsNoTransferWhenAsked) {
@@ -244,10 +251,7 @@ control::ExchangeSample iteration_with(std::vector<std::pair<double, double>> in
 std::optional<double> measured_early(const std::vector<control::ExchangeSample>& samples, bool skip) {
   control::BandwidthEstimatorOptions o;
   o.skip_early_arrivals = skip;
-  control::BandwidthEstimator e(o);
-  for (const auto& s : samples) e.add(s);
-  e.add_round_trip(40);
-  return e.update().measured_mbps;
+  return measured(samples, o);
 }
 
 TEST(BandwidthEstimator, BytesThatArrivedBeforeTheirExchangeAreNotTimedWhenAsked) {
