@@ -2,11 +2,13 @@
 // latency floor from probes and exchanges, probing and its ceiling, the
 // decrease on an overrun (once per episode when asked), resuming at the
 // delivered rate after one, a late peer's wait kept out of the transfer
-// time (when asked), and the wait the round trip explains. Part of
+// time (when asked), the nodes' samples of an iteration timed together
+// (when asked), and the wait the round trip explains. Part of
 // control_test (tests/CMakeLists.txt). Pure logic.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -263,6 +265,87 @@ TEST(BandwidthEstimator, BytesThatArrivedBeforeTheirExchangeAreNotTimedWhenAsked
   EXPECT_FALSE(measured_early({early}, true).has_value());
   // An exchange of exactly the latency had its bytes in flight the whole time.
   EXPECT_NEAR(*measured_early({iteration_with({{0, 20}, {0, 120}})}, true), 100, 1e-9);
+}
+
+// pair_by_iteration: a 100 Mbps link, 20 ms one way; rank 1 posts 60 ms
+// after rank 0, each receiving 1.25 MB (100 ms of transfer). Rank 0's
+// exchange ends when rank 1's part has arrived, 180 ms after its own post:
+// 160 ms of "transfer", 62.5 Mbps. Rank 1's ends 60 ms after its post, as
+// rank 0's part was already 40 ms on its way: 250 Mbps. Either alone
+// misreads the link by the lag; an iteration's two samples together read
+// it (2.5 MB over 200 ms).
+control::ExchangeSample posted(int rank, int iteration) {
+  const double end_ms = rank == 0 ? 180 : 60;
+  auto s = exchange(end_ms, 1250000);
+  s.intervals = {{0, end_ms}};
+  s.iteration = iteration;
+  s.node = rank;
+  return s;
+}
+
+// The rate of each tick, its samples given per tick.
+std::vector<std::optional<double>> rates_per_tick(const std::vector<std::vector<control::ExchangeSample>>& ticks,
+                                                  bool pair, int nodes = 2) {
+  control::BandwidthEstimatorOptions o;
+  o.pair_by_iteration = pair;
+  control::BandwidthEstimator e(o, nodes);
+  std::vector<std::optional<double>> rates;
+  for (const auto& tick : ticks) {
+    for (const auto& s : tick) e.add(s);
+    e.add_round_trip(40);
+    rates.push_back(e.update().measured_mbps);
+  }
+  return rates;
+}
+
+TEST(BandwidthEstimator, EachNodeAloneMisreadsTheLinkByItsLag) {
+  const auto alone = rates_per_tick({{posted(0, 5)}, {posted(1, 5)}, {posted(0, 6), posted(1, 6)}}, false);
+  EXPECT_NEAR(*alone[0], 62.5, 1e-9);
+  EXPECT_NEAR(*alone[1], 250, 1e-9);
+  EXPECT_NEAR(*alone[2], 100, 1e-9);  // a tick that holds both halves
+}
+
+// With the option, a sample waits for its iteration's other nodes, across
+// ticks: the tick that holds only rank 1's half measures nothing, the next
+// one the whole iteration.
+TEST(BandwidthEstimator, AnIterationIsTimedOnceEveryNodeHasReportedItWhenAsked) {
+  const auto paired = rates_per_tick({{posted(1, 5)}, {posted(0, 5), posted(1, 6)}, {posted(0, 6)}}, true);
+  EXPECT_FALSE(paired[0].has_value());
+  EXPECT_NEAR(*paired[1], 100, 1e-9);
+  EXPECT_NEAR(*paired[2], 100, 1e-9);
+  // Three nodes: two of them are not yet an iteration.
+  auto third = posted(1, 5);
+  third.node = 2;
+  const auto three = rates_per_tick({{posted(0, 5), posted(1, 5)}, {third}}, true, 3);
+  EXPECT_FALSE(three[0].has_value());
+  EXPECT_NEAR(*three[1], 3 * 1250000 * 8 / (160 + 40 + 40) / 1e3, 1e-9);
+  // A sample that names no node is timed alone, as without the option.
+  auto unnamed = posted(1, 5);
+  unnamed.node = -1;
+  EXPECT_NEAR(*rates_per_tick({{unnamed}}, true)[0], 250, 1e-9);
+}
+
+// A half whose other half never comes (telemetry lost, the run ending) is
+// dropped once the iterations have moved `pair_wait_iterations` (4) on, so
+// a late partner then finds nothing to pair with.
+TEST(BandwidthEstimator, AnIterationSomeNodeNeverReportsIsDropped) {
+  std::vector<std::vector<control::ExchangeSample>> ticks = {{posted(1, 5)}};
+  for (int i = 6; i <= 8; ++i) ticks.push_back({posted(0, i), posted(1, i)});
+  ticks.push_back({posted(0, 5)});
+  EXPECT_NEAR(*rates_per_tick(ticks, true).back(), 100, 1e-9);  // 5 is within 4 of 8: still held
+  ticks.insert(ticks.end() - 1, std::vector<control::ExchangeSample>{posted(0, 9), posted(1, 9), posted(0, 10)});
+  EXPECT_FALSE(rates_per_tick(ticks, true).back().has_value());
+}
+
+TEST(BandwidthEstimator, PairingReplacesTheOneSidedCorrections) {
+  for (const bool peer_lag : {true, false}) {
+    control::BandwidthEstimatorOptions o;
+    o.pair_by_iteration = true;
+    o.skip_peer_lag = peer_lag;
+    o.skip_early_arrivals = !peer_lag;
+    EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument);
+  }
+  EXPECT_THROW(control::BandwidthEstimator({}, 0), std::invalid_argument);
 }
 
 // resume_at_delivered: the first tick after an overrun episode resumes at

@@ -140,6 +140,7 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_FALSE(t.control.probe_at_start);
   EXPECT_FALSE(t.control.estimator.skip_peer_lag);
   EXPECT_FALSE(t.control.estimator.skip_early_arrivals);
+  EXPECT_FALSE(t.control.estimator.pair_by_iteration);
   TrainConfig switched;
   parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag",
          "--control-skip-early-arrivals"},
@@ -147,6 +148,9 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.probe_at_start);
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_peer_lag);
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_early_arrivals);
+  TrainConfig paired;
+  parse({"--system", "stellatrain", "--control-pair-by-iteration"}, paired);
+  EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.estimator.pair_by_iteration);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

@@ -9,7 +9,8 @@
 
 namespace st::control {
 
-BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o), mbps_(o.initial_mbps) {
+BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o, int nodes)
+    : options_(o), nodes_(nodes), mbps_(o.initial_mbps) {
   auto require = [](bool ok, const char* name, double value) {
     if (!ok) throw std::invalid_argument(fmt::format("bandwidth estimator: {} = {} is out of range", name, value));
   };
@@ -23,6 +24,11 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o) : options_(o
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
   require(o.slow_start_ticks >= 0, "slow_start_ticks", o.slow_start_ticks);
+  require(o.pair_wait_iterations >= 0, "pair_wait_iterations", o.pair_wait_iterations);
+  require(nodes >= 1, "nodes", nodes);
+  if (o.pair_by_iteration && (o.skip_peer_lag || o.skip_early_arrivals))
+    throw std::invalid_argument(
+        "bandwidth estimator: pair_by_iteration replaces skip_peer_lag and skip_early_arrivals; set one");
 }
 
 void BandwidthEstimator::add(const ExchangeSample& sample) { pending_.push_back(sample); }
@@ -83,24 +89,38 @@ bool arrived_early(const ExchangeSample& s, double latency_ms) {
                      [&](const auto& interval) { return interval.second - interval.first < latency_ms; });
 }
 
-// The samples' bytes over their transfer time (those whose transfer could
-// be timed, and with `skip_early_arrivals` none with an exchange that had
-// its bytes before it began), each exchange's first `unused_ms` (per
-// sample) carrying none.
-std::optional<double> rate_mbps(const std::vector<ExchangeSample>& samples, const std::vector<double>& unused_ms,
-                                double latency_ms, const BandwidthEstimatorOptions& options) {
+// The groups' bytes over their transfer time (the groups whose summed
+// transfer could be timed, and with `skip_early_arrivals` none with an
+// exchange that had its bytes before it began).
+template <typename Group>
+std::optional<double> rate_mbps(const std::vector<Group>& groups, double latency_ms,
+                                const BandwidthEstimatorOptions& options) {
   double bytes = 0, transfer_ms = 0;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const auto& s = samples[i];
-    if (options.skip_early_arrivals && arrived_early(s, latency_ms)) continue;
-    const double transfer = s.intervals.empty() ? s.busy_ms - unused_ms[i] : transfer_ms_of(s.intervals, unused_ms[i]);
-    if (s.bytes > 0 && transfer >= std::max(options.min_transfer_ms, 0.05 * s.busy_ms)) {
-      bytes += s.bytes;
-      transfer_ms += transfer;
+  for (const auto& group : groups) {
+    double group_bytes = 0, group_transfer_ms = 0, group_busy_ms = 0;
+    for (std::size_t i = 0; i < group.samples.size(); ++i) {
+      const auto& s = group.samples[i];
+      if (options.skip_early_arrivals && arrived_early(s, latency_ms)) continue;
+      const double unused = group.unused_ms[i];
+      group_bytes += s.bytes;
+      group_busy_ms += s.busy_ms;
+      group_transfer_ms += s.intervals.empty() ? s.busy_ms - unused : transfer_ms_of(s.intervals, unused);
+    }
+    if (group_bytes > 0 && group_transfer_ms >= std::max(options.min_transfer_ms, 0.05 * group_busy_ms)) {
+      bytes += group_bytes;
+      transfer_ms += group_transfer_ms;
     }
   }
   if (transfer_ms > 0) return bytes * 8 / (transfer_ms * 1e3);
   return std::nullopt;
+}
+
+// How many distinct nodes the samples come from.
+std::size_t nodes_in(const std::vector<ExchangeSample>& samples) {
+  std::vector<int> nodes;
+  for (const auto& s : samples) nodes.push_back(s.node);
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<std::size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }
 
 double planned_wait_ms(const ExchangePace& pace, double latency_ms) {
@@ -121,6 +141,38 @@ bool newest_iteration_waited_as_planned(const std::vector<ExchangeSample>& sampl
 }
 
 }  // namespace
+
+std::vector<BandwidthEstimator::TimedGroup> BandwidthEstimator::rate_groups(double latency_ms) {
+  std::vector<TimedGroup> groups;
+  if (!options_.pair_by_iteration) {
+    // skip_peer_lag compares the tick's samples of one iteration, so the
+    // unused times come from the whole tick before each sample is timed alone.
+    const auto unused = unused_ms_of(pending_, latency_ms, options_.skip_peer_lag);
+    for (std::size_t i = 0; i < pending_.size(); ++i) groups.push_back({{pending_[i]}, {unused[i]}});
+    return groups;
+  }
+  for (const auto& s : pending_) {
+    if (s.iteration >= 0 && s.node >= 0)
+      unpaired_[s.iteration].push_back(s);
+    else
+      groups.push_back({{s}, {latency_ms}});
+  }
+  int newest = -1;
+  for (auto it = unpaired_.begin(); it != unpaired_.end();) {
+    newest = std::max(newest, it->first);
+    if (nodes_in(it->second) < static_cast<std::size_t>(nodes_)) {
+      ++it;
+      continue;
+    }
+    const std::size_t n = it->second.size();
+    groups.push_back({std::move(it->second), std::vector<double>(n, latency_ms)});
+    it = unpaired_.erase(it);
+  }
+  // An iteration some node never reports (its telemetry lost, the run
+  // ending) must not hold its samples for ever.
+  unpaired_.erase(unpaired_.begin(), unpaired_.lower_bound(newest - options_.pair_wait_iterations));
+  return groups;
+}
 
 void BandwidthEstimator::note_overrun(double delivered_mbps) {
   if (!overran_last_tick_) {  // a new episode
@@ -183,8 +235,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
-  e.measured_mbps =
-      rate_mbps(pending_, unused_ms_of(pending_, e.latency_ms, options_.skip_peer_lag), e.latency_ms, options_);
+  e.measured_mbps = rate_mbps(rate_groups(e.latency_ms), e.latency_ms, options_);
   pending_.clear();
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 

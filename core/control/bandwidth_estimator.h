@@ -45,6 +45,7 @@
 //   (a low first estimate, taken while the connections' windows opened,
 //   otherwise takes tens of ticks to undo).
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,6 +65,7 @@ struct ExchangeSample {
   // each pay it. Empty: busy_ms - latency.
   std::vector<std::pair<double, double>> intervals;
   int iteration = -1;  // the iteration the sample reports (-1: not known)
+  int node = -1;       // the node that reports it (-1: not known; pair_by_iteration times it alone)
 };
 
 // How the exchanges are paced, so that the wait the round trip alone
@@ -156,6 +158,23 @@ struct BandwidthEstimatorOptions {
   // constant link. Not recommended; it shows that the two nodes' samples
   // must be paired by iteration (docs/control-reaction.md).
   bool skip_early_arrivals = false;
+  // false: each node's sample is timed on its own. true: R is taken over
+  // whole iterations, every node's sample of one iteration together (a
+  // sample waits, for up to `pair_wait_iterations` newer iterations, for
+  // the rest of its iteration's). An exchange is timed from its node's
+  // post, but the bytes it receives left when its peer posted: the node
+  // that posts first counts its lag behind its peer as transfer time, the
+  // node that posts second misses the same lag (bytes already there are
+  // not timed at all, and a sample of such exchanges falls under
+  // `min_transfer_ms` and is dropped). With two nodes the two errors are
+  // equal and opposite, so the iteration's bytes over its summed transfer
+  // time do not depend on the phase the nodes drifted to; samples timed
+  // alone read under the link for one node and over it for the other,
+  // and a tick that holds more of one node's samples reads that node's
+  // bias. Replaces `skip_peer_lag` and `skip_early_arrivals`, which
+  // correct one half each (docs/control-reaction.md).
+  bool pair_by_iteration = false;
+  int pair_wait_iterations = 4;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -178,8 +197,9 @@ struct BandwidthEstimate {
 
 class BandwidthEstimator {
  public:
-  // Throws std::invalid_argument naming a bad option.
-  explicit BandwidthEstimator(BandwidthEstimatorOptions options = {});
+  // Throws std::invalid_argument naming a bad option. `nodes`: how many
+  // nodes report each iteration (pair_by_iteration waits for all of them).
+  explicit BandwidthEstimator(BandwidthEstimatorOptions options = {}, int nodes = 1);
 
   void add(const ExchangeSample& sample);
   // One latency probe's round trip.
@@ -199,9 +219,23 @@ class BandwidthEstimator {
   // resume_at_delivered, at the tick that ends an episode.
   void resume_after_episode(bool still_overran, BandwidthEstimate& e);
 
+  // Samples timed together, and the time at the start of each of their
+  // exchanges that carries no bytes (per sample).
+  struct TimedGroup {
+    std::vector<ExchangeSample> samples;
+    std::vector<double> unused_ms;
+  };
+  // The samples R is measured over this tick: with pair_by_iteration, the
+  // iterations that every node has now reported, one group each (and each
+  // sample that names no iteration or node alone); otherwise one group per
+  // sample.
+  std::vector<TimedGroup> rate_groups(double latency_ms);
+
   BandwidthEstimatorOptions options_;
+  int nodes_;
   double mbps_;
   std::vector<ExchangeSample> pending_;
+  std::map<int, std::vector<ExchangeSample>> unpaired_;  // pair_by_iteration: by iteration, until complete
   std::deque<double> latency_minima_;  // one per tick that had samples
   std::deque<double> rtt_minima_;      // one per tick that had probes
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)

@@ -40,7 +40,7 @@ Controller::Controller(ControllerOptions options, TrafficModel traffic, std::vec
       batch_(std::move(batch)),
       density_(std::clamp(density, options.min_density, options.max_density)),
       staleness_(staleness),
-      estimator_(options.estimator),
+      estimator_(options.estimator, static_cast<int>(batch_.size())),
       // The first tick comes early: the first iterations matter most for
       // convergence and a few of them already show compute time and latency.
       next_tick_s_(options.interval_s / 4) {
@@ -69,6 +69,7 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   s.wait_ms = start_up || warming_up ? 0 : t.wait_ms;
   s.backward_ms = t.backward_ms;
   s.iteration = t.iteration;
+  s.node = t.rank;
   estimator_.add(s);
   double slowest_gpu = 0;
   for (std::size_t g = 0; g < t.batch.size(); ++g) {
