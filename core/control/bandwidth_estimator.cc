@@ -91,7 +91,8 @@ bool arrived_early(const ExchangeSample& s, double latency_ms) {
 
 // The groups' bytes over their transfer time (the groups whose summed
 // transfer could be timed, and with `skip_early_arrivals` none with an
-// exchange that had its bytes before it began).
+// exchange that had its bytes before it began). A template only so that
+// it can take the estimator's private TimedGroup.
 template <typename Group>
 std::optional<double> rate_mbps(const std::vector<Group>& groups, double latency_ms,
                                 const BandwidthEstimatorOptions& options) {

@@ -22,7 +22,8 @@
 //   denominator (with `skip_peer_lag`, a node's lag behind the quickest
 //   node of the iteration is not in it either; with `skip_early_arrivals`,
 //   a sample some of whose bytes had arrived before their exchange began
-//   is left out);
+//   is left out; with `pair_by_iteration`, the sum is over the iterations
+//   every node has reported, each node's lag and its peer's cancelling);
 // * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
 //   paper's measure of how much the exchange made the GPUs wait, counting
 //   only the wait beyond what the planned exchange explains (ExchangePace:
