@@ -29,7 +29,8 @@ namespace {
 // with all that and a late peer's wait left out of the measured rate, with
 // all that and a tick every half second, and with all that and bytes that
 // arrived before their exchange left out of the measured rate, nothing
-// else changed.
+// else changed; and the half-second tick with the nodes' samples paired by
+// iteration in place of the lag skipped.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -44,7 +45,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 27u);
+    ASSERT_EQ(s.systems.size(), 30u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -60,6 +61,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.skip_peer_lag, system.label.find("-skip-lag") != std::string::npos);
       EXPECT_EQ(control.interval_s, system.label.find("-tick-0.5") != std::string::npos ? 0.5 : 1.0);
       EXPECT_EQ(control.estimator.skip_early_arrivals, system.label.find("-early") != std::string::npos);
+      EXPECT_EQ(control.estimator.pair_by_iteration, system.label.find("-pair") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -78,6 +80,12 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
         expect_changed_from(system_named(s, label), system_named(s, label + suffix), change);
         label += suffix;
       }
+      const std::string chain = rule + "-load-once-resume-ceiling-start";
+      expect_changed_from(system_named(s, chain + "-skip-lag-tick-0.5"), system_named(s, chain + "-pair-tick-0.5"),
+                          [](train::StellaTrainOptions& o) {
+                            o.control.estimator.skip_peer_lag = false;
+                            o.control.estimator.pair_by_iteration = true;
+                          });
     }
   }
 }
