@@ -22,12 +22,19 @@ over the seeds.
 without its start-up. `--paired LABEL` (timing runs) adds each system's
 link utilisation per seed, and against system LABEL on the same seed (the
 same stretch of the trace) the median difference in points, its range,
-and on how many seeds the system used more of the link.
+and on how many seeds the system used more of the link. `--rates`
+(timing runs) adds, per system over its seeds' controller ticks (rank 0's
+control.csv, from `--after` on), how its measured rate R compares with
+the link: the ticks that measured one, R over the link's configured rate
+in the tick's second (the slowest direction; median and 10th-90th
+percentiles), the largest R, and the ticks whose R is above the fastest
+rate the link was configured to at all.
 
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
     analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 \
         --paired paper-rule-load-once-resume-ceiling-start
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --rates
 """
 import argparse
 import csv
@@ -186,6 +193,61 @@ def print_paired_utilisation(root, summary, after_s, base):
               f"{max(paired):+.1f}) | {above} of {len(paired)} |")
 
 
+def tick_rates(folder, after_s):
+    """Per controller tick from `after_s` on: (R or None, the slowest
+    direction's configured rate in the tick's second); and the fastest
+    rate any direction was configured to in the run. A run without
+    control.csv (controller off) gives no ticks."""
+    path = folder / "control.csv"
+    if not path.exists():
+        return [], None
+    with open(folder / "link.csv") as f:
+        link_rows = list(csv.DictReader(f))
+    configured = {}
+    for r in link_rows:
+        second, mbps = int(r["second"]), float(r["configured_mbps"])
+        configured[second] = min(mbps, configured.get(second, mbps))
+    fastest = max(float(r["configured_mbps"]) for r in link_rows)
+    ticks = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            t = float(r["time_s"])
+            if t >= after_s and int(t) in configured:
+                measured = float(r["measured_mbps"]) if r["measured_mbps"] else None
+                ticks.append((measured, configured[int(t)]))
+    return ticks, fastest
+
+
+def percentile(values, q):
+    """The value at fraction q of the sorted values (nearest rank below)."""
+    ordered = sorted(values)
+    return ordered[int(q * (len(ordered) - 1))]
+
+
+def print_rate_table(root, summary, after_s):
+    """Per system, its ticks' measured rate against the link (--rates)."""
+    print("\nThe controller's measured rate R against the link, every tick of every seed:\n")
+    print("| system | ticks with an R | R / link, median (10th-90th percentile) | largest R (Mbps) | "
+          "ticks above the fastest link rate |")
+    print("|---|---|---|---|---|")
+    for label, entry in summary["systems"].items():
+        if "error" in entry:
+            continue
+        ticks, above, largest = [], 0, None
+        for p in tta.seed_runs(summary, label):
+            run_ticks, fastest = tick_rates(root / p["run"], after_s)
+            ticks += run_ticks
+            measured = [m for m, _ in run_ticks if m is not None]
+            above += sum(m > fastest for m in measured)
+            largest = max(measured + ([largest] if largest is not None else []), default=None)
+        ratios = [m / c for m, c in ticks if m is not None and c > 0]
+        if not ratios:
+            print(f"| {label} | {len(ratios)} of {len(ticks)} | - | - | - |")
+            continue
+        print(f"| {label} | {len(ratios)} of {len(ticks)} | {statistics.median(ratios):.2f} "
+              f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {largest:.0f} | {above} |")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", help="a `stellatrain run --out` folder")
@@ -193,6 +255,8 @@ def main(argv):
                         help="measure only iterations and whole link seconds from simulated second S on")
     parser.add_argument("--paired", metavar="LABEL",
                         help="timing runs: link utilisation per seed, and against system LABEL on the same seed")
+    parser.add_argument("--rates", action="store_true",
+                        help="timing runs: the controller's measured rate against the link, per system")
     args = parser.parse_args(argv[1:])
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
@@ -207,9 +271,11 @@ def main(argv):
         print_timing_table(root, summary, after_s)
         if args.paired:
             print_paired_utilisation(root, summary, after_s, args.paired)
+        if args.rates:
+            print_rate_table(root, summary, after_s)
         return
-    if args.paired:
-        sys.exit(f"error: --paired compares timing runs; {root} holds accuracy runs")
+    if args.paired or args.rates:
+        sys.exit(f"error: --paired and --rates read timing runs; {root} holds accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

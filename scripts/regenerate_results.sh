@@ -173,6 +173,8 @@ step_paper() {
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"
   done
+  # The measured rate against the link, tick by tick.
+  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --rates
   # What a plan that learns the rate late can carry of the trace at all.
   run python3 analysis/reaction_bound.py traces/fluct-115mbps.csv
 }

@@ -3,7 +3,8 @@
 folder of accuracy runs (TTA per target, best accuracy, the controller over
 the best fixed density) and a folder of timing runs (no accuracy: the
 measures only, median and range over the seeds), `--after` leaving the
-start-up out, `--paired` comparing seed by seed, and a clear error for a
+start-up out, `--paired` comparing seed by seed, `--rates` comparing the
+controller's measured rate with the link, and a clear error for a
 missing folder. Standard library only.
 """
 import json
@@ -98,6 +99,30 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| variant | 40% | 45% | 60% | +10.0 (-5.0 to +20.0) | 2 of 3 |", out.stdout)
         self.assertNotEqual(unknown.returncode, 0)
         self.assertIn("--paired nobody: no such system", unknown.stderr)
+
+    def test_rates_compare_each_tick_with_the_link(self):
+        # Ticks (time_s, R): the first before --after, one without an R,
+        # one above the link's 100 Mbps; the fixed density has no control.csv.
+        ticks = {1: [(0.5, "50"), (1.5, ""), (2.5, "150")], 2: [(1.5, "80")], 3: [(2.2, "90")]}
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
+                                "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
+            for seed, rows in ticks.items():
+                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
+                    f.write("time_s,estimated_mbps,measured_mbps\n")
+                    f.writelines(f"{t},100,{r}\n" for t, r in rows)
+            out = report(root, "--after", "1", "--rates")
+            whole = report(root, "--rates")
+        with tempfile.TemporaryDirectory() as accuracy_root:
+            write_folder(accuracy_root, {"fixed": [(15, 0.1, 100, 50, 2.0)] * 3}, timing=False)
+            accuracy = report(accuracy_root, "--rates")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # R / link: 1.5, 0.8 and 0.9; 150 Mbps is above the fastest rate, 100.
+        self.assertIn("| rule | 3 of 4 | 0.90 (0.80-0.90) | 150 | 1 |", out.stdout)
+        self.assertIn("| fixed | 0 of 0 | - | - | - |", out.stdout)
+        self.assertIn("| rule | 4 of 5 | 0.85 (0.50-0.90) | 150 | 1 |", whole.stdout)
+        self.assertNotEqual(accuracy.returncode, 0)
+        self.assertIn("--rates read timing runs", accuracy.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
