@@ -89,12 +89,17 @@ bool arrived_early(const ExchangeSample& s, double latency_ms) {
                      [&](const auto& interval) { return interval.second - interval.first < latency_ms; });
 }
 
+// Samples timed together, and per sample the time at the start of each of
+// its exchanges that carries no bytes.
+struct TimedGroup {
+  std::vector<ExchangeSample> samples;
+  std::vector<double> unused_ms;
+};
+
 // The groups' bytes over their transfer time (the groups whose summed
 // transfer could be timed, and with `skip_early_arrivals` none with an
-// exchange that had its bytes before it began). A template only so that
-// it can take the estimator's private TimedGroup.
-template <typename Group>
-std::optional<double> rate_mbps(const std::vector<Group>& groups, double latency_ms,
+// exchange that had its bytes before it began).
+std::optional<double> rate_mbps(const std::vector<TimedGroup>& groups, double latency_ms,
                                 const BandwidthEstimatorOptions& options) {
   double bytes = 0, transfer_ms = 0;
   for (const auto& group : groups) {
@@ -124,6 +129,46 @@ std::size_t nodes_in(const std::vector<ExchangeSample>& samples) {
   return static_cast<std::size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
 }
 
+// Each sample timed alone. skip_peer_lag compares the tick's samples of
+// one iteration, so the unused times come from the whole tick.
+std::vector<TimedGroup> single_groups(const std::vector<ExchangeSample>& samples, double latency_ms,
+                                      bool skip_peer_lag) {
+  const auto unused = unused_ms_of(samples, latency_ms, skip_peer_lag);
+  std::vector<TimedGroup> groups;
+  for (std::size_t i = 0; i < samples.size(); ++i) groups.push_back({{samples[i]}, {unused[i]}});
+  return groups;
+}
+
+// pair_by_iteration: the samples join `unpaired` by iteration, and each
+// iteration that all `nodes` have now reported leaves it as one group; a
+// sample that names no iteration or node is timed alone.
+std::vector<TimedGroup> paired_groups(const std::vector<ExchangeSample>& samples,
+                                      std::map<int, std::vector<ExchangeSample>>& unpaired, int nodes,
+                                      int wait_iterations, double latency_ms) {
+  std::vector<TimedGroup> groups;
+  for (const auto& s : samples) {
+    if (s.iteration >= 0 && s.node >= 0)
+      unpaired[s.iteration].push_back(s);
+    else
+      groups.push_back({{s}, {latency_ms}});
+  }
+  int newest = -1;
+  for (auto it = unpaired.begin(); it != unpaired.end();) {
+    newest = std::max(newest, it->first);
+    if (nodes_in(it->second) < static_cast<std::size_t>(nodes)) {
+      ++it;
+      continue;
+    }
+    const std::size_t n = it->second.size();
+    groups.push_back({std::move(it->second), std::vector<double>(n, latency_ms)});
+    it = unpaired.erase(it);
+  }
+  // An iteration some node never reports (its telemetry lost, the run
+  // ending) must not hold its samples for ever.
+  unpaired.erase(unpaired.begin(), unpaired.lower_bound(newest - wait_iterations));
+  return groups;
+}
+
 double planned_wait_ms(const ExchangePace& pace, double latency_ms) {
   if (pace.compute_ms <= 0) return 0;
   const double exchange_ms = pace.latency_hops * latency_ms + std::max(0.0, pace.budget_ms);
@@ -142,38 +187,6 @@ bool newest_iteration_waited_as_planned(const std::vector<ExchangeSample>& sampl
 }
 
 }  // namespace
-
-std::vector<BandwidthEstimator::TimedGroup> BandwidthEstimator::rate_groups(double latency_ms) {
-  std::vector<TimedGroup> groups;
-  if (!options_.pair_by_iteration) {
-    // skip_peer_lag compares the tick's samples of one iteration, so the
-    // unused times come from the whole tick before each sample is timed alone.
-    const auto unused = unused_ms_of(pending_, latency_ms, options_.skip_peer_lag);
-    for (std::size_t i = 0; i < pending_.size(); ++i) groups.push_back({{pending_[i]}, {unused[i]}});
-    return groups;
-  }
-  for (const auto& s : pending_) {
-    if (s.iteration >= 0 && s.node >= 0)
-      unpaired_[s.iteration].push_back(s);
-    else
-      groups.push_back({{s}, {latency_ms}});
-  }
-  int newest = -1;
-  for (auto it = unpaired_.begin(); it != unpaired_.end();) {
-    newest = std::max(newest, it->first);
-    if (nodes_in(it->second) < static_cast<std::size_t>(nodes_)) {
-      ++it;
-      continue;
-    }
-    const std::size_t n = it->second.size();
-    groups.push_back({std::move(it->second), std::vector<double>(n, latency_ms)});
-    it = unpaired_.erase(it);
-  }
-  // An iteration some node never reports (its telemetry lost, the run
-  // ending) must not hold its samples for ever.
-  unpaired_.erase(unpaired_.begin(), unpaired_.lower_bound(newest - options_.pair_wait_iterations));
-  return groups;
-}
 
 void BandwidthEstimator::note_overrun(double delivered_mbps) {
   if (!overran_last_tick_) {  // a new episode
@@ -236,7 +249,11 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
-  e.measured_mbps = rate_mbps(rate_groups(e.latency_ms), e.latency_ms, options_);
+  const auto groups =
+      options_.pair_by_iteration
+          ? paired_groups(pending_, unpaired_, nodes_, options_.pair_wait_iterations, e.latency_ms)
+          : single_groups(pending_, e.latency_ms, options_.skip_peer_lag);
+  e.measured_mbps = rate_mbps(groups, e.latency_ms, options_);
   pending_.clear();
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 

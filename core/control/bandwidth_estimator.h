@@ -220,18 +220,6 @@ class BandwidthEstimator {
   // resume_at_delivered, at the tick that ends an episode.
   void resume_after_episode(bool still_overran, BandwidthEstimate& e);
 
-  // Samples timed together, and the time at the start of each of their
-  // exchanges that carries no bytes (per sample).
-  struct TimedGroup {
-    std::vector<ExchangeSample> samples;
-    std::vector<double> unused_ms;
-  };
-  // The samples R is measured over this tick: with pair_by_iteration, the
-  // iterations that every node has now reported, one group each (and each
-  // sample that names no iteration or node alone); otherwise one group per
-  // sample.
-  std::vector<TimedGroup> rate_groups(double latency_ms);
-
   BandwidthEstimatorOptions options_;
   int nodes_;
   double mbps_;
