@@ -48,11 +48,16 @@ import tta  # noqa: E402
 from tta import median_or_none  # noqa: E402
 
 
+def read_link_rows(folder):
+    """link.csv's rows, every second and direction."""
+    with open(folder / "link.csv") as f:
+        return list(csv.DictReader(f))
+
+
 def counted_link_seconds(folder, after_s=0.0):
     """link.csv's rows (every direction) for the run's whole seconds from
     `after_s` on: its last, partial second left out."""
-    with open(folder / "link.csv") as f:
-        link_rows = list(csv.DictReader(f))
+    link_rows = read_link_rows(folder)
     last_second = max(int(r["second"]) for r in link_rows)
     return [r for r in link_rows if after_s <= int(r["second"]) < last_second]
 
@@ -201,8 +206,7 @@ def tick_rates(folder, after_s):
     path = folder / "control.csv"
     if not path.exists():
         return [], None
-    with open(folder / "link.csv") as f:
-        link_rows = list(csv.DictReader(f))
+    link_rows = read_link_rows(folder)
     configured = {}
     for r in link_rows:
         second, mbps = int(r["second"]), float(r["configured_mbps"])
@@ -233,19 +237,22 @@ def print_rate_table(root, summary, after_s):
     for label, entry in summary["systems"].items():
         if "error" in entry:
             continue
-        ticks, above, largest = [], 0, None
+        ticks, measured, ratios, above = 0, [], [], 0
         for p in tta.seed_runs(summary, label):
             run_ticks, fastest = tick_rates(root / p["run"], after_s)
-            ticks += run_ticks
-            measured = [m for m, _ in run_ticks if m is not None]
-            above += sum(m > fastest for m in measured)
-            largest = max(measured + ([largest] if largest is not None else []), default=None)
-        ratios = [m / c for m, c in ticks if m is not None and c > 0]
+            ticks += len(run_ticks)
+            for m, configured in run_ticks:
+                if m is None:
+                    continue
+                measured.append(m)
+                above += m > fastest
+                if configured > 0:
+                    ratios.append(m / configured)
         if not ratios:
-            print(f"| {label} | {len(ratios)} of {len(ticks)} | - | - | - |")
+            print(f"| {label} | {len(ratios)} of {ticks} | - | - | - |")
             continue
-        print(f"| {label} | {len(ratios)} of {len(ticks)} | {statistics.median(ratios):.2f} "
-              f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {largest:.0f} | {above} |")
+        print(f"| {label} | {len(ratios)} of {ticks} | {statistics.median(ratios):.2f} "
+              f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {max(measured):.0f} | {above} |")
 
 
 def main(argv):
