@@ -134,6 +134,15 @@ TEST(Plan, RoundTripsAndRejectsBadValues) {
   EXPECT_EQ(control::decode_plan(control::encode(plain)).drain_iterations, 0);
   drained.drain_density = 0;
   EXPECT_THROW(control::decode_plan(control::encode(drained)), control::PlanError);
+  // An early density likewise: absent, it is 0 (with the batches); it may
+  // not come after the plan's effective iteration.
+  control::Plan early = plain;
+  early.density_from = 10;
+  EXPECT_GT(control::encode(early).size(), control::encode(plain).size());
+  EXPECT_EQ(control::decode_plan(control::encode(early)).density_from, 10);
+  EXPECT_EQ(control::decode_plan(control::encode(plain)).density_from, 0);
+  early.density_from = 13;
+  EXPECT_THROW(control::decode_plan(control::encode(early)), control::PlanError);
 }
 
 TEST(TrafficModel, CountsWireBytes) {
@@ -213,6 +222,21 @@ TEST(Controller, TicksOnTheClockAndAnnouncesAhead) {
   EXPECT_LE(traffic.bytes_per_iteration(plan->density), 120e6 / 8 * 0.9 * 16e-3);
   EXPECT_GT(plan->density, 0.01);
   EXPECT_FALSE(c.tick(1.0, 20));  // the next tick is at 1.25 s
+  EXPECT_EQ(plan->density_from, 0);  // the density switches with the batches
+}
+
+// With early_density_switch the plan still switches the batches staleness
+// + 2 ahead, and lets the density start at rank 0's next iteration.
+TEST(Controller, LetsTheDensityStartAtTheNextIterationWhenAsked) {
+  control::ControllerOptions o;
+  o.early_density_switch = true;
+  o.estimator.initial_mbps = 100;
+  control::Controller c(o, control::TrafficModel{{400000, 20000}, true, false, 2}, {{64, 64}, {64, 64}}, 0.05, 1);
+  for (int r = 0; r < 2; ++r) c.on_telemetry(sample_telemetry(r));
+  const auto plan = c.tick(0.25, 10);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->effective_iteration, 13);
+  EXPECT_EQ(plan->density_from, 11);
 }
 
 // The exchange also overlaps the next iteration's parameter load: with

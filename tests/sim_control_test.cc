@@ -3,7 +3,8 @@
 // trace (500 -> 50 -> 500 Mbps, 20 s each) the chosen density follows each
 // step within 3 s of simulated time while the iteration time stays within
 // 1.3x of the compute-bound pace that the smallest fixed density (1%) runs
-// at in the same phase. Probes sent every iteration, or two before the
+// at in the same phase. With an early density switch each node takes a
+// plan's density at its own next iteration. Probes sent every iteration, or two before the
 // first iteration, find the latency floor where probes sent once per tick
 // read the controller's own queue; where the controller keeps the link
 // full, drains let them see it. Counting the
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +91,48 @@ TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
   ASSERT_GE(control.at("density").size(), 3u);
   const auto [lo, hi] = std::minmax_element(control.at("density").begin(), control.at("density").end());
   EXPECT_GT(*hi, *lo) << "the controller never moved the density";
+}
+
+// With early_density_switch each node takes a plan's density from its own
+// next iteration: rank 0 from the tick's iteration + 1 (staleness + 1
+// iterations before the batches could switch), so for an iteration or so
+// the two nodes compress at two densities. The sparse exchange still sums
+// them exactly on both nodes (identical parameters), and reruns stay
+// byte-identical.
+TEST(SimControl, EachNodeTakesTheDensityAtItsNextIterationWhenAsked) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_early_density";
+  const auto profile = mlp_at_cnn_pace(root);
+  const auto trace = traces::square_trace(40, 200, 2, 60);
+  for (int run = 0; run < 2; ++run) {
+    auto c = controlled_mlp(120, root / std::to_string(run));
+    train::stellatrain_options(c).control.early_density_switch = true;
+    auto backend = make_sim_node_host(traced_clusters(trace, profile), c);
+    const auto result = train::run_training(c, *backend);
+    EXPECT_EQ(result.checksums[0], result.checksums[1]) << "nodes at two densities diverged";
+  }
+  for (const char* file : {"iterations.csv", "control.csv"})
+    EXPECT_EQ(read_file(root / "0" / file), read_file(root / "1" / file)) << file << " differs between two runs";
+  const auto control = read_csv(root / "0" / "control.csv");
+  const auto it = read_csv(root / "0" / "iterations.csv");  // rank 0's
+  std::map<int, std::size_t> row;                             // by iteration
+  for (std::size_t i = 0; i < it.at("iteration").size(); ++i) row[static_cast<int>(it.at("iteration")[i])] = i;
+  int plans = 0, mixed = 0;
+  for (std::size_t k = 0; k < control.at("iteration").size(); ++k) {
+    if (control.at("effective_iteration")[k] < 0) continue;
+    const int next = static_cast<int>(control.at("iteration")[k]) + 1;
+    if (!row.count(next)) continue;
+    ++plans;
+    EXPECT_NEAR(it.at("density")[row[next]] / control.at("density")[k], 1, 1e-4)
+        << "rank 0 did not take the plan of the tick at iteration " << next - 1 << " at its next iteration";
+  }
+  // Rank 1's density shows in what rank 0 received: an iteration whose
+  // bytes each way differ by more than the index encoding's few percent
+  // ran at two densities.
+  for (std::size_t i = 0; i < it.at("iteration").size(); ++i)
+    if (std::abs(it.at("bytes_received")[i] / it.at("bytes_sent")[i] - 1) > 0.1) ++mixed;
+  EXPECT_GE(plans, 3);
+  EXPECT_GE(mixed, 1) << "no iteration ran at two densities: the test no longer shows the point";
+  std::cout << plans << " plans, " << mixed << " iterations at two densities\n";
 }
 
 using Columns = std::map<std::string, std::vector<double>>;

@@ -219,6 +219,7 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
     plan.drain_iterations = options_.drain_iterations;
     plan.drain_density = options_.min_density;
   }
+  if (options_.early_density_switch) plan.density_from = current_iteration + 1;
   return plan;
 }
 

@@ -15,7 +15,8 @@
 // and returns a Plan that takes effect `staleness + 2` iterations after the
 // one rank 0 has started: no node can have begun that iteration when the
 // plan reaches it (docs/control.md gives the argument), so all nodes switch
-// together. Every tick is recorded (control.csv) with its inputs and reason.
+// together (with `early_density_switch`, only the batches do). Every tick
+// is recorded (control.csv) with its inputs and reason.
 //
 // The controller itself is pure: no transport, no clock; the engine feeds
 // it telemetry and asks it to tick (core/train/node/control_agent.h).
@@ -96,6 +97,14 @@ struct ControllerOptions {
   // same reason; docs/control.md, "The latency floor").
   int drain_every_ticks = 0;
   int drain_iterations = 4;
+  // false: a plan's density takes effect with its batches, staleness + 2
+  // iterations after rank 0's current one, every node at the same
+  // iteration. true: each node takes the density from its own next
+  // iteration (Plan::density_from), so the rate a plan follows is that
+  // much younger; the batches still switch together. On a link that
+  // changes every second, the delay from tick to plan bounds how much of
+  // the link a plan can use (docs/control-reaction.md).
+  bool early_density_switch = false;
   // The iterations before this one ran above the plan's density (the
   // system's density warm-up): their wait is the warm-up's, not a sign
   // that the plan overran, so the estimator does not lower its estimate

@@ -17,6 +17,7 @@ std::vector<uint8_t> encode(const Plan& plan) {
     j["drain_iterations"] = plan.drain_iterations;
     j["drain_density"] = plan.drain_density;
   }
+  if (plan.density_from > 0) j["density_from"] = plan.density_from;  // likewise
   return nlohmann::json::to_msgpack(j);
 }
 
@@ -37,6 +38,7 @@ Plan decode_plan(const std::vector<uint8_t>& bytes) {
       p.drain_iterations = j.at("drain_iterations").get<int>();
       p.drain_density = j.at("drain_density").get<double>();
     }
+    if (j.contains("density_from")) p.density_from = j.at("density_from").get<int>();
   } catch (const nlohmann::json::exception& e) {
     throw PlanError(fmt::format("plan: missing or mistyped field: {}", e.what()));
   }
@@ -45,6 +47,9 @@ Plan decode_plan(const std::vector<uint8_t>& bytes) {
   if (p.drain_iterations < 0) throw PlanError(fmt::format("plan: drain_iterations {}", p.drain_iterations));
   if (p.drain_iterations > 0 && !(p.drain_density > 0 && p.drain_density <= 1))
     throw PlanError(fmt::format("plan: drain_density {} is outside (0, 1]", p.drain_density));
+  if (p.density_from < 0 || p.density_from > p.effective_iteration)
+    throw PlanError(fmt::format("plan: density_from {} is outside [0, effective_iteration {}]", p.density_from,
+                                p.effective_iteration));
   for (const auto& node : p.batch)
     for (int b : node)
       if (b < 1) throw PlanError(fmt::format("plan: batch {} is below 1", b));

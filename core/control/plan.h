@@ -6,8 +6,13 @@
 // queue, so that latency probes see the path's floor; controller.h).
 // Rank 0 sends it to every node (tag telemetry::kPlanTag) far enough ahead
 // that no node has begun that iteration, so every node switches at the
-// same iteration and simulated runs stay deterministic. MessagePack on the
-// wire; decode() checks every field.
+// same iteration and simulated runs stay deterministic. With
+// `density_from` > 0 the density (and drain) may start sooner: each node
+// takes it from the first iteration at or after `density_from` that it has
+// not begun when the plan arrives. Only the batches must switch together
+// (they weigh each node's gradient); a sparse exchange carries each
+// chunk's own count, so nodes at two densities still sum exactly.
+// MessagePack on the wire; decode() checks every field.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -22,6 +27,7 @@ struct Plan {
   std::string reason;                   // why, for control.csv and the log
   int drain_iterations = 0;             // 0: no drain
   double drain_density = 0;             // with a drain
+  int density_from = 0;                 // 0: the density switches with the batches
 };
 
 class PlanError : public std::runtime_error {

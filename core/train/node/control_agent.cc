@@ -163,12 +163,23 @@ void ControlAgent::on_telemetry(const telemetry::NodeTelemetry& t) {
 
 void ControlAgent::add_settings(const control::Plan& plan, std::vector<int> batch) {
   const int from = plan.effective_iteration;
-  settings_.erase(settings_.lower_bound(from), settings_.end());
-  if (plan.drain_iterations > 0) {
-    settings_[from] = Setting{plan.drain_density, batch, true};
-    settings_[from + plan.drain_iterations] = Setting{plan.density, std::move(batch)};
-  } else {
-    settings_[from] = Setting{plan.density, std::move(batch)};
+  // The first iteration this node has not begun, and not before the plan's
+  // density_from: a density must hold for a node's whole iteration.
+  const int density_from = plan.density_from > 0 ? std::min(from, std::max(plan.density_from, started_ + 1)) : from;
+  const int drain_end = density_from + plan.drain_iterations;
+  // Where the new schedule changes: its own steps, and the batches of the
+  // settings it replaces before `from` (only the density moves early).
+  std::map<int, std::vector<int>> steps;  // first iteration -> batch
+  steps[density_from] = setting_at(density_from).batch;
+  for (auto it = settings_.upper_bound(density_from); it != settings_.end() && it->first < from; ++it)
+    steps[it->first] = it->second.batch;
+  if (drain_end < from) steps[drain_end] = setting_at(drain_end).batch;
+  steps[from] = batch;
+  if (drain_end > from) steps[drain_end] = std::move(batch);
+  settings_.erase(settings_.lower_bound(density_from), settings_.end());
+  for (auto& [first, step_batch] : steps) {
+    const bool drain = first < drain_end;
+    settings_[first] = Setting{drain ? plan.drain_density : plan.density, std::move(step_batch), drain};
   }
 }
 

@@ -14,6 +14,8 @@
 // the controller announces plans staleness + 2 iterations after rank 0's
 // current one, which no node can have reached yet (docs/control.md). A plan
 // that arrives late anyway is an error, never a silent mix of two settings.
+// A plan may let the density alone start sooner (Plan::density_from): each
+// node then switches it at its own next iteration, never within one.
 #include <functional>
 #include <map>
 #include <memory>
@@ -81,7 +83,9 @@ class ControlAgent {
   void on_telemetry(const telemetry::NodeTelemetry& t);
   void apply(const control::Plan& plan);
   // The plan's settings for this node, from its effective iteration on
-  // (under the agent's lock); they replace any later ones.
+  // (its density from the first iteration at or after density_from not yet
+  // begun here, when the plan has one), under the agent's lock; they
+  // replace any later ones.
   void add_settings(const control::Plan& plan, std::vector<int> batch);
   void fail(const std::string& what);
   const Setting& setting_at(int t) const;
