@@ -28,13 +28,21 @@ control.csv, from `--after` on), how its measured rate R compares with
 the link: the ticks that measured one, R over the link's configured rate
 in the tick's second (the slowest direction; median and 10th-90th
 percentiles), the largest R, and the ticks whose R is above the fastest
-rate the link was configured to at all.
+rate the link was configured to at all. `--plan-delay` (timing runs)
+adds, per system over its seeds' plans (control.csv ticks with an
+effective iteration, from `--after` on), how long a plan took to reach
+the link: the seconds from its tick to the start of rank 0's first later
+iteration at the plan's density (a plan with a drain: after the drain),
+and how many iterations after the tick's that was; a plan whose density
+never ran before the next plan took effect (or the run ended) is counted
+apart.
 
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
     analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 \
         --paired paper-rule-load-once-resume-ceiling-start
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --rates
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --plan-delay
 """
 import argparse
 import csv
@@ -255,6 +263,50 @@ def print_rate_table(root, summary, after_s):
               f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {max(measured):.0f} | {above} |")
 
 
+def plan_delays(folder, after_s):
+    """Per plan from `after_s` on: (seconds from its tick to the start of
+    rank 0's first later iteration at its density, iterations after the
+    tick's), or None where none ran at it before the next plan's effective
+    iteration. A run without control.csv (controller off) has no plans."""
+    path = folder / "control.csv"
+    if not path.exists():
+        return []
+    with open(path) as f:
+        plans = [(float(r["time_s"]), int(r["iteration"]), int(r["effective_iteration"]), float(r["density"]))
+                 for r in csv.DictReader(f) if int(r["effective_iteration"]) >= 0]
+    runs = {int(r["iteration"]): (float(r["start_s"]), float(r["density"])) for r in rank0_iterations(folder)}
+    delays = []
+    for k, (tick_s, tick_iteration, _, density) in enumerate(plans):
+        if tick_s < after_s:
+            continue
+        until = plans[k + 1][2] if k + 1 < len(plans) else max(runs) + 1
+        # Both files print densities to 6 decimals from the same number.
+        first = next((t for t in range(tick_iteration + 1, until)
+                      if t in runs and abs(runs[t][1] - density) <= 1e-6), None)
+        delays.append(None if first is None else (runs[first][0] - tick_s, first - tick_iteration))
+    return delays
+
+
+def print_plan_delay_table(root, summary, after_s):
+    """Per system, how long its plans took to reach rank 0 (--plan-delay)."""
+    print("\nFrom a plan's tick to rank 0's first iteration at its density, every plan of every seed:\n")
+    print("| system | plans | took effect | seconds, median (10th-90th percentile) | iterations after the tick's, "
+          "median (range) |")
+    print("|---|---|---|---|---|")
+    for label, entry in summary["systems"].items():
+        if "error" in entry:
+            continue
+        delays = [d for p in tta.seed_runs(summary, label) for d in plan_delays(root / p["run"], after_s)]
+        taken = [d for d in delays if d is not None]
+        if not taken:
+            print(f"| {label} | {len(delays)} | 0 | - | - |")
+            continue
+        seconds, iterations = [d[0] for d in taken], [d[1] for d in taken]
+        print(f"| {label} | {len(delays)} | {len(taken)} | {statistics.median(seconds):.2f} "
+              f"({percentile(seconds, 0.1):.2f}-{percentile(seconds, 0.9):.2f}) | "
+              f"{statistics.median(iterations):g} ({min(iterations)}-{max(iterations)}) |")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", help="a `stellatrain run --out` folder")
@@ -264,6 +316,8 @@ def main(argv):
                         help="timing runs: link utilisation per seed, and against system LABEL on the same seed")
     parser.add_argument("--rates", action="store_true",
                         help="timing runs: the controller's measured rate against the link, per system")
+    parser.add_argument("--plan-delay", action="store_true",
+                        help="timing runs: from each plan's tick to rank 0's first iteration at its density")
     args = parser.parse_args(argv[1:])
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
@@ -280,9 +334,11 @@ def main(argv):
             print_paired_utilisation(root, summary, after_s, args.paired)
         if args.rates:
             print_rate_table(root, summary, after_s)
+        if args.plan_delay:
+            print_plan_delay_table(root, summary, after_s)
         return
-    if args.paired or args.rates:
-        sys.exit(f"error: --paired and --rates read timing runs; {root} holds accuracy runs")
+    if args.paired or args.rates or args.plan_delay:
+        sys.exit(f"error: --paired, --rates and --plan-delay read timing runs; {root} holds accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

@@ -4,8 +4,9 @@ folder of accuracy runs (TTA per target, best accuracy, the controller over
 the best fixed density) and a folder of timing runs (no accuracy: the
 measures only, median and range over the seeds), `--after` leaving the
 start-up out, `--paired` comparing seed by seed, `--rates` comparing the
-controller's measured rate with the link, and a clear error for a
-missing folder. Standard library only.
+controller's measured rate with the link, `--plan-delay` timing each plan
+from its tick to rank 0's first iteration at its density, and a clear
+error for a missing folder. Standard library only.
 """
 import json
 import os
@@ -122,7 +123,30 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| fixed | 0 of 0 | - | - | - |", out.stdout)
         self.assertIn("| rule | 4 of 5 | 0.85 (0.50-0.90) | 150 | 1 |", whole.stdout)
         self.assertNotEqual(accuracy.returncode, 0)
-        self.assertIn("--rates read timing runs", accuracy.stderr)
+        self.assertIn("--plan-delay read timing runs", accuracy.stderr)
+
+    def test_plan_delay_times_each_plan_from_its_tick(self):
+        # Plans (time_s, iteration, effective_iteration, density) on runs
+        # whose rank 0 runs iterations 1 and 2 (at 1 and 2 s) at 1%: a
+        # hold, a plan at 2% that never runs before the next takes effect,
+        # plans at 1% whose first iteration at it is iteration 1 or 2.
+        plans = {1: [(0.4, 0, 3, 0.01), (0.6, 0, -1, 0.01)],
+                 2: [(0.2, 0, 2, 0.02), (1.5, 1, 4, 0.01)],
+                 3: [(0.1, 0, 3, 0.01)]}
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
+                                "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
+            for seed, rows in plans.items():
+                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
+                    f.write("time_s,iteration,effective_iteration,density\n")
+                    f.writelines(f"{t},{i},{e},{d}\n" for t, i, e, d in rows)
+            whole = report(root, "--plan-delay")
+            late = report(root, "--after", "0.3", "--plan-delay")
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        # 0.6 s (iteration 1), none, 0.5 s (iteration 2), 0.9 s (iteration 1).
+        self.assertIn("| rule | 4 | 3 | 0.60 (0.50-0.60) | 1 (1-1) |", whole.stdout)
+        self.assertIn("| fixed | 0 | 0 | - | - |", whole.stdout)
+        self.assertIn("| rule | 2 | 2 | 0.55 (0.50-0.50) | 1 (1-1) |", late.stdout)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
