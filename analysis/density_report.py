@@ -31,8 +31,10 @@ percentiles), the largest R, and the ticks whose R is above the fastest
 rate the link was configured to at all. `--plan-delay` (timing runs)
 adds, per system over its seeds' plans (control.csv ticks with an
 effective iteration, from `--after` on), how long a plan took to reach
-the link: the seconds from its tick to the start of rank 0's first later
-iteration at the plan's density (a plan with a drain: after the drain),
+the link: the seconds from its tick to the start of rank 0's first
+iteration at the plan's density from its effective iteration on (with
+`early_density_switch`, from the tick's next iteration on; a plan with a
+drain: after the drain),
 and how many iterations after the tick's that was; a plan whose density
 never ran before the next plan took effect (or the run ended) is counted
 apart.
@@ -263,11 +265,13 @@ def print_rate_table(root, summary, after_s):
               f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {max(measured):.0f} | {above} |")
 
 
-def plan_delays(folder, after_s):
+def plan_delays(folder, after_s, early):
     """Per plan from `after_s` on: (seconds from its tick to the start of
-    rank 0's first later iteration at its density, iterations after the
-    tick's), or None where none ran at it before the next plan's effective
-    iteration. A run without control.csv (controller off) has no plans."""
+    rank 0's first iteration at its density from the plan's effective
+    iteration on (`early`, the system's early_density_switch: from the
+    tick's next iteration on), iterations after the tick's), or None where
+    none ran at it before the next plan's effective iteration. A run
+    without control.csv (controller off) has no plans."""
     path = folder / "control.csv"
     if not path.exists():
         return []
@@ -276,12 +280,12 @@ def plan_delays(folder, after_s):
                  for r in csv.DictReader(f) if int(r["effective_iteration"]) >= 0]
     runs = {int(r["iteration"]): (float(r["start_s"]), float(r["density"])) for r in rank0_iterations(folder)}
     delays = []
-    for k, (tick_s, tick_iteration, _, density) in enumerate(plans):
+    for k, (tick_s, tick_iteration, effective, density) in enumerate(plans):
         if tick_s < after_s:
             continue
         until = plans[k + 1][2] if k + 1 < len(plans) else max(runs) + 1
         # Both files print densities to 6 decimals from the same number.
-        first = next((t for t in range(tick_iteration + 1, until)
+        first = next((t for t in range(tick_iteration + 1 if early else effective, until)
                       if t in runs and abs(runs[t][1] - density) <= 1e-6), None)
         delays.append(None if first is None else (runs[first][0] - tick_s, first - tick_iteration))
     return delays
@@ -296,7 +300,8 @@ def print_plan_delay_table(root, summary, after_s):
     for label, entry in summary["systems"].items():
         if "error" in entry:
             continue
-        delays = [d for p in tta.seed_runs(summary, label) for d in plan_delays(root / p["run"], after_s)]
+        early = bool(entry.get("options", {}).get("controller", {}).get("early_density_switch"))
+        delays = [d for p in tta.seed_runs(summary, label) for d in plan_delays(root / p["run"], after_s, early)]
         taken = [d for d in delays if d is not None]
         if not taken:
             print(f"| {label} | {len(delays)} | 0 | - | - |")

@@ -129,24 +129,33 @@ class DensityReport(unittest.TestCase):
         # Plans (time_s, iteration, effective_iteration, density) on runs
         # whose rank 0 runs iterations 1 and 2 (at 1 and 2 s) at 1%: a
         # hold, a plan at 2% that never runs before the next takes effect,
-        # plans at 1% whose first iteration at it is iteration 1 or 2.
-        plans = {1: [(0.4, 0, 3, 0.01), (0.6, 0, -1, 0.01)],
-                 2: [(0.2, 0, 2, 0.02), (1.5, 1, 4, 0.01)],
-                 3: [(0.1, 0, 3, 0.01)]}
+        # plans at 1%. "rule" counts from each plan's effective iteration,
+        # "early" (early_density_switch) from the tick's next iteration.
+        plans = {1: [(0.4, 0, 2, 0.01), (0.6, 0, -1, 0.01)],
+                 2: [(0.2, 0, 2, 0.02), (1.5, 1, 2, 0.01)],
+                 3: [(0.1, 0, 2, 0.01)]}
         with tempfile.TemporaryDirectory() as root:
-            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
-                                "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
-            for seed, rows in plans.items():
-                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
-                    f.write("time_s,iteration,effective_iteration,density\n")
-                    f.writelines(f"{t},{i},{e},{d}\n" for t, i, e, d in rows)
+            write_folder(root, {label: [(400, 0.01, 1000, 30, None)] * 3 for label in ("rule", "early", "fixed")},
+                         timing=True)
+            with open(os.path.join(root, "summary.json")) as f:
+                summary = json.load(f)
+            summary["systems"]["early"]["options"] = {"controller": {"early_density_switch": True}}
+            with open(os.path.join(root, "summary.json"), "w") as f:
+                json.dump(summary, f)
+            for label in ("rule", "early"):
+                for seed, rows in plans.items():
+                    with open(os.path.join(root, f"{label}/seed-{seed}/control.csv"), "w") as f:
+                        f.write("time_s,iteration,effective_iteration,density\n")
+                        f.writelines(f"{t},{i},{e},{d}\n" for t, i, e, d in rows)
             whole = report(root, "--plan-delay")
             late = report(root, "--after", "0.3", "--plan-delay")
         self.assertEqual(whole.returncode, 0, whole.stderr)
-        # 0.6 s (iteration 1), none, 0.5 s (iteration 2), 0.9 s (iteration 1).
-        self.assertIn("| rule | 4 | 3 | 0.60 (0.50-0.60) | 1 (1-1) |", whole.stdout)
+        # From the effective iteration: 1.6 s (iteration 2), none, 0.5 s (2), 1.9 s (2).
+        self.assertIn("| rule | 4 | 3 | 1.60 (0.50-1.60) | 2 (1-2) |", whole.stdout)
+        # From the tick's next iteration: 0.6 s (iteration 1), none, 0.5 s (2), 0.9 s (1).
+        self.assertIn("| early | 4 | 3 | 0.60 (0.50-0.60) | 1 (1-1) |", whole.stdout)
         self.assertIn("| fixed | 0 | 0 | - | - |", whole.stdout)
-        self.assertIn("| rule | 2 | 2 | 0.55 (0.50-0.50) | 1 (1-1) |", late.stdout)
+        self.assertIn("| rule | 2 | 2 | 1.05 (0.50-0.50) | 1.5 (1-2) |", late.stdout)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
