@@ -148,6 +148,8 @@ step_paper() {
   long_runs+=,soonest-load-once-resume-ceiling-start-skip-lag-tick-0.5-early
   long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-skip-lag-tick-0.5-switch-next
+  long_runs+=,soonest-load-once-resume-ceiling-start-skip-lag-tick-0.5-switch-next
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -163,6 +165,7 @@ step_paper() {
   for rule in paper-rule soonest; do
     local chain=$rule-load-once-resume-ceiling-start
     ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early,$chain-pair-tick-0.5
+    ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next
   done
   ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
@@ -173,8 +176,10 @@ step_paper() {
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"
   done
-  # The measured rate against the link, tick by tick.
+  # The measured rate against the link, tick by tick, and how late plans
+  # reach the link.
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --rates
+  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --plan-delay
   # What a plan that learns the rate late can carry of the trace at all.
   run python3 analysis/reaction_bound.py traces/fluct-115mbps.csv
 }
