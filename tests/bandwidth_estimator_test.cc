@@ -1,7 +1,8 @@
 // core/control/bandwidth_estimator: the measured rate net of latency, the
 // latency floor from probes and exchanges, probing and its ceiling, the
 // decrease on an overrun (once per episode when asked), resuming at the
-// delivered rate after one, and the wait the round trip explains. How the
+// delivered rate after one, a late report's wait after it (fresh_overruns),
+// and the wait the round trip explains. How the
 // rate treats the nodes' phase is bandwidth_estimator_phase_test.cc's.
 // Part of control_test (tests/CMakeLists.txt). Pure logic.
 #include <gtest/gtest.h>
@@ -263,6 +264,46 @@ TEST(BandwidthEstimator, AnEpisodeEndsOnceTheNewestIterationDoesNotWait) {
   EXPECT_NEAR(drained.mbps, 95, 1e-9);
   // A new episode decreases again.
   EXPECT_EQ(tick(e, 16, {21, 21}, 90).reason, "overrun");
+}
+
+// With fresh_overruns, once an episode has ended, a tick whose waits are
+// older iterations' (the newest waited as planned) holds the estimate
+// instead of starting a new episode; a tick whose newest iteration waited
+// still does.
+TEST(BandwidthEstimator, OlderIterationsWaitsStartNoNewEpisodeWhenAsked) {
+  auto run = [](bool fresh) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = 200;
+    o.decrease_once = true;
+    o.resume_at_delivered = true;
+    o.fresh_overruns = fresh;
+    control::BandwidthEstimator e(o);
+    auto tick = [&e](int first_iteration, std::vector<double> waits) {
+      for (std::size_t i = 0; i < waits.size(); ++i) {
+        auto s = exchange(120, 1250000, waits[i]);
+        s.iteration = first_iteration + static_cast<int>(i);
+        e.add(s);
+      }
+      e.add_delivered(90);
+      return e.update();
+    };
+    std::vector<control::BandwidthEstimate> ticks;
+    ticks.push_back(tick(10, {21, 21}));  // 200 -> 50
+    ticks.push_back(tick(12, {0, 0}));    // ends the episode: measures 100 Mbps
+    ticks.push_back(tick(13, {21, 0}));   // iteration 13 reported late, 14 did not wait
+    ticks.push_back(tick(15, {0, 21}));   // the newest waited
+    return ticks;
+  };
+  const auto plain = run(false);
+  EXPECT_EQ(plain[2].reason, "overrun");
+  EXPECT_LT(plain[2].mbps, 100);
+  const auto fresh = run(true);
+  EXPECT_EQ(fresh[0].reason, "overrun");
+  EXPECT_NEAR(fresh[1].mbps, 100, 1e-9);
+  EXPECT_GT(fresh[2].wait_fraction, 0.02);
+  EXPECT_EQ(fresh[2].reason, "older iterations waited, the newest did not; hold");
+  EXPECT_NEAR(fresh[2].mbps, 100, 1e-9);
+  EXPECT_EQ(fresh[3].reason, "overrun");
 }
 
 // A fast GPU behind a long round trip: 1.2 ms of compute, 20 ms one way,

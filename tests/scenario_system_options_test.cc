@@ -68,6 +68,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.pair_by_iteration (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {early_density_switch: soon}}\n  - ddp\n"}}),
            "systems[0].controller.early_density_switch (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {fresh_overruns: 3}}\n  - ddp\n"}}),
+           "systems[0].controller.fresh_overruns (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {skip_peer_lag: true, pair_by_iteration: true}}\n  - ddp\n"}}),
            "systems[0].controller.pair_by_iteration (line 10): replaces skip_peer_lag and skip_early_arrivals; set one"},

@@ -142,6 +142,7 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_FALSE(t.control.estimator.skip_early_arrivals);
   EXPECT_FALSE(t.control.estimator.pair_by_iteration);
   EXPECT_FALSE(t.control.early_density_switch);
+  EXPECT_FALSE(t.control.estimator.fresh_overruns);
   TrainConfig switched;
   parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag",
          "--control-skip-early-arrivals"},
@@ -150,9 +151,12 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_peer_lag);
   EXPECT_TRUE(switched.options_as<StellaTrainOptions>().control.estimator.skip_early_arrivals);
   TrainConfig paired;
-  parse({"--system", "stellatrain", "--control-pair-by-iteration", "--control-early-density-switch"}, paired);
+  parse({"--system", "stellatrain", "--control-pair-by-iteration", "--control-early-density-switch",
+         "--control-fresh-overruns"},
+        paired);
   EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.estimator.pair_by_iteration);
   EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.early_density_switch);
+  EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.estimator.fresh_overruns);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

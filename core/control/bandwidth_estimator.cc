@@ -258,10 +258,14 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
   ++ticks_with_samples_;
-  const bool overrun = e.wait_fraction > options_.wait_threshold;
+  const bool waited = e.wait_fraction > options_.wait_threshold;
+  const bool stale_wait = waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained;
+  const bool overrun = waited && !stale_wait;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
   if (overrun && !slow_start) note_overrun(delivered_mbps);
-  if (slow_start) {
+  if (stale_wait) {
+    e.reason = "older iterations waited, the newest did not; hold";
+  } else if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
     mbps_ = std::max(mbps_, e.measured_mbps.value_or(0));

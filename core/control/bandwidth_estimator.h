@@ -130,6 +130,17 @@ struct BandwidthEstimatorOptions {
   // the link delivered 90 during the drain and could carry 138-166 after
   // it).
   bool resume_at_delivered = false;
+  // false: any tick whose samples waited beyond the plan is an overrun.
+  // true: outside an overrun episode, a tick whose newest iteration waited
+  // no more than planned holds the estimate instead: the wait is older
+  // iterations', queued behind a plan already answered or reported late,
+  // and its episode has ended. With plans that take effect at each node's
+  // next iteration (`early_density_switch`), an episode ends as soon as
+  // the smaller density runs, and the other node's reports of the
+  // iterations before it arrive a tick later: without this each such
+  // report started a new episode and cut the estimate again
+  // (docs/control-reaction.md).
+  bool fresh_overruns = false;
   // false: each exchange's first `latency` carries no bytes. true: also
   // its node's lag behind the quickest node of the iteration does not.
   // An exchange ends when every peer's part has arrived, so a node that

@@ -18,7 +18,7 @@ using O = StellaTrainOptions;
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
-// early_density_switch}`
+// early_density_switch, fresh_overruns}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -30,7 +30,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
-                "early_density_switch"});
+                "early_density_switch", "fresh_overruns"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -61,6 +61,7 @@ void read_controller(O& o, const util::YamlField& f) {
   if (c.estimator.pair_by_iteration && (c.estimator.skip_peer_lag || c.estimator.skip_early_arrivals))
     f.at("pair_by_iteration").fail("replaces skip_peer_lag and skip_early_arrivals; set one");
   c.early_density_switch = f.boolean_or("early_density_switch", c.early_density_switch);
+  c.estimator.fresh_overruns = f.boolean_or("fresh_overruns", c.estimator.fresh_overruns);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -84,6 +85,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
   if (c.estimator.pair_by_iteration) shown["pair_by_iteration"] = true;
   if (c.early_density_switch) shown["early_density_switch"] = true;
+  if (c.estimator.fresh_overruns) shown["fresh_overruns"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
@@ -263,6 +265,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(switch_flag("--control-early-density-switch", control_of,
                           &control::ControllerOptions::early_density_switch,
                           "Each node takes a new density from its own next iteration (batches still switch together)"))
+      .custom(switch_flag("--control-fresh-overruns", estimator_of, &control::BandwidthEstimatorOptions::fresh_overruns,
+                          "Start an overrun episode only where the newest iteration waited beyond the plan"))
       .custom(batch_control);
 }
 
