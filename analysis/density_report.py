@@ -238,15 +238,28 @@ def percentile(values, q):
     return ordered[int(q * (len(ordered) - 1))]
 
 
+def median_and_band(values):
+    """The median and its 10th-90th percentiles, as "0.85 (0.64-0.93)"."""
+    return f"{statistics.median(values):.2f} ({percentile(values, 0.1):.2f}-{percentile(values, 0.9):.2f})"
+
+
+def print_table_head(title, columns):
+    print(f"\n{title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
+
+
+def systems_that_ran(summary):
+    """The summary's system labels, less those whose runs failed."""
+    return [label for label, entry in summary["systems"].items() if "error" not in entry]
+
+
 def print_rate_table(root, summary, after_s):
     """Per system, its ticks' measured rate against the link (--rates)."""
-    print("\nThe controller's measured rate R against the link, every tick of every seed:\n")
-    print("| system | ticks with an R | R / link, median (10th-90th percentile) | largest R (Mbps) | "
-          "ticks above the fastest link rate |")
-    print("|---|---|---|---|---|")
-    for label, entry in summary["systems"].items():
-        if "error" in entry:
-            continue
+    print_table_head("The controller's measured rate R against the link, every tick of every seed:",
+                     ["system", "ticks with an R", "R / link, median (10th-90th percentile)", "largest R (Mbps)",
+                      "ticks above the fastest link rate"])
+    for label in systems_that_ran(summary):
         ticks, measured, ratios, above = 0, [], [], 0
         for p in tta.seed_runs(summary, label):
             run_ticks, fastest = tick_rates(root / p["run"], after_s)
@@ -261,8 +274,7 @@ def print_rate_table(root, summary, after_s):
         if not ratios:
             print(f"| {label} | {len(ratios)} of {ticks} | - | - | - |")
             continue
-        print(f"| {label} | {len(ratios)} of {ticks} | {statistics.median(ratios):.2f} "
-              f"({percentile(ratios, 0.1):.2f}-{percentile(ratios, 0.9):.2f}) | {max(measured):.0f} | {above} |")
+        print(f"| {label} | {len(ratios)} of {ticks} | {median_and_band(ratios)} | {max(measured):.0f} | {above} |")
 
 
 def plan_delays(folder, after_s, early):
@@ -293,13 +305,11 @@ def plan_delays(folder, after_s, early):
 
 def print_plan_delay_table(root, summary, after_s):
     """Per system, how long its plans took to reach rank 0 (--plan-delay)."""
-    print("\nFrom a plan's tick to rank 0's first iteration at its density, every plan of every seed:\n")
-    print("| system | plans | took effect | seconds, median (10th-90th percentile) | iterations after the tick's, "
-          "median (range) |")
-    print("|---|---|---|---|---|")
-    for label, entry in summary["systems"].items():
-        if "error" in entry:
-            continue
+    print_table_head("From a plan's tick to rank 0's first iteration at its density, every plan of every seed:",
+                     ["system", "plans", "took effect", "seconds, median (10th-90th percentile)",
+                      "iterations after the tick's, median (range)"])
+    for label in systems_that_ran(summary):
+        entry = summary["systems"][label]
         early = bool(entry.get("options", {}).get("controller", {}).get("early_density_switch"))
         delays = [d for p in tta.seed_runs(summary, label) for d in plan_delays(root / p["run"], after_s, early)]
         taken = [d for d in delays if d is not None]
@@ -307,8 +317,7 @@ def print_plan_delay_table(root, summary, after_s):
             print(f"| {label} | {len(delays)} | 0 | - | - |")
             continue
         seconds, iterations = [d[0] for d in taken], [d[1] for d in taken]
-        print(f"| {label} | {len(delays)} | {len(taken)} | {statistics.median(seconds):.2f} "
-              f"({percentile(seconds, 0.1):.2f}-{percentile(seconds, 0.9):.2f}) | "
+        print(f"| {label} | {len(delays)} | {len(taken)} | {median_and_band(seconds)} | "
               f"{statistics.median(iterations):g} ({min(iterations)}-{max(iterations)}) |")
 
 
