@@ -150,6 +150,8 @@ step_paper() {
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5
   long_runs+=,paper-rule-load-once-resume-ceiling-start-skip-lag-tick-0.5-switch-next
   long_runs+=,soonest-load-once-resume-ceiling-start-skip-lag-tick-0.5-switch-next
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh
+  long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -165,7 +167,7 @@ step_paper() {
   for rule in paper-rule soonest; do
     local chain=$rule-load-once-resume-ceiling-start
     ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early,$chain-pair-tick-0.5
-    ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next
+    ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next,$chain-pair-tick-0.5-switch-fresh
   done
   ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \

@@ -31,7 +31,8 @@ namespace {
 // arrived before their exchange left out of the measured rate, nothing
 // else changed; and the half-second tick with the nodes' samples paired by
 // iteration in place of the lag skipped, or with each node taking a
-// plan's density at its own next iteration.
+// plan's density at its own next iteration, and the samples paired with
+// that switch and overrun episodes started only by the newest iteration.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -46,7 +47,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 33u);
+    ASSERT_EQ(s.systems.size(), 36u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -63,7 +64,8 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.interval_s, system.label.find("-tick-0.5") != std::string::npos ? 0.5 : 1.0);
       EXPECT_EQ(control.estimator.skip_early_arrivals, system.label.find("-early") != std::string::npos);
       EXPECT_EQ(control.estimator.pair_by_iteration, system.label.find("-pair") != std::string::npos);
-      EXPECT_EQ(control.early_density_switch, system.label.find("-switch-next") != std::string::npos);
+      EXPECT_EQ(control.early_density_switch, system.label.find("-switch-") != std::string::npos);
+      EXPECT_EQ(control.estimator.fresh_overruns, system.label.find("-switch-fresh") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -91,6 +93,12 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       expect_changed_from(system_named(s, chain + "-skip-lag-tick-0.5"),
                           system_named(s, chain + "-skip-lag-tick-0.5-switch-next"),
                           [](train::StellaTrainOptions& o) { o.control.early_density_switch = true; });
+      expect_changed_from(system_named(s, chain + "-pair-tick-0.5"),
+                          system_named(s, chain + "-pair-tick-0.5-switch-fresh"),
+                          [](train::StellaTrainOptions& o) {
+                            o.control.early_density_switch = true;
+                            o.control.estimator.fresh_overruns = true;
+                          });
     }
   }
 }
