@@ -72,16 +72,24 @@ std::map<std::string, std::vector<double>> read_csv(const fs::path& path) {
   return st::testing::numeric_columns(st::testing::read_csv(path));
 }
 
-TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
-  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_determinism";
+// Two identical controlled runs of 120 iterations over a 40/200 Mbps
+// square trace, into root/0 and root/1 (`configure` changes the config);
+// each must leave its nodes identical.
+void two_identical_runs(const fs::path& root, const std::function<void(train::TrainConfig&)>& configure) {
   const auto profile = mlp_at_cnn_pace(root);
   const auto trace = traces::square_trace(40, 200, 2, 60);
   for (int run = 0; run < 2; ++run) {
     auto c = controlled_mlp(120, root / std::to_string(run));
+    configure(c);
     auto backend = make_sim_node_host(traced_clusters(trace, profile), c);
     const auto result = train::run_training(c, *backend);
-    EXPECT_EQ(result.checksums[0], result.checksums[1]);
+    EXPECT_EQ(result.checksums[0], result.checksums[1]) << "the nodes diverged";
   }
+}
+
+TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_control_determinism";
+  two_identical_runs(root, [](train::TrainConfig&) {});
   for (const char* file : {"manifest.json", "iterations.csv", "eval.csv", "link.csv", "control.csv"}) {
     const auto first = read_file(root / "0" / file), second = read_file(root / "1" / file);
     EXPECT_FALSE(first.empty()) << file;
@@ -101,15 +109,8 @@ TEST(SimControl, RunsWithTheControllerAreByteIdentical) {
 // byte-identical.
 TEST(SimControl, EachNodeTakesTheDensityAtItsNextIterationWhenAsked) {
   const fs::path root = fs::path(::testing::TempDir()) / "sim_control_early_density";
-  const auto profile = mlp_at_cnn_pace(root);
-  const auto trace = traces::square_trace(40, 200, 2, 60);
-  for (int run = 0; run < 2; ++run) {
-    auto c = controlled_mlp(120, root / std::to_string(run));
-    train::stellatrain_options(c).control.early_density_switch = true;
-    auto backend = make_sim_node_host(traced_clusters(trace, profile), c);
-    const auto result = train::run_training(c, *backend);
-    EXPECT_EQ(result.checksums[0], result.checksums[1]) << "nodes at two densities diverged";
-  }
+  two_identical_runs(root,
+                     [](train::TrainConfig& c) { train::stellatrain_options(c).control.early_density_switch = true; });
   for (const char* file : {"iterations.csv", "control.csv"})
     EXPECT_EQ(read_file(root / "0" / file), read_file(root / "1" / file)) << file << " differs between two runs";
   const auto control = read_csv(root / "0" / "control.csv");
