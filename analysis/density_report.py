@@ -188,14 +188,13 @@ def print_paired_utilisation(root, summary, after_s, base):
     same seed: the median difference in points (range) and the seeds
     where the system used more of the link."""
     per_seed = {label: {p["seed"]: link_utilisation(root / p["run"], after_s) for p in tta.seed_runs(summary, label)}
-                for label, entry in summary["systems"].items() if "error" not in entry}
+                for label in systems_that_ran(summary)}
     if base not in per_seed:
         sys.exit(f"error: --paired {base}: no such system in {root / 'summary.json'} "
                  f"(systems: {', '.join(per_seed)})")
     seeds = sorted(per_seed[base])
-    print(f"\nLink utilisation per seed, and paired against {base} (same seed, same stretch of the trace):\n")
-    print("| system | " + " | ".join(f"seed {s}" for s in seeds) + " | difference: median (range) | seeds above |")
-    print("|---" * (len(seeds) + 3) + "|")
+    print_table_head(f"Link utilisation per seed, and paired against {base} (same seed, same stretch of the trace):",
+                     ["system", *(f"seed {s}" for s in seeds), "difference: median (range)", "seeds above"])
     for label, values in per_seed.items():
         cells = [cell(values.get(s), ".0%") for s in seeds]
         paired = [(values[s] - per_seed[base][s]) * 100 for s in seeds
