@@ -388,6 +388,29 @@ TEST(Controller, TheWarmUpsWaitIsNoOverrun) {
   EXPECT_THROW(control::validate(o), std::invalid_argument);
 }
 
+// samples_by_plan: the controller hands the estimator each report's density
+// and its own. Iterations that ran at 20% while its plan is 5% waited: an
+// overrun without the option, a wait already answered with it.
+TEST(Controller, JudgesEachWaitByTheDensityItsIterationRanAtWhenAsked) {
+  for (const bool by_plan : {false, true}) {
+    control::ControllerOptions o;
+    o.estimator.initial_mbps = 100;
+    o.estimator.samples_by_plan = by_plan;
+    control::Controller c(o, control::TrafficModel{{400000, 20000}, true, false, 2}, {{64, 64}, {64, 64}}, 0.05, 1);
+    for (int r = 0; r < 2; ++r) {
+      auto t = sample_telemetry(r);
+      t.iteration = 20;
+      t.density = 0.2;
+      t.wait_ms = 40;
+      c.on_telemetry(t);
+    }
+    c.tick(0.25, 20);
+    const auto& reason = c.records().back().reason;
+    EXPECT_EQ(reason.rfind(by_plan ? "iterations above the newest plan's density waited; hold" : "overrun", 0), 0u)
+        << reason;
+  }
+}
+
 // Every drain_every_ticks-th tick announces a plan, even where nothing else
 // changed, whose first drain_iterations iterations run at min_density.
 TEST(Controller, DrainsEveryFewTicks) {

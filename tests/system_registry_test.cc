@@ -143,6 +143,7 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_FALSE(t.control.estimator.pair_by_iteration);
   EXPECT_FALSE(t.control.early_density_switch);
   EXPECT_FALSE(t.control.estimator.fresh_overruns);
+  EXPECT_FALSE(t.control.estimator.samples_by_plan);
   TrainConfig switched;
   parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag",
          "--control-skip-early-arrivals"},
@@ -157,6 +158,12 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.estimator.pair_by_iteration);
   EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.early_density_switch);
   EXPECT_TRUE(paired.options_as<StellaTrainOptions>().control.estimator.fresh_overruns);
+  TrainConfig by_plan;
+  parse({"--system", "stellatrain", "--control-samples-by-plan"}, by_plan);
+  EXPECT_TRUE(by_plan.options_as<StellaTrainOptions>().control.estimator.samples_by_plan);
+  TrainConfig both;
+  parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
+  EXPECT_THROW(both.options->validate(both), std::invalid_argument);
   TrainConfig fraction;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-slow-start-ticks", "1.5"}, fraction), std::invalid_argument);
   TrainConfig shared;

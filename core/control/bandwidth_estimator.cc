@@ -29,6 +29,8 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o, int nodes)
   if (o.pair_by_iteration && (o.skip_peer_lag || o.skip_early_arrivals))
     throw std::invalid_argument(
         "bandwidth estimator: pair_by_iteration replaces skip_peer_lag and skip_early_arrivals; set one");
+  if (o.samples_by_plan && o.fresh_overruns)
+    throw std::invalid_argument("bandwidth estimator: samples_by_plan replaces fresh_overruns; set one");
 }
 
 void BandwidthEstimator::add(const ExchangeSample& sample) { pending_.push_back(sample); }
@@ -89,6 +91,30 @@ bool arrived_early(const ExchangeSample& s, double latency_ms) {
                      [&](const auto& interval) { return interval.second - interval.first < latency_ms; });
 }
 
+// Whether the samples ran at more than one density (those that name none
+// aside).
+bool mixed_densities(const std::vector<ExchangeSample>& samples) {
+  double seen = 0;
+  for (const auto& s : samples) {
+    if (s.density <= 0) continue;
+    if (seen > 0 && s.density != seen) return true;
+    seen = s.density;
+  }
+  return false;
+}
+
+// samples_by_plan without pair_by_iteration: the samples less those of an
+// iteration whose samples in this tick ran at more than one density.
+std::vector<ExchangeSample> without_mixed_iterations(const std::vector<ExchangeSample>& samples) {
+  std::map<int, std::vector<ExchangeSample>> by_iteration;
+  for (const auto& s : samples)
+    if (s.iteration >= 0) by_iteration[s.iteration].push_back(s);
+  std::vector<ExchangeSample> kept;
+  for (const auto& s : samples)
+    if (s.iteration < 0 || !mixed_densities(by_iteration[s.iteration])) kept.push_back(s);
+  return kept;
+}
+
 // Samples timed together, and per sample the time at the start of each of
 // its exchanges that carries no bytes.
 struct TimedGroup {
@@ -103,6 +129,7 @@ std::optional<double> rate_mbps(const std::vector<TimedGroup>& groups, double la
                                 const BandwidthEstimatorOptions& options) {
   double bytes = 0, transfer_ms = 0;
   for (const auto& group : groups) {
+    if (options.samples_by_plan && mixed_densities(group.samples)) continue;
     double group_bytes = 0, group_transfer_ms = 0, group_busy_ms = 0;
     for (std::size_t i = 0; i < group.samples.size(); ++i) {
       const auto& s = group.samples[i];
@@ -230,10 +257,21 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   e.latency_ms = latency_ms();
   e.planned_wait_ms = planned_wait_ms(pace, e.latency_ms);
 
-  double wait = 0, weighted = 0;
+  // samples_by_plan: a sample above the newest plan's density ran under a
+  // plan that a smaller one answered; its wait is not judged.
+  const auto answered = [&](const ExchangeSample& s) {
+    return options_.samples_by_plan && pace.density > 0 && s.density > pace.density * (1 + 1e-9);
+  };
+  double wait = 0, weighted = 0, judged = 0;
+  bool answered_waited = false;
   for (const auto& s : pending_) {
+    if (answered(s)) {
+      answered_waited = answered_waited || s.wait_ms > e.planned_wait_ms;
+      continue;
+    }
     wait += s.wait_ms;
     weighted += s.wait_ms + 1.5 * s.backward_ms;
+    ++judged;
   }
   if (e.planned_wait_ms > 0) {
     // Only the tick's wait beyond the plan, summed before it is compared:
@@ -243,28 +281,30 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     // of the planned iteration (compute plus planned wait), not of 1.5 x
     // backward: a fast GPU's backward (under a millisecond) would make any
     // overrun read as f near 1 and shrink the estimate tenfold at once.
-    const auto n = static_cast<double>(pending_.size());
-    const double unplanned = std::max(0.0, wait - e.planned_wait_ms * n);
+    const double unplanned = std::max(0.0, wait - e.planned_wait_ms * judged);
     wait = unplanned;
-    weighted = unplanned + n * (pace.compute_ms + e.planned_wait_ms);
+    weighted = unplanned + judged * (pace.compute_ms + e.planned_wait_ms);
   }
   const bool newest_drained = newest_iteration_waited_as_planned(pending_, e.planned_wait_ms);
   const auto groups =
       options_.pair_by_iteration
           ? paired_groups(pending_, unpaired_, nodes_, options_.pair_wait_iterations, e.latency_ms)
-          : single_groups(pending_, e.latency_ms, options_.skip_peer_lag);
+          : single_groups(options_.samples_by_plan ? without_mixed_iterations(pending_) : pending_, e.latency_ms,
+                          options_.skip_peer_lag);
   e.measured_mbps = rate_mbps(groups, e.latency_ms, options_);
   pending_.clear();
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 
   ++ticks_with_samples_;
   const bool waited = e.wait_fraction > options_.wait_threshold;
-  const bool stale_wait = waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained;
+  const bool stale_wait = (waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained) ||
+                          (!waited && answered_waited);
   const bool overrun = waited && !stale_wait;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
   if (overrun && !slow_start) note_overrun(delivered_mbps);
   if (stale_wait) {
-    e.reason = "older iterations waited, the newest did not; hold";
+    e.reason = answered_waited && !waited ? "iterations above the newest plan's density waited; hold"
+                                          : "older iterations waited, the newest did not; hold";
   } else if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.

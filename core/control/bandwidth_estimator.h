@@ -67,6 +67,7 @@ struct ExchangeSample {
   std::vector<std::pair<double, double>> intervals;
   int iteration = -1;  // the iteration the sample reports (-1: not known)
   int node = -1;       // the node that reports it (-1: not known; pair_by_iteration times it alone)
+  double density = 0;  // the density the node's iteration ran at (0: not known; samples_by_plan)
 };
 
 // How the exchanges are paced, so that the wait the round trip alone
@@ -83,6 +84,7 @@ struct ExchangePace {
   int staleness = 1;      // s
   int latency_hops = 1;   // one-way latencies one after another in an exchange (W - 1 in a ring of W)
   double budget_ms = 0;   // the transfer time the density was chosen for (negative counts as 0)
+  double density = 0;     // the density the newest plan set (0: not known; samples_by_plan)
 };
 
 struct BandwidthEstimatorOptions {
@@ -139,8 +141,24 @@ struct BandwidthEstimatorOptions {
   // the smaller density runs, and the other node's reports of the
   // iterations before it arrive a tick later: without this each such
   // report started a new episode and cut the estimate again
-  // (docs/control-reaction.md).
+  // (docs/control-switch.md).
   bool fresh_overruns = false;
+  // false: every sample's wait is judged against the newest plan, and
+  // every timed sample counts in R. true: each sample is judged by the
+  // density its iteration ran at (ExchangeSample::density against
+  // ExchangePace::density, the newest plan's):
+  // * a sample that ran above the newest plan's density ran under a plan
+  //   a smaller one has already answered, so its wait is left out of the
+  //   waiting fraction; a tick where only such samples waited holds the
+  //   estimate (and ends an overrun episode);
+  // * an iteration whose nodes ran at different densities (a plan taken
+  //   at each node's next iteration reaches one node an iteration before
+  //   the other) is left out of R: its bytes and its busy time belong to
+  //   two plans (in pair_by_iteration's groups, by group; otherwise among
+  //   the tick's samples of that iteration).
+  // The general form of `fresh_overruns`, which judges only by the newest
+  // iteration (docs/control-switch.md). Replaces it; set one.
+  bool samples_by_plan = false;
   // false: each exchange's first `latency` carries no bytes. true: also
   // its node's lag behind the quickest node of the iteration does not.
   // An exchange ends when every peer's part has arrived, so a node that
@@ -203,7 +221,10 @@ struct BandwidthEstimate {
   // "overrun", "overrun, decreased already" (decrease_once), "slow start",
   // "measured", "probe", "no samples"; with resume_at_delivered, "the newest
   // iteration waited no more than planned" is appended where that ended an
-  // episode, and "resumed at the delivered rate" where it raised the estimate
+  // episode, and "resumed at the delivered rate" where it raised the
+  // estimate; a held tick reads "older iterations waited, the newest did
+  // not; hold" (fresh_overruns) or "iterations above the newest plan's
+  // density waited; hold" (samples_by_plan)
   std::string reason;
 };
 

@@ -70,6 +70,7 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   s.backward_ms = t.backward_ms;
   s.iteration = t.iteration;
   s.node = t.rank;
+  s.density = t.density;
   estimator_.add(s);
   double slowest_gpu = 0;
   for (std::size_t g = 0; g < t.batch.size(); ++g) {
@@ -171,6 +172,7 @@ std::optional<Plan> Controller::tick(double now_s, int current_iteration) {
   pace.staleness = staleness_;
   pace.latency_hops = std::max(1, traffic_.nodes - 1);
   pace.budget_ms = budget_ms_;
+  pace.density = density_;
   estimator_.add_delivered(delivered_mbps_);
   const auto estimate = estimator_.update(pace);
   r.estimated_mbps = estimate.mbps;

@@ -103,7 +103,7 @@ struct ControllerOptions {
   // iteration (Plan::density_from), so the rate a plan follows is that
   // much younger; the batches still switch together. On a link that
   // changes every second, the delay from tick to plan bounds how much of
-  // the link a plan can use (docs/control-reaction.md).
+  // the link a plan can use (docs/control-reaction.md, docs/control-switch.md).
   bool early_density_switch = false;
   // The iterations before this one ran above the plan's density (the
   // system's density warm-up): their wait is the warm-up's, not a sign

@@ -18,7 +18,7 @@ using O = StellaTrainOptions;
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
-// early_density_switch, fresh_overruns}`
+// early_density_switch, fresh_overruns, samples_by_plan}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -30,7 +30,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
-                "early_density_switch", "fresh_overruns"});
+                "early_density_switch", "fresh_overruns", "samples_by_plan"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -62,6 +62,9 @@ void read_controller(O& o, const util::YamlField& f) {
     f.at("pair_by_iteration").fail("replaces skip_peer_lag and skip_early_arrivals; set one");
   c.early_density_switch = f.boolean_or("early_density_switch", c.early_density_switch);
   c.estimator.fresh_overruns = f.boolean_or("fresh_overruns", c.estimator.fresh_overruns);
+  c.estimator.samples_by_plan = f.boolean_or("samples_by_plan", c.estimator.samples_by_plan);
+  if (c.estimator.samples_by_plan && c.estimator.fresh_overruns)
+    f.at("samples_by_plan").fail("replaces fresh_overruns; set one");
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -86,6 +89,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.pair_by_iteration) shown["pair_by_iteration"] = true;
   if (c.early_density_switch) shown["early_density_switch"] = true;
   if (c.estimator.fresh_overruns) shown["fresh_overruns"] = true;
+  if (c.estimator.samples_by_plan) shown["samples_by_plan"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
@@ -267,6 +271,10 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "Each node takes a new density from its own next iteration (batches still switch together)"))
       .custom(switch_flag("--control-fresh-overruns", estimator_of, &control::BandwidthEstimatorOptions::fresh_overruns,
                           "Start an overrun episode only where the newest iteration waited beyond the plan"))
+      .custom(switch_flag("--control-samples-by-plan", estimator_of,
+                          &control::BandwidthEstimatorOptions::samples_by_plan,
+                          "Judge each wait by the density its iteration ran at; leave mixed-density iterations "
+                          "out of the measured rate"))
       .custom(batch_control);
 }
 
