@@ -83,10 +83,30 @@ TEST(BandwidthEstimator, AWaitAboveTheNewestPlansDensityIsAnsweredWhenAsked) {
   EXPECT_EQ(by_plan[1].wait_fraction, 0);
   EXPECT_EQ(by_plan[1].reason, "iterations above the newest plan's density waited; hold; resumed at the delivered rate");
   EXPECT_EQ(by_plan[2].wait_fraction, 0);
-  EXPECT_EQ(by_plan[2].reason, "iterations above the newest plan's density waited; hold");
+  EXPECT_EQ(by_plan[2].reason, "only iterations above the newest plan's density reported, and they waited; hold");
   EXPECT_NEAR(by_plan[2].mbps, 90, 1e-9);
   EXPECT_EQ(by_plan[3].reason, "overrun");  // a new episode
   EXPECT_LT(by_plan[3].mbps, 90);
+}
+
+// Until an iteration of the newest plan's density reports, the episode
+// goes on: a tick of only the larger plan's waits holds without resuming,
+// and the next tick whose smaller iterations still wait (its queue
+// draining) is the same episode, not a new decrease.
+TEST(BandwidthEstimator, AnEpisodeLastsUntilTheNewestPlansIterationsReport) {
+  auto e = estimator(Judge::plan_it_ran_under);
+  auto tick = [&](std::vector<control::ExchangeSample> samples, double plan_density) {
+    for (const auto& s : samples) e.add(s);
+    e.add_delivered(90);
+    return e.update(newest_plan(plan_density));
+  };
+  EXPECT_EQ(tick({ran_at(0.04, 10, 21), ran_at(0.04, 11, 21)}, 0.04).reason, "overrun");  // 200 -> 50
+  const auto held = tick({ran_at(0.04, 12, 21)}, 0.01);
+  EXPECT_EQ(held.reason, "only iterations above the newest plan's density reported, and they waited; hold");
+  EXPECT_NEAR(held.mbps, 50, 1e-9);
+  EXPECT_EQ(tick({ran_at(0.01, 13, 21)}, 0.01).reason, "overrun, decreased already");
+  EXPECT_EQ(tick({ran_at(0.01, 14, 0)}, 0.01).reason, "measured");  // the episode ends: 100 Mbps measured
+  EXPECT_EQ(tick({ran_at(0.01, 15, 21)}, 0.01).reason, "overrun");  // a new one
 }
 
 // Iterations below the newest plan's density (the estimate has since

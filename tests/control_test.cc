@@ -406,7 +406,10 @@ TEST(Controller, JudgesEachWaitByTheDensityItsIterationRanAtWhenAsked) {
     }
     c.tick(0.25, 20);
     const auto& reason = c.records().back().reason;
-    EXPECT_EQ(reason.rfind(by_plan ? "iterations above the newest plan's density waited; hold" : "overrun", 0), 0u)
+    EXPECT_EQ(reason.rfind(by_plan ? "only iterations above the newest plan's density reported, and they waited; hold"
+                                   : "overrun",
+                           0),
+              0u)
         << reason;
   }
 }

@@ -300,9 +300,16 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   const bool stale_wait = (waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained) ||
                           (!waited && answered_waited);
   const bool overrun = waited && !stale_wait;
+  // samples_by_plan, where every sample ran above the newest plan's
+  // density: nothing has reported of that plan yet, so an overrun episode
+  // neither ends nor starts here (ending one resumed the estimate while
+  // the larger plan's queue still drained, and the next tick cut it again).
+  const bool nothing_judged = stale_wait && judged == 0;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
   if (overrun && !slow_start) note_overrun(delivered_mbps);
-  if (stale_wait) {
+  if (nothing_judged) {
+    e.reason = "only iterations above the newest plan's density reported, and they waited; hold";
+  } else if (stale_wait) {
     e.reason = answered_waited && !waited ? "iterations above the newest plan's density waited; hold"
                                           : "older iterations waited, the newest did not; hold";
   } else if (slow_start) {
@@ -329,9 +336,10 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
-  const bool resumed = options_.resume_at_delivered && overran_last_tick_ && (!overrun || newest_drained);
+  const bool resumed =
+      options_.resume_at_delivered && overran_last_tick_ && !nothing_judged && (!overrun || newest_drained);
   if (resumed) resume_after_episode(overrun, e);
-  overran_last_tick_ = overrun && !slow_start && !resumed;
+  if (!nothing_judged) overran_last_tick_ = overrun && !slow_start && !resumed;
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
   e.mbps = mbps_;
   return e;

@@ -150,7 +150,9 @@ struct BandwidthEstimatorOptions {
   // * a sample that ran above the newest plan's density ran under a plan
   //   a smaller one has already answered, so its wait is left out of the
   //   waiting fraction; a tick where only such samples waited holds the
-  //   estimate (and ends an overrun episode);
+  //   estimate, and ends an overrun episode if some sample of the newest
+  //   plan's density (or below) reported without waiting (if none did,
+  //   the episode goes on: the larger plan's queue may still be draining);
   // * an iteration whose nodes ran at different densities (a plan taken
   //   at each node's next iteration reaches one node an iteration before
   //   the other) is left out of R: its bytes and its busy time belong to
@@ -223,8 +225,9 @@ struct BandwidthEstimate {
   // iteration waited no more than planned" is appended where that ended an
   // episode, and "resumed at the delivered rate" where it raised the
   // estimate; a held tick reads "older iterations waited, the newest did
-  // not; hold" (fresh_overruns) or "iterations above the newest plan's
-  // density waited; hold" (samples_by_plan)
+  // not; hold" (fresh_overruns), "iterations above the newest plan's
+  // density waited; hold" or "only iterations above the newest plan's
+  // density reported, and they waited; hold" (samples_by_plan)
   std::string reason;
 };
 
