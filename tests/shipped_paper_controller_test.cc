@@ -32,7 +32,8 @@ namespace {
 // else changed; and the half-second tick with the nodes' samples paired by
 // iteration in place of the lag skipped, or with each node taking a
 // plan's density at its own next iteration, and the samples paired with
-// that switch and overrun episodes started only by the newest iteration.
+// that switch and overrun episodes started only by the newest iteration,
+// or with that switch and each sample judged by the density it ran at.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -47,7 +48,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 36u);
+    ASSERT_EQ(s.systems.size(), 39u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -66,6 +67,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.pair_by_iteration, system.label.find("-pair") != std::string::npos);
       EXPECT_EQ(control.early_density_switch, system.label.find("-switch-") != std::string::npos);
       EXPECT_EQ(control.estimator.fresh_overruns, system.label.find("-switch-fresh") != std::string::npos);
+      EXPECT_EQ(control.estimator.samples_by_plan, system.label.find("-switch-plan") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -98,6 +100,12 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
                           [](train::StellaTrainOptions& o) {
                             o.control.early_density_switch = true;
                             o.control.estimator.fresh_overruns = true;
+                          });
+      expect_changed_from(system_named(s, chain + "-pair-tick-0.5-switch-fresh"),
+                          system_named(s, chain + "-pair-tick-0.5-switch-plan"),
+                          [](train::StellaTrainOptions& o) {
+                            o.control.estimator.fresh_overruns = false;
+                            o.control.estimator.samples_by_plan = true;
                           });
     }
   }
