@@ -43,6 +43,15 @@ control::BandwidthEstimator estimator(Judge judge, int nodes = 1) {
   return control::BandwidthEstimator(o, nodes);
 }
 
+// One tick: the samples, then the update against a plan of `plan_density`
+// (90 Mbps delivered meanwhile).
+control::BandwidthEstimate tick(control::BandwidthEstimator& e, const std::vector<control::ExchangeSample>& samples,
+                                double plan_density) {
+  for (const auto& s : samples) e.add(s);
+  e.add_delivered(90);
+  return e.update(newest_plan(plan_density));
+}
+
 // Two nodes; a plan cut the density from 4% to 1% at the first tick
 // (200 -> 50 Mbps), which each node took at its next iteration. The second
 // tick ends the episode: rank 0's iteration 12 still ran at 4% and waited,
@@ -56,15 +65,10 @@ control::BandwidthEstimator estimator(Judge judge, int nodes = 1) {
 std::vector<control::BandwidthEstimate> ticks_judged(Judge judge) {
   auto e = estimator(judge);
   std::vector<control::BandwidthEstimate> ticks;
-  auto tick = [&](std::vector<control::ExchangeSample> samples, double plan_density) {
-    for (const auto& s : samples) e.add(s);
-    e.add_delivered(90);
-    ticks.push_back(e.update(newest_plan(plan_density)));
-  };
-  tick({ran_at(0.04, 10, 21), ran_at(0.04, 11, 21)}, 0.04);
-  tick({ran_at(0.04, 12, 21), ran_at(0.01, 13, 0)}, 0.01);
-  tick({ran_at(0.04, 13, 21, 1)}, 0.01);
-  tick({ran_at(0.01, 14, 21), ran_at(0.01, 15, 21)}, 0.01);
+  ticks.push_back(tick(e, {ran_at(0.04, 10, 21), ran_at(0.04, 11, 21)}, 0.04));
+  ticks.push_back(tick(e, {ran_at(0.04, 12, 21), ran_at(0.01, 13, 0)}, 0.01));
+  ticks.push_back(tick(e, {ran_at(0.04, 13, 21, 1)}, 0.01));
+  ticks.push_back(tick(e, {ran_at(0.01, 14, 21), ran_at(0.01, 15, 21)}, 0.01));
   return ticks;
 }
 
@@ -95,18 +99,13 @@ TEST(BandwidthEstimator, AWaitAboveTheNewestPlansDensityIsAnsweredWhenAsked) {
 // draining) is the same episode, not a new decrease.
 TEST(BandwidthEstimator, AnEpisodeLastsUntilTheNewestPlansIterationsReport) {
   auto e = estimator(Judge::plan_it_ran_under);
-  auto tick = [&](std::vector<control::ExchangeSample> samples, double plan_density) {
-    for (const auto& s : samples) e.add(s);
-    e.add_delivered(90);
-    return e.update(newest_plan(plan_density));
-  };
-  EXPECT_EQ(tick({ran_at(0.04, 10, 21), ran_at(0.04, 11, 21)}, 0.04).reason, "overrun");  // 200 -> 50
-  const auto held = tick({ran_at(0.04, 12, 21)}, 0.01);
+  EXPECT_EQ(tick(e, {ran_at(0.04, 10, 21), ran_at(0.04, 11, 21)}, 0.04).reason, "overrun");  // 200 -> 50
+  const auto held = tick(e, {ran_at(0.04, 12, 21)}, 0.01);
   EXPECT_EQ(held.reason, "only iterations above the newest plan's density reported, and they waited; hold");
   EXPECT_NEAR(held.mbps, 50, 1e-9);
-  EXPECT_EQ(tick({ran_at(0.01, 13, 21)}, 0.01).reason, "overrun, decreased already");
-  EXPECT_EQ(tick({ran_at(0.01, 14, 0)}, 0.01).reason, "measured");  // the episode ends: 100 Mbps measured
-  EXPECT_EQ(tick({ran_at(0.01, 15, 21)}, 0.01).reason, "overrun");  // a new one
+  EXPECT_EQ(tick(e, {ran_at(0.01, 13, 21)}, 0.01).reason, "overrun, decreased already");
+  EXPECT_EQ(tick(e, {ran_at(0.01, 14, 0)}, 0.01).reason, "measured");  // the episode ends: 100 Mbps measured
+  EXPECT_EQ(tick(e, {ran_at(0.01, 15, 21)}, 0.01).reason, "overrun");  // a new one
 }
 
 // Iterations below the newest plan's density (the estimate has since

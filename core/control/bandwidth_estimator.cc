@@ -297,21 +297,24 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
 
   ++ticks_with_samples_;
   const bool waited = e.wait_fraction > options_.wait_threshold;
-  const bool stale_wait = (waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained) ||
-                          (!waited && answered_waited);
-  const bool overrun = waited && !stale_wait;
+  // A wait that a plan already answered holds the estimate (fresh_overruns,
+  // samples_by_plan); the rule that finds it names it.
+  const char* held = nullptr;
+  if (waited && options_.fresh_overruns && !overran_last_tick_ && newest_drained)
+    held = "older iterations waited, the newest did not; hold";
+  else if (!waited && answered_waited)
+    held = judged == 0 ? "only iterations above the newest plan's density reported, and they waited; hold"
+                       : "iterations above the newest plan's density waited; hold";
+  const bool overrun = waited && !held;
   // samples_by_plan, where every sample ran above the newest plan's
   // density: nothing has reported of that plan yet, so an overrun episode
   // neither ends nor starts here (ending one resumed the estimate while
   // the larger plan's queue still drained, and the next tick cut it again).
-  const bool nothing_judged = stale_wait && judged == 0;
+  const bool nothing_judged = held && judged == 0;
   const bool slow_start = overrun && ticks_with_samples_ <= options_.slow_start_ticks;
   if (overrun && !slow_start) note_overrun(delivered_mbps);
-  if (nothing_judged) {
-    e.reason = "only iterations above the newest plan's density reported, and they waited; hold";
-  } else if (stale_wait) {
-    e.reason = answered_waited && !waited ? "iterations above the newest plan's density waited; hold"
-                                          : "older iterations waited, the newest did not; hold";
+  if (held) {
+    e.reason = held;
   } else if (slow_start) {
     // Keeps the estimate, or takes a faster measurement: a slower one is
     // the windows opening.
