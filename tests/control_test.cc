@@ -9,10 +9,12 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "core/compress/compressor.h"
 #include "core/control/controller.h"
 #include "core/telemetry/byte_window.h"
+#include "core/telemetry/exchange_log.h"
 #include "core/telemetry/node_telemetry.h"
 #include "tests/control_test_util.h"
 
@@ -91,24 +93,50 @@ TEST(Telemetry, RoundTripsAndNamesBadFields) {
   EXPECT_THROW(telemetry::decode_telemetry({0xc1, 0x00}), telemetry::TelemetryError);  // not MessagePack
 }
 
-// The load travels only when reported: a report without it encodes to the
-// same bytes as before the field existed (telemetry crosses the simulated
-// WAN, so its size is part of a run's result).
-TEST(Telemetry, SendsTheLoadOnlyWhenReported) {
-  auto t = sample_telemetry(1);
-  const auto without = telemetry::encode(t);
-  EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(without).load_ms, 0);
-  t.load_ms = 289.4;
-  const auto with = telemetry::encode(t);
-  EXPECT_GT(with.size(), without.size());
-  EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(with).load_ms, 289.4);
-  t.load_ms = std::numeric_limits<double>::infinity();
-  try {
-    telemetry::decode_telemetry(telemetry::encode(t));
-    FAIL();
-  } catch (const telemetry::TelemetryError& e) {
-    EXPECT_NE(std::string(e.what()).find("load_ms"), std::string::npos) << e.what();
+// The load and the exchanges' origin travel only when reported: a report
+// without them encodes to the same bytes as before the fields existed
+// (telemetry crosses the simulated WAN, so its size is part of a run's
+// result).
+TEST(Telemetry, SendsTheLoadAndTheExchangeOriginOnlyWhenReported) {
+  struct Optional {
+    double telemetry::NodeTelemetry::*field;
+    const char* name;
+    double absent;
+  };
+  for (const auto& [field, name, absent] : {Optional{&telemetry::NodeTelemetry::load_ms, "load_ms", 0},
+                                            Optional{&telemetry::NodeTelemetry::exchange_origin_ms,
+                                                     "exchange_origin_ms", -1}}) {
+    auto t = sample_telemetry(1);
+    const auto without = telemetry::encode(t);
+    EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(without).*field, absent) << name;
+    t.*field = 289.4;
+    const auto with = telemetry::encode(t);
+    EXPECT_GT(with.size(), without.size()) << name;
+    EXPECT_DOUBLE_EQ(telemetry::decode_telemetry(with).*field, 289.4) << name;
+    t.*field = std::numeric_limits<double>::infinity();
+    try {
+      telemetry::decode_telemetry(telemetry::encode(t));
+      FAIL() << name;
+    } catch (const telemetry::TelemetryError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
   }
+}
+
+// The exchange log summarises an iteration's exchanges from its earliest
+// begin, and says where that was on the executor's clock.
+TEST(ExchangeLog, SummarisesAnIterationFromItsEarliestBegin) {
+  telemetry::ExchangeLog log;
+  log.add(3, milliseconds(150), milliseconds(200));
+  log.add(3, milliseconds(100), milliseconds(180));
+  log.add(4, milliseconds(190), milliseconds(260));
+  const auto summary = log.take(3);
+  EXPECT_DOUBLE_EQ(summary.origin_ms, 100);
+  EXPECT_DOUBLE_EQ(summary.busy_ms, 100);
+  EXPECT_DOUBLE_EQ(summary.shortest_ms, 50);
+  EXPECT_EQ(summary.intervals_ms, (std::vector<double>{0, 80, 50, 100}));
+  EXPECT_TRUE(log.take(3).intervals_ms.empty());
+  EXPECT_DOUBLE_EQ(log.take(4).origin_ms, 190);
 }
 
 TEST(Plan, RoundTripsAndRejectsBadValues) {
@@ -411,6 +439,31 @@ TEST(Controller, JudgesEachWaitByTheDensityItsIterationRanAtWhenAsked) {
                            0),
               0u)
         << reason;
+  }
+}
+
+// after_previous_iteration: the controller hands the estimator where each
+// report's exchanges started on the run's clock. Each node's iteration 21
+// was posted 60 ms into iteration 20's exchange and waited behind it: 83.3
+// Mbps measured without the option, the link's 100 with it.
+TEST(Controller, TimesEachIterationAfterItsNodesPreviousOneWhenAsked) {
+  for (const bool after_previous : {false, true}) {
+    control::ControllerOptions o;
+    o.estimator.after_previous_iteration = after_previous;
+    control::Controller c(o, control::TrafficModel{{400000, 20000}, true, false, 2}, {{64, 64}, {64, 64}}, 0.05, 1);
+    for (const auto& [iteration, start_ms, end_ms] : {std::tuple{20, 0.0, 120.0}, std::tuple{21, 60.0, 220.0}})
+      for (int r = 0; r < 2; ++r) {
+        auto t = sample_telemetry(r);
+        t.iteration = iteration;
+        t.exchange_bytes = 1250000;
+        t.exchange_busy_ms = end_ms - start_ms;
+        t.exchange_intervals_ms = {0, end_ms - start_ms};
+        if (after_previous) t.exchange_origin_ms = start_ms;
+        c.on_telemetry(t);
+      }
+    c.tick(0.25, 21);
+    ASSERT_TRUE(c.records().back().measured_mbps.has_value());
+    EXPECT_NEAR(*c.records().back().measured_mbps, after_previous ? 100 : 2500000 * 8 / 240e3, 1e-9);
   }
 }
 

@@ -144,6 +144,7 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_FALSE(t.control.early_density_switch);
   EXPECT_FALSE(t.control.estimator.fresh_overruns);
   EXPECT_FALSE(t.control.estimator.samples_by_plan);
+  EXPECT_FALSE(t.control.estimator.after_previous_iteration);
   TrainConfig switched;
   parse({"--system", "stellatrain", "--control-probe-at-start", "--control-skip-peer-lag",
          "--control-skip-early-arrivals"},
@@ -161,6 +162,9 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   TrainConfig by_plan;
   parse({"--system", "stellatrain", "--control-samples-by-plan"}, by_plan);
   EXPECT_TRUE(by_plan.options_as<StellaTrainOptions>().control.estimator.samples_by_plan);
+  TrainConfig ordered;
+  parse({"--system", "stellatrain", "--control-after-previous-iteration"}, ordered);
+  EXPECT_TRUE(ordered.options_as<StellaTrainOptions>().control.estimator.after_previous_iteration);
   TrainConfig both;
   parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
   EXPECT_THROW(both.options->validate(both), std::invalid_argument);

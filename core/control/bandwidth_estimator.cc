@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -52,9 +53,10 @@ double BandwidthEstimator::latency_ms() const {
 
 namespace {
 
-// The union of [start + latency, end) over the exchanges.
-double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double latency_ms) {
-  for (auto& [start, end] : intervals) start = std::min(end, start + latency_ms);
+// The union of [max(start + latency, from), end) over the exchanges.
+double transfer_ms_of(std::vector<std::pair<double, double>> intervals, double latency_ms,
+                      double from_ms = -std::numeric_limits<double>::infinity()) {
+  for (auto& [start, end] : intervals) start = std::min(end, std::max(start + latency_ms, from_ms));
   std::sort(intervals.begin(), intervals.end());
   double total = 0, covered_to = -std::numeric_limits<double>::infinity();
   for (const auto& [start, end] : intervals) {
@@ -122,22 +124,45 @@ struct TimedGroup {
   std::vector<double> unused_ms;
 };
 
+// after_previous_iteration: where the sample's transfer may start, in ms
+// from its origin (-infinity: anywhere), given each node's latest exchange
+// end timed so far; then moves its node's to the sample's last end.
+double clear_from_ms(const ExchangeSample& s, std::map<int, double>& node_clear_ms) {
+  double from = -std::numeric_limits<double>::infinity();
+  if (s.origin_ms < 0 || s.node < 0 || s.intervals.empty()) return from;
+  const auto it = node_clear_ms.find(s.node);
+  if (it != node_clear_ms.end()) from = it->second - s.origin_ms;
+  double last_end = 0;
+  for (const auto& interval : s.intervals) last_end = std::max(last_end, interval.second);
+  node_clear_ms[s.node] = std::max(it != node_clear_ms.end() ? it->second : 0.0, s.origin_ms + last_end);
+  return from;
+}
+
 // The groups' bytes over their transfer time (the groups whose summed
 // transfer could be timed, and with `skip_early_arrivals` none with an
-// exchange that had its bytes before it began).
+// exchange that had its bytes before it began). With
+// `after_previous_iteration`, each node's clear time (`node_clear_ms`)
+// moves with every sample, timed or not.
 std::optional<double> rate_mbps(const std::vector<TimedGroup>& groups, double latency_ms,
-                                const BandwidthEstimatorOptions& options) {
+                                const BandwidthEstimatorOptions& options, std::map<int, double>& node_clear_ms) {
   double bytes = 0, transfer_ms = 0;
   for (const auto& group : groups) {
-    if (options.samples_by_plan && mixed_densities(group.samples)) continue;
+    const bool mixed = options.samples_by_plan && mixed_densities(group.samples);
     double group_bytes = 0, group_transfer_ms = 0, group_busy_ms = 0;
     for (std::size_t i = 0; i < group.samples.size(); ++i) {
       const auto& s = group.samples[i];
-      if (options.skip_early_arrivals && arrived_early(s, latency_ms)) continue;
+      const double from = options.after_previous_iteration ? clear_from_ms(s, node_clear_ms)
+                                                           : -std::numeric_limits<double>::infinity();
+      if (mixed || (options.skip_early_arrivals && arrived_early(s, latency_ms))) continue;
       const double unused = group.unused_ms[i];
       group_bytes += s.bytes;
-      group_busy_ms += s.busy_ms;
-      group_transfer_ms += s.intervals.empty() ? s.busy_ms - unused : transfer_ms_of(s.intervals, unused);
+      if (s.intervals.empty()) {
+        group_busy_ms += s.busy_ms;
+        group_transfer_ms += s.busy_ms - unused;
+      } else {
+        group_busy_ms += std::isfinite(from) ? transfer_ms_of(s.intervals, 0, from) : s.busy_ms;
+        group_transfer_ms += transfer_ms_of(s.intervals, unused, from);
+      }
     }
     if (group_bytes > 0 && group_transfer_ms >= std::max(options.min_transfer_ms, 0.05 * group_busy_ms)) {
       bytes += group_bytes;
@@ -291,7 +316,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
           ? paired_groups(pending_, unpaired_, nodes_, options_.pair_wait_iterations, e.latency_ms)
           : single_groups(options_.samples_by_plan ? without_mixed_iterations(pending_) : pending_, e.latency_ms,
                           options_.skip_peer_lag);
-  e.measured_mbps = rate_mbps(groups, e.latency_ms, options_);
+  e.measured_mbps = rate_mbps(groups, e.latency_ms, options_, node_clear_ms_);
   pending_.clear();
   e.wait_fraction = weighted > 0 ? wait / weighted : 0;
 

@@ -68,6 +68,9 @@ struct ExchangeSample {
   int iteration = -1;  // the iteration the sample reports (-1: not known)
   int node = -1;       // the node that reports it (-1: not known; pair_by_iteration times it alone)
   double density = 0;  // the density the node's iteration ran at (0: not known; samples_by_plan)
+  // The clock (ms, common to the run's samples) that `intervals` are
+  // relative to (-1: not known; after_previous_iteration).
+  double origin_ms = -1;
 };
 
 // How the exchanges are paced, so that the wait the round trip alone
@@ -207,6 +210,18 @@ struct BandwidthEstimatorOptions {
   // correct one half each (docs/control-reaction.md).
   bool pair_by_iteration = false;
   int pair_wait_iterations = 4;
+  // false: an iteration's transfer time is the union of its own exchanges'
+  // [start + latency, end). true: it also starts no earlier than the end of
+  // the last exchange of the same node's iterations timed before it
+  // (samples that give ExchangeSample::origin_ms). A node posts its layer
+  // exchanges in iteration order, and each peer's bytes travel one stream,
+  // so while an earlier iteration's exchange is outstanding the bytes that
+  // arrive are that iteration's: an iteration posted behind it counts the
+  // same time again, and R reads under a backlogged link by the overlap
+  // (the pipeline overlaps iteration t's exchange with t + 1's backward,
+  // and an exchange planned to fill the window overlaps the next one's
+  // whenever the link is slower than planned).
+  bool after_previous_iteration = false;
   double wait_threshold = 0.02; // waiting fraction that counts as an overrun
   double min_mbps = 0.01;
   double max_mbps = 1e6;
@@ -260,6 +275,7 @@ class BandwidthEstimator {
   double mbps_;
   std::vector<ExchangeSample> pending_;
   std::map<int, std::vector<ExchangeSample>> unpaired_;  // pair_by_iteration: by iteration, until complete
+  std::map<int, double> node_clear_ms_;  // after_previous_iteration: per node, the latest exchange end timed
   std::deque<double> latency_minima_;  // one per tick that had samples
   std::deque<double> rtt_minima_;      // one per tick that had probes
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)

@@ -71,6 +71,7 @@ void Controller::on_telemetry(const telemetry::NodeTelemetry& t) {
   s.iteration = t.iteration;
   s.node = t.rank;
   s.density = t.density;
+  s.origin_ms = t.exchange_origin_ms;
   estimator_.add(s);
   double slowest_gpu = 0;
   for (std::size_t g = 0; g < t.batch.size(); ++g) {

@@ -35,6 +35,7 @@ ExchangeSummary ExchangeLog::take(int iteration) {
   }
   out.busy_ms = ms(busy);
   out.shortest_ms = intervals.empty() ? 0 : ms(shortest);
+  out.origin_ms = intervals.empty() ? 0 : ms(intervals.front().first);
   for (const auto& [begin, end] : intervals) {
     out.intervals_ms.push_back(ms(begin - intervals.front().first));
     out.intervals_ms.push_back(ms(end - intervals.front().first));

@@ -21,6 +21,7 @@ struct ExchangeSummary {
   // [begin, end) of each exchange in ms from the earliest begin, flattened
   // (begin0, end0, begin1, ...), in begin order.
   std::vector<double> intervals_ms;
+  double origin_ms = 0;    // the earliest begin, on the executor's clock
 };
 
 class ExchangeLog {

@@ -50,6 +50,7 @@ std::vector<uint8_t> encode(const NodeTelemetry& t) {
             {"window_received", t.window_received},
             {"window_s", t.window_s}};
   if (t.load_ms > 0) j["load_ms"] = t.load_ms;
+  if (t.exchange_origin_ms >= 0) j["exchange_origin_ms"] = t.exchange_origin_ms;
   return json::to_msgpack(j);
 }
 
@@ -95,6 +96,7 @@ NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes) {
     if (!std::isfinite(start) || !std::isfinite(end) || start < 0 || end < start)
       throw TelemetryError(fmt::format("telemetry: field 'exchange_intervals_ms' holds [{}, {})", start, end));
   }
+  t.exchange_origin_ms = j.contains("exchange_origin_ms") ? finite_non_negative(j, "exchange_origin_ms") : -1;
   t.exchange_bytes = field<uint64_t>(j, "exchange_bytes");
   t.window_sent = field<std::vector<uint64_t>>(j, "window_sent");
   t.window_received = field<std::vector<uint64_t>>(j, "window_received");

@@ -46,6 +46,11 @@ struct NodeTelemetry {
   // one, so the estimator must see which part of the busy time was only
   // latency (core/control/bandwidth_estimator.h).
   std::vector<double> exchange_intervals_ms;
+  // The executor clock (ms) that exchange_intervals_ms start from, so the
+  // controller can order one node's iterations in time. Reported only where
+  // the estimator uses it (BandwidthEstimatorOptions::after_previous_iteration)
+  // and sent only when >= 0, so other runs send the same bytes as before.
+  double exchange_origin_ms = -1;
   uint64_t exchange_bytes = 0;     // exchange payload bytes received this iteration
   std::vector<uint64_t> window_sent;      // per peer, last window
   std::vector<uint64_t> window_received;  // per peer, last window

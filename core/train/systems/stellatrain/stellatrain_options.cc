@@ -18,7 +18,8 @@ using O = StellaTrainOptions;
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
-// early_density_switch, fresh_overruns, samples_by_plan}`
+// early_density_switch, fresh_overruns, samples_by_plan,
+// after_previous_iteration}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -30,7 +31,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
-                "early_density_switch", "fresh_overruns", "samples_by_plan"});
+                "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -65,6 +66,8 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.samples_by_plan = f.boolean_or("samples_by_plan", c.estimator.samples_by_plan);
   if (c.estimator.samples_by_plan && c.estimator.fresh_overruns)
     f.at("samples_by_plan").fail("replaces fresh_overruns; set one");
+  c.estimator.after_previous_iteration =
+      f.boolean_or("after_previous_iteration", c.estimator.after_previous_iteration);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
@@ -90,6 +93,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.early_density_switch) shown["early_density_switch"] = true;
   if (c.estimator.fresh_overruns) shown["fresh_overruns"] = true;
   if (c.estimator.samples_by_plan) shown["samples_by_plan"] = true;
+  if (c.estimator.after_previous_iteration) shown["after_previous_iteration"] = true;
   if (c.estimator.probe_ceiling != control::BandwidthEstimatorOptions{}.probe_ceiling)
     shown["probe_ceiling"] = c.estimator.probe_ceiling;
   if (c.early_ticks != 1) shown["early_ticks"] = c.early_ticks;
@@ -275,6 +279,9 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           &control::BandwidthEstimatorOptions::samples_by_plan,
                           "Judge each wait by the density its iteration ran at; leave mixed-density iterations "
                           "out of the measured rate"))
+      .custom(switch_flag("--control-after-previous-iteration", estimator_of,
+                          &control::BandwidthEstimatorOptions::after_previous_iteration,
+                          "Time each iteration's bytes from when the node's previous iteration's exchanges ended"))
       .custom(batch_control);
 }
 

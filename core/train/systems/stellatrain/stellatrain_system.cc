@@ -394,6 +394,7 @@ class StellaTrainSystem final : public System {
     out.exchange_busy_ms = exchanges.busy_ms;
     out.exchange_shortest_ms = exchanges.shortest_ms;
     out.exchange_intervals_ms = std::move(exchanges.intervals_ms);
+    if (o_.control.estimator.after_previous_iteration) out.exchange_origin_ms = exchanges.origin_ms;
     std::lock_guard<std::mutex> lock(record_mutex_);
     out.exchange_bytes = r.bytes_received;
     return out;
