@@ -23,7 +23,9 @@
 //   node of the iteration is not in it either; with `skip_early_arrivals`,
 //   a sample some of whose bytes had arrived before their exchange began
 //   is left out; with `pair_by_iteration`, the sum is over the iterations
-//   every node has reported, each node's lag and its peer's cancelling);
+//   every node has reported, each node's lag and its peer's cancelling;
+//   with `after_previous_iteration`, an iteration's transfer starts no
+//   earlier than its node's earlier iterations' exchanges ended);
 // * waiting fraction f = sum(wait) / sum(wait + 1.5 x backward), the
 //   paper's measure of how much the exchange made the GPUs wait, counting
 //   only the wait beyond what the planned exchange explains (ExchangePace:
