@@ -154,6 +154,8 @@ step_paper() {
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh
   long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-plan
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-plan
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev
+  long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -165,18 +167,19 @@ step_paper() {
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-100it" --after 10
   # Ten seeds on the trace, where three do not resolve the last three
   # options (docs/control-peer-lag.md, docs/control-reaction.md,
-  # docs/control-switch.md).
+  # docs/control-switch.md, docs/control-rate.md).
   local rule ten_seeds=""
   for rule in paper-rule soonest; do
     local chain=$rule-load-once-resume-ceiling-start
     ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early,$chain-pair-tick-0.5
     ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next,$chain-pair-tick-0.5-switch-fresh,$chain-pair-tick-0.5-switch-plan
+    ten_seeds+=,$chain-pair-tick-0.5-switch-fresh-prev
   done
   ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
     --quiet --systems "$ten_seeds" --out "$OUT/paper/resnet152-fluct-115-controller-10seeds"
   local base
-  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5}; do
+  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5,-pair-tick-0.5-switch-fresh}; do
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --paired "$base"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"

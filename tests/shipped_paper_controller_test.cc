@@ -48,7 +48,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 39u);
+    ASSERT_EQ(s.systems.size(), 42u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -68,6 +68,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.early_density_switch, system.label.find("-switch-") != std::string::npos);
       EXPECT_EQ(control.estimator.fresh_overruns, system.label.find("-switch-fresh") != std::string::npos);
       EXPECT_EQ(control.estimator.samples_by_plan, system.label.find("-switch-plan") != std::string::npos);
+      EXPECT_EQ(control.estimator.after_previous_iteration, system.label.find("-prev") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -107,6 +108,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
                             o.control.estimator.fresh_overruns = false;
                             o.control.estimator.samples_by_plan = true;
                           });
+      expect_changed_from(system_named(s, chain + "-pair-tick-0.5-switch-fresh"),
+                          system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev"),
+                          [](train::StellaTrainOptions& o) { o.control.estimator.after_previous_iteration = true; });
     }
   }
 }
