@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the sources of control_test (control_test.cc,
-// soonest_density_test.cc).
+// telemetry_test.cc, soonest_density_test.cc).
 #include "core/telemetry/node_telemetry.h"
 
 namespace st::testing {
