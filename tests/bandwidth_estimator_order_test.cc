@@ -71,32 +71,6 @@ TEST(BandwidthEstimator, KeepsEachNodesPreviousEndAcrossTicks) {
   }
 }
 
-// Rank 1's iteration 10 waited for rank 0's bytes until 250 ms; its
-// iteration 11, posted at 60 ms, gets them in [250, 350) after rank 0
-// posted 11 at 230 ms. Rank 0 had rank 1's bytes of 11 before it asked:
-// its exchange took no time. Paired, rank 1's lag behind rank 0 cancelled
-// rank 0's missing time, but after the previous iteration it is hidden in
-// rank 1's iteration 10, and the pair would read 2.5 MB over 100 ms (200
-// Mbps on a 100 Mbps link): with the option such a group is not timed.
-// Timed alone, rank 0's sample drops out and rank 1's reads the link.
-TEST(BandwidthEstimator, DoesNotTimeAPairWithANodeThatTimedNoneOfItsBytesWhenAsked) {
-  for (const bool paired : {false, true}) {
-    auto e = estimator(true, paired);
-    auto rank0_10 = posted(0, 10, 0, 120), rank1_10 = posted(1, 10, 0, 250);
-    measured(e, {rank0_10, rank1_10});
-    auto rank0_11 = posted(0, 11, 230, 230);
-    e.add(rank0_11);
-    e.add(posted(1, 11, 60, 350));
-    const auto second = e.update();
-    if (paired) {
-      EXPECT_FALSE(second.measured_mbps.has_value()) << *second.measured_mbps;
-    } else {
-      ASSERT_TRUE(second.measured_mbps.has_value());
-      EXPECT_NEAR(*second.measured_mbps, 100, 1e-9);
-    }
-  }
-}
-
 // A sample that does not say where its intervals start on the run's clock
 // (telemetry without the origin) is timed on its own, as without the option.
 TEST(BandwidthEstimator, TimesASampleWithoutAnOriginOnItsOwn) {

@@ -138,44 +138,39 @@ double clear_from_ms(const ExchangeSample& s, std::map<int, double>& node_clear_
   return from;
 }
 
-// Whether a transfer part is long enough to time: a sample whose bytes had
-// mostly arrived before its exchanges began has almost none.
-bool timeable(double transfer_ms, double busy_ms, const BandwidthEstimatorOptions& options) {
-  return transfer_ms >= std::max(options.min_transfer_ms, 0.05 * busy_ms);
-}
-
 // The groups' bytes over their transfer time (the groups whose summed
 // transfer could be timed, and with `skip_early_arrivals` none with an
 // exchange that had its bytes before it began). With
 // `after_previous_iteration`, each node's clear time (`node_clear_ms`)
-// moves with every sample, timed or not, and a group is timed only if each
-// of its samples can be: pairing cancels the first node's lag behind its
-// peer against the time the second missed, but the clear time takes that
-// lag off wherever the first node was still busy with its previous
-// iteration, and a node whose bytes had all arrived before it asked then
-// adds bytes without time (ResNet-152 at 500 Mbps: R read 993 and 1141).
+// moves with every sample, timed or not. Paired, the clear time can take
+// off the first node's lag behind its peer, which pairing counts on to
+// cancel the time the second node missed, and a node whose bytes had all
+// arrived before it asked then adds bytes without time (R read 1141 Mbps
+// at 500). Timing a group only if each of its samples could be timed
+// removed those readings but a third of the trace's, and used less of the
+// trace (docs/control-rate.md), so it is not done.
 std::optional<double> rate_mbps(const std::vector<TimedGroup>& groups, double latency_ms,
                                 const BandwidthEstimatorOptions& options, std::map<int, double>& node_clear_ms) {
   double bytes = 0, transfer_ms = 0;
   for (const auto& group : groups) {
     const bool mixed = options.samples_by_plan && mixed_densities(group.samples);
     double group_bytes = 0, group_transfer_ms = 0, group_busy_ms = 0;
-    bool each_timeable = true;
     for (std::size_t i = 0; i < group.samples.size(); ++i) {
       const auto& s = group.samples[i];
       const double from = options.after_previous_iteration ? clear_from_ms(s, node_clear_ms)
                                                            : -std::numeric_limits<double>::infinity();
       if (mixed || (options.skip_early_arrivals && arrived_early(s, latency_ms))) continue;
       const double unused = group.unused_ms[i];
-      const double busy = s.intervals.empty() || !std::isfinite(from) ? s.busy_ms : transfer_ms_of(s.intervals, 0, from);
-      const double transfer = s.intervals.empty() ? s.busy_ms - unused : transfer_ms_of(s.intervals, unused, from);
       group_bytes += s.bytes;
-      group_busy_ms += busy;
-      group_transfer_ms += transfer;
-      each_timeable = each_timeable && (s.bytes <= 0 || timeable(transfer, busy, options));
+      if (s.intervals.empty()) {
+        group_busy_ms += s.busy_ms;
+        group_transfer_ms += s.busy_ms - unused;
+      } else {
+        group_busy_ms += std::isfinite(from) ? transfer_ms_of(s.intervals, 0, from) : s.busy_ms;
+        group_transfer_ms += transfer_ms_of(s.intervals, unused, from);
+      }
     }
-    const bool timed = !options.after_previous_iteration || each_timeable;
-    if (group_bytes > 0 && timed && timeable(group_transfer_ms, group_busy_ms, options)) {
+    if (group_bytes > 0 && group_transfer_ms >= std::max(options.min_transfer_ms, 0.05 * group_busy_ms)) {
       bytes += group_bytes;
       transfer_ms += group_transfer_ms;
     }
