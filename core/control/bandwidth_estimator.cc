@@ -128,13 +128,13 @@ struct TimedGroup {
 // from its origin (-infinity: anywhere), given each node's latest exchange
 // end timed so far; then moves its node's to the sample's last end.
 double clear_from_ms(const ExchangeSample& s, std::map<int, double>& node_clear_ms) {
-  double from = -std::numeric_limits<double>::infinity();
-  if (s.origin_ms < 0 || s.node < 0 || s.intervals.empty()) return from;
-  const auto it = node_clear_ms.find(s.node);
-  if (it != node_clear_ms.end()) from = it->second - s.origin_ms;
+  constexpr double anywhere = -std::numeric_limits<double>::infinity();
+  if (s.origin_ms < 0 || s.node < 0 || s.intervals.empty()) return anywhere;
   double last_end = 0;
   for (const auto& interval : s.intervals) last_end = std::max(last_end, interval.second);
-  node_clear_ms[s.node] = std::max(it != node_clear_ms.end() ? it->second : 0.0, s.origin_ms + last_end);
+  double& clear = node_clear_ms.try_emplace(s.node, anywhere).first->second;
+  const double from = clear - s.origin_ms;
+  clear = std::max(clear, s.origin_ms + last_end);
   return from;
 }
 

@@ -27,6 +27,11 @@ double finite_non_negative(const json& j, const char* key) {
   return value;
 }
 
+// An optional field: `absent` where the report leaves it out.
+double finite_non_negative_or(const json& j, const char* key, double absent) {
+  return j.contains(key) ? finite_non_negative(j, key) : absent;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode(const NodeTelemetry& t) {
@@ -74,7 +79,7 @@ NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes) {
   t.wait_ms = finite_non_negative(j, "wait_ms");
   t.pipeline_ms = finite_non_negative(j, "pipeline_ms");
   t.iteration_ms = finite_non_negative(j, "iteration_ms");
-  t.load_ms = j.contains("load_ms") ? finite_non_negative(j, "load_ms") : 0;
+  t.load_ms = finite_non_negative_or(j, "load_ms", 0);
   t.density = finite_non_negative(j, "density");
   if (t.density > 1) throw TelemetryError(fmt::format("telemetry: field 'density' is {} (above 1)", t.density));
   t.batch = field<std::vector<int>>(j, "batch");
@@ -96,7 +101,7 @@ NodeTelemetry decode_telemetry(const std::vector<uint8_t>& bytes) {
     if (!std::isfinite(start) || !std::isfinite(end) || start < 0 || end < start)
       throw TelemetryError(fmt::format("telemetry: field 'exchange_intervals_ms' holds [{}, {})", start, end));
   }
-  t.exchange_origin_ms = j.contains("exchange_origin_ms") ? finite_non_negative(j, "exchange_origin_ms") : -1;
+  t.exchange_origin_ms = finite_non_negative_or(j, "exchange_origin_ms", -1);
   t.exchange_bytes = field<uint64_t>(j, "exchange_bytes");
   t.window_sent = field<std::vector<uint64_t>>(j, "window_sent");
   t.window_received = field<std::vector<uint64_t>>(j, "window_received");
