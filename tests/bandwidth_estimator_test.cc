@@ -1,6 +1,7 @@
 // core/control/bandwidth_estimator: the measured rate net of latency, the
 // latency floor from probes and exchanges, probing and its ceiling, the
-// decrease on an overrun (once per episode when asked), resuming at the
+// decrease on an overrun (once per episode when asked, by a share of the
+// waiting fraction when asked), resuming at the
 // delivered rate after one, a late report's wait after it (fresh_overruns),
 // and the wait the round trip explains. How the
 // rate treats the nodes' phase is bandwidth_estimator_phase_test.cc's.
@@ -149,6 +150,32 @@ TEST(BandwidthEstimator, DecreasesOncePerOverrunWhenAsked) {
       EXPECT_EQ(reasons[1], "overrun");
       EXPECT_NEAR(estimates[2], 12.5, 1e-9);  // 200 x 0.5 x 0.5 x 0.5
     }
+  }
+}
+
+// wait_decrease: an overrun takes that share of the waiting fraction off,
+// so the queue drains over a few iterations instead of one. With decrease_once
+// the episode's later ticks still take min(estimate, R), as at 1.
+TEST(BandwidthEstimator, AnOverrunTakesTheAskedShareOfTheWaitingFraction) {
+  for (double share : {1.0, 0.5, 0.25}) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = 200;
+    o.decrease_once = true;
+    o.wait_decrease = share;
+    control::BandwidthEstimator e(o);
+    for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));  // R = 100 Mbps, f = 0.5
+    const auto first = e.update();
+    EXPECT_EQ(first.reason, "overrun");
+    EXPECT_NEAR(first.mbps, 100 * (1 - share * 0.5), 1e-9) << share;
+    for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));
+    const auto second = e.update();
+    EXPECT_EQ(second.reason, "overrun, decreased already");
+    EXPECT_NEAR(second.mbps, 100 * (1 - share * 0.5), 1e-9) << "min(estimate, R) holds it";
+  }
+  for (double bad : {0.0, -0.5, 1.5}) {
+    control::BandwidthEstimatorOptions o;
+    o.wait_decrease = bad;
+    EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument) << bad;
   }
 }
 

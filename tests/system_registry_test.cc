@@ -165,6 +165,12 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   TrainConfig ordered;
   parse({"--system", "stellatrain", "--control-after-previous-iteration"}, ordered);
   EXPECT_TRUE(ordered.options_as<StellaTrainOptions>().control.estimator.after_previous_iteration);
+  EXPECT_DOUBLE_EQ(ordered.options_as<StellaTrainOptions>().control.estimator.wait_decrease, 1);
+  TrainConfig gentle;
+  parse({"--system", "stellatrain", "--control-wait-decrease", "0.5"}, gentle);
+  EXPECT_DOUBLE_EQ(gentle.options_as<StellaTrainOptions>().control.estimator.wait_decrease, 0.5);
+  TrainConfig none;
+  EXPECT_THROW(parse({"--system", "stellatrain", "--control-wait-decrease", "0"}, none), std::invalid_argument);
   TrainConfig both;
   parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
   EXPECT_THROW(both.options->validate(both), std::invalid_argument);

@@ -21,6 +21,7 @@ BandwidthEstimator::BandwidthEstimator(BandwidthEstimatorOptions o, int nodes)
   require(o.growth >= 1, "growth", o.growth);
   require(o.probe_growth == 0 || o.probe_growth >= 1, "probe_growth", o.probe_growth);
   require(o.probe_ceiling >= 1, "probe_ceiling", o.probe_ceiling);
+  require(o.wait_decrease > 0 && o.wait_decrease <= 1, "wait_decrease", o.wait_decrease);
   require(o.wait_threshold >= 0 && o.wait_threshold < 1, "wait_threshold", o.wait_threshold);
   require(o.latency_memory >= 1, "latency_memory", o.latency_memory);
   require(o.min_transfer_ms >= 0, "min_transfer_ms", o.min_transfer_ms);
@@ -355,7 +356,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_));
     e.reason = "overrun, decreased already";
   } else if (overrun) {
-    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - e.wait_fraction);
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - options_.wait_decrease * e.wait_fraction);
     e.reason = "overrun";
   } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {
     mbps_ = *e.measured_mbps;

@@ -19,7 +19,7 @@ using O = StellaTrainOptions;
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
 // early_density_switch, fresh_overruns, samples_by_plan,
-// after_previous_iteration}`
+// after_previous_iteration, wait_decrease}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -31,7 +31,8 @@ void read_controller(O& o, const util::YamlField& f) {
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
-                "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration"});
+                "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration",
+                "wait_decrease"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -54,6 +55,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.drain_iterations = static_cast<int>(f.integer_or("drain_iterations", c.drain_iterations, 1, 1000000));
   c.window_includes_load = f.boolean_or("window_includes_load", c.window_includes_load);
   c.estimator.decrease_once = f.boolean_or("decrease_once", c.estimator.decrease_once);
+  c.estimator.wait_decrease = f.number_or("wait_decrease", c.estimator.wait_decrease, 0.01, 1);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
@@ -86,6 +88,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.probe_at_start) shown["probe_at_start"] = true;
   if (c.window_includes_load) shown["window_includes_load"] = true;
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
+  if (c.estimator.wait_decrease != 1) shown["wait_decrease"] = c.estimator.wait_decrease;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
   if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
   if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
@@ -260,6 +263,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "The first ticks whose overrun keeps the estimate (TCP's slow start; 0: none)"))
       .custom(number_flag("--control-initial-mbps", estimator_of, &control::BandwidthEstimatorOptions::initial_mbps,
                           0.01, 1e6, "Bandwidth estimate before a measurement"))
+      .custom(number_flag("--control-wait-decrease", estimator_of, &control::BandwidthEstimatorOptions::wait_decrease,
+                          0.01, 1, "An overrun cuts the estimate by this share of the waiting fraction (1: all of it)"))
       .custom(switch_flag("--control-probe-at-start", control_of, &control::ControllerOptions::probe_at_start,
                           "Probe the latency before the first iteration, while nothing is queued"))
       .custom(switch_flag("--control-skip-peer-lag", estimator_of, &control::BandwidthEstimatorOptions::skip_peer_lag,
