@@ -37,7 +37,15 @@ iteration at the plan's density from its effective iteration on (with
 drain: after the drain),
 and how many iterations after the tick's that was; a plan whose density
 never ran before the next plan took effect (or the run ended) is counted
-apart.
+apart. `--losses` (timing runs) splits, per system over its seeds, the
+link's unused share (configured less delivered, every direction, the
+seconds link utilisation counts) by the controller tick in force when
+the second began (rank 0's latest control.csv tick at or before it): a
+tick of an overrun episode ("overrun", "overrun, decreased already"), a
+tick that raised or kept the estimate ("probe", "measured", a hold), and
+any other (slow start, no samples, before the first tick); and how much
+of it went unused while that tick's estimate was under the second's
+configured rate.
 
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
     analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
@@ -45,8 +53,10 @@ apart.
         --paired paper-rule-load-once-resume-ceiling-start
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --rates
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --plan-delay
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --losses
 """
 import argparse
+import bisect
 import csv
 import os
 import statistics
@@ -320,6 +330,62 @@ def print_plan_delay_table(root, summary, after_s):
               f"{statistics.median(iterations):g} ({min(iterations)}-{max(iterations)}) |")
 
 
+# The estimator's reasons (core/control/bandwidth_estimator.h), the first
+# clause of control.csv's, by the part of the loop they name.
+OVERRUN_REASONS = ("overrun", "overrun, decreased already")
+KEEPING_REASONS = ("probe", "measured", "older iterations waited, the newest did not",
+                   "iterations above the newest plan's density waited",
+                   "only iterations above the newest plan's density reported, and they waited")
+
+
+def loss_class(reason):
+    first = reason.split(";")[0].strip()
+    if first in OVERRUN_REASONS:
+        return "overrun episode"
+    return "probe, measured or hold" if first in KEEPING_REASONS else "other"
+
+
+def unused_by_tick(folder, after_s):
+    """Per counted link second from `after_s` on (every direction):
+    (configured Mbps, unused Mbps, the class of the tick in force when the
+    second began, whether that tick's estimate was under the configured
+    rate). A run without control.csv: every second is "other"."""
+    ticks = []
+    path = folder / "control.csv"
+    if path.exists():
+        with open(path) as f:
+            ticks = [(float(r["time_s"]), r["reason"], float(r["estimated_mbps"])) for r in csv.DictReader(f)]
+    times = [t[0] for t in ticks]
+    out = []
+    for r in counted_link_seconds(folder, after_s):
+        configured = float(r["configured_mbps"])
+        unused = max(0.0, configured - float(r["delivered_mbps"]))
+        k = bisect.bisect_right(times, int(r["second"])) - 1
+        if k < 0:
+            out.append((configured, unused, "other", False))
+            continue
+        _, reason, estimate = ticks[k]
+        out.append((configured, unused, loss_class(reason), estimate < configured))
+    return out
+
+
+def print_loss_table(root, summary, after_s):
+    """Per system, its unused link split by the tick in force (--losses)."""
+    classes = ["overrun episode", "probe, measured or hold", "other"]
+    print_table_head("The link's unused share, by the controller tick in force when each second began "
+                     "(points of the configured bandwidth, every seed):",
+                     ["system", "unused", *(f"after: {c}" for c in classes), "with the estimate under the link"])
+    for label in systems_that_ran(summary):
+        seconds = [s for p in tta.seed_runs(summary, label) for s in unused_by_tick(root / p["run"], after_s)]
+        configured = sum(s[0] for s in seconds)
+        if configured <= 0:
+            print(f"| {label} | - |" + " - |" * (len(classes) + 1))
+            continue
+        points = lambda keep: f"{100 * sum(s[1] for s in seconds if keep(s)) / configured:.1f}"  # noqa: E731
+        cells = [points(lambda s, c=c: s[2] == c) for c in classes]
+        print(f"| {label} | {points(lambda s: True)} | {' | '.join(cells)} | {points(lambda s: s[3])} |")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", help="a `stellatrain run --out` folder")
@@ -331,6 +397,8 @@ def main(argv):
                         help="timing runs: the controller's measured rate against the link, per system")
     parser.add_argument("--plan-delay", action="store_true",
                         help="timing runs: from each plan's tick to rank 0's first iteration at its density")
+    parser.add_argument("--losses", action="store_true",
+                        help="timing runs: the link's unused share by the controller tick in force")
     args = parser.parse_args(argv[1:])
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
@@ -349,9 +417,11 @@ def main(argv):
             print_rate_table(root, summary, after_s)
         if args.plan_delay:
             print_plan_delay_table(root, summary, after_s)
+        if args.losses:
+            print_loss_table(root, summary, after_s)
         return
-    if args.paired or args.rates or args.plan_delay:
-        sys.exit(f"error: --paired, --rates and --plan-delay read timing runs; {root} holds accuracy runs")
+    if args.paired or args.rates or args.plan_delay or args.losses:
+        sys.exit(f"error: --paired, --rates, --plan-delay and --losses read timing runs; {root} holds accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

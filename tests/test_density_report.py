@@ -5,7 +5,8 @@ the best fixed density) and a folder of timing runs (no accuracy: the
 measures only, median and range over the seeds), `--after` leaving the
 start-up out, `--paired` comparing seed by seed, `--rates` comparing the
 controller's measured rate with the link, `--plan-delay` timing each plan
-from its tick to rank 0's first iteration at its density, and a clear
+from its tick to rank 0's first iteration at its density, `--losses`
+splitting the unused link by the tick in force, and a clear
 error for a missing folder. Standard library only.
 """
 import json
@@ -123,7 +124,7 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| fixed | 0 of 0 | - | - | - |", out.stdout)
         self.assertIn("| rule | 4 of 5 | 0.85 (0.50-0.90) | 150 | 1 |", whole.stdout)
         self.assertNotEqual(accuracy.returncode, 0)
-        self.assertIn("--plan-delay read timing runs", accuracy.stderr)
+        self.assertIn("--losses read timing runs", accuracy.stderr)
 
     def test_plan_delay_times_each_plan_from_its_tick(self):
         # Plans (time_s, iteration, effective_iteration, density) on runs
@@ -156,6 +157,29 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| early | 4 | 3 | 0.60 (0.50-0.60) | 1 (1-1) |", whole.stdout)
         self.assertIn("| fixed | 0 | 0 | - | - |", whole.stdout)
         self.assertIn("| rule | 2 | 2 | 1.05 (0.50-0.50) | 1.5 (1-2) |", late.stdout)
+
+    def test_losses_split_the_unused_link_by_the_tick_in_force(self):
+        # Ticks (time_s, reason, estimate); each second (0, 1 and 2 at
+        # 100 Mbps, 90, 70 and 70 unused) takes the last tick at or before
+        # its start. The fixed density has no control.csv: all "other".
+        ticks = {1: [(0.5, "probe; hold", 120), (1.0, "overrun; density 0.1 -> 0.05", 50), (2.5, "probe; hold", 90)],
+                 2: [(0.0, "slow start; hold", 200), (1.5, "older iterations waited, the newest did not; hold; hold", 150)],
+                 3: [(0.2, "measured; density 0.05 -> 0.08", 80), (1.2, "overrun, decreased already; hold", 60)]}
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
+                                "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
+            for seed, rows in ticks.items():
+                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
+                    f.write("time_s,estimated_mbps,reason\n")
+                    f.writelines(f'{t},{e},"{r}"\n' for t, r, e in rows)
+            whole = report(root, "--losses")
+            late = report(root, "--after", "1", "--losses")
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        # Of 900 Mbps-seconds: 690 unused; 210 after overrun ticks, 140
+        # after probe, measured or held ticks, 340 otherwise; 280 under.
+        self.assertIn("| rule | 76.7 | 23.3 | 15.6 | 37.8 | 31.1 |", whole.stdout)
+        self.assertIn("| fixed | 76.7 | 0.0 | 0.0 | 76.7 | 0.0 |", whole.stdout)
+        self.assertIn("| rule | 70.0 | 35.0 | 23.3 | 11.7 | 46.7 |", late.stdout)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
