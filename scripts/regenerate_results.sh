@@ -156,6 +156,8 @@ step_paper() {
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-plan
   long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
+  long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -167,19 +169,19 @@ step_paper() {
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-100it" --after 10
   # Ten seeds on the trace, where three do not resolve the last three
   # options (docs/control-peer-lag.md, docs/control-reaction.md,
-  # docs/control-switch.md, docs/control-rate.md).
+  # docs/control-switch.md, docs/control-rate.md, docs/control-overrun.md).
   local rule ten_seeds=""
   for rule in paper-rule soonest; do
     local chain=$rule-load-once-resume-ceiling-start
     ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early,$chain-pair-tick-0.5
     ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next,$chain-pair-tick-0.5-switch-fresh,$chain-pair-tick-0.5-switch-plan
-    ten_seeds+=,$chain-pair-tick-0.5-switch-fresh-prev
+    ten_seeds+=,$chain-pair-tick-0.5-switch-fresh-prev,$chain-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
   done
   ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
     --quiet --systems "$ten_seeds" --out "$OUT/paper/resnet152-fluct-115-controller-10seeds"
   local base
-  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5,-pair-tick-0.5-switch-fresh}; do
+  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5,-pair-tick-0.5-switch-fresh{,-prev}}; do
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --paired "$base"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"
@@ -188,6 +190,8 @@ step_paper() {
   # reach the link.
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --rates
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --plan-delay
+  # Where the unused link went: after which kind of controller tick.
+  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --losses
   # What a plan that learns the rate late can carry of the trace at all.
   run python3 analysis/reaction_bound.py traces/fluct-115mbps.csv
 }

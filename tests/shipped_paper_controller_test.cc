@@ -33,7 +33,9 @@ namespace {
 // iteration in place of the lag skipped, or with each node taking a
 // plan's density at its own next iteration, and the samples paired with
 // that switch and overrun episodes started only by the newest iteration,
-// or with that switch and each sample judged by the density it ran at.
+// or with that switch and each sample judged by the density it ran at;
+// and each iteration timed after its node's previous one, with the whole
+// compute window planned and an overrun cutting half its waiting fraction.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -48,7 +50,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 42u);
+    ASSERT_EQ(s.systems.size(), 45u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -69,6 +71,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       EXPECT_EQ(control.estimator.fresh_overruns, system.label.find("-switch-fresh") != std::string::npos);
       EXPECT_EQ(control.estimator.samples_by_plan, system.label.find("-switch-plan") != std::string::npos);
       EXPECT_EQ(control.estimator.after_previous_iteration, system.label.find("-prev") != std::string::npos);
+      const bool gentle = system.label.find("-safety-1-decrease-0.5") != std::string::npos;
+      EXPECT_EQ(control.safety, gentle ? 1.0 : 0.9);
+      EXPECT_EQ(control.estimator.wait_decrease, gentle ? 0.5 : 1.0);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -111,6 +116,12 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       expect_changed_from(system_named(s, chain + "-pair-tick-0.5-switch-fresh"),
                           system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev"),
                           [](train::StellaTrainOptions& o) { o.control.estimator.after_previous_iteration = true; });
+      expect_changed_from(system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev"),
+                          system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5"),
+                          [](train::StellaTrainOptions& o) {
+                            o.control.safety = 1.0;
+                            o.control.estimator.wait_decrease = 0.5;
+                          });
     }
   }
 }
