@@ -58,6 +58,14 @@ def write_folder(root, systems, timing):
         json.dump(summary, f)
 
 
+def write_control(root, label, header, lines_by_seed):
+    """System `label`'s control.csv on each seed: `header`, then the lines."""
+    for seed, lines in lines_by_seed.items():
+        with open(os.path.join(root, f"{label}/seed-{seed}/control.csv"), "w") as f:
+            f.write(header + "\n")
+            f.writelines(line + "\n" for line in lines)
+
+
 def report(root, *args):
     return subprocess.run([sys.executable, SCRIPT, root, *args], capture_output=True, text=True)
 
@@ -109,10 +117,8 @@ class DensityReport(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
                                 "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
-            for seed, rows in ticks.items():
-                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
-                    f.write("time_s,estimated_mbps,measured_mbps\n")
-                    f.writelines(f"{t},100,{r}\n" for t, r in rows)
+            write_control(root, "rule", "time_s,estimated_mbps,measured_mbps",
+                          {seed: [f"{t},100,{r}" for t, r in rows] for seed, rows in ticks.items()})
             out = report(root, "--after", "1", "--rates")
             whole = report(root, "--rates")
         with tempfile.TemporaryDirectory() as accuracy_root:
@@ -144,10 +150,8 @@ class DensityReport(unittest.TestCase):
             with open(os.path.join(root, "summary.json"), "w") as f:
                 json.dump(summary, f)
             for label in ("rule", "early"):
-                for seed, rows in plans.items():
-                    with open(os.path.join(root, f"{label}/seed-{seed}/control.csv"), "w") as f:
-                        f.write("time_s,iteration,effective_iteration,density\n")
-                        f.writelines(f"{t},{i},{e},{d}\n" for t, i, e, d in rows)
+                write_control(root, label, "time_s,iteration,effective_iteration,density",
+                              {seed: [f"{t},{i},{e},{d}" for t, i, e, d in rows] for seed, rows in plans.items()})
             whole = report(root, "--plan-delay")
             late = report(root, "--after", "0.3", "--plan-delay")
         self.assertEqual(whole.returncode, 0, whole.stderr)
@@ -168,10 +172,8 @@ class DensityReport(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3,
                                 "fixed": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
-            for seed, rows in ticks.items():
-                with open(os.path.join(root, f"rule/seed-{seed}/control.csv"), "w") as f:
-                    f.write("time_s,estimated_mbps,reason\n")
-                    f.writelines(f'{t},{e},"{r}"\n' for t, r, e in rows)
+            write_control(root, "rule", "time_s,estimated_mbps,reason",
+                          {seed: [f'{t},{e},"{r}"' for t, r, e in rows] for seed, rows in ticks.items()})
             whole = report(root, "--losses")
             late = report(root, "--after", "1", "--losses")
         self.assertEqual(whole.returncode, 0, whole.stderr)
