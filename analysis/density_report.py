@@ -217,13 +217,23 @@ def print_paired_utilisation(root, summary, after_s, base):
               f"{max(paired):+.1f}) | {above} of {len(paired)} |")
 
 
+def control_rows(folder):
+    """Rank 0's control.csv rows, one per controller tick; none for a run
+    without one (controller off)."""
+    path = folder / "control.csv"
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
 def tick_rates(folder, after_s):
     """Per controller tick from `after_s` on: (R or None, the slowest
     direction's configured rate in the tick's second); and the fastest
     rate any direction was configured to in the run. A run without
     control.csv (controller off) gives no ticks."""
-    path = folder / "control.csv"
-    if not path.exists():
+    rows = control_rows(folder)
+    if not rows:
         return [], None
     link_rows = read_link_rows(folder)
     configured = {}
@@ -232,12 +242,11 @@ def tick_rates(folder, after_s):
         configured[second] = min(mbps, configured.get(second, mbps))
     fastest = max(float(r["configured_mbps"]) for r in link_rows)
     ticks = []
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            t = float(r["time_s"])
-            if t >= after_s and int(t) in configured:
-                measured = float(r["measured_mbps"]) if r["measured_mbps"] else None
-                ticks.append((measured, configured[int(t)]))
+    for r in rows:
+        t = float(r["time_s"])
+        if t >= after_s and int(t) in configured:
+            measured = float(r["measured_mbps"]) if r["measured_mbps"] else None
+            ticks.append((measured, configured[int(t)]))
     return ticks, fastest
 
 
@@ -293,12 +302,8 @@ def plan_delays(folder, after_s, early):
     tick's next iteration on), iterations after the tick's), or None where
     none ran at it before the next plan's effective iteration. A run
     without control.csv (controller off) has no plans."""
-    path = folder / "control.csv"
-    if not path.exists():
-        return []
-    with open(path) as f:
-        plans = [(float(r["time_s"]), int(r["iteration"]), int(r["effective_iteration"]), float(r["density"]))
-                 for r in csv.DictReader(f) if int(r["effective_iteration"]) >= 0]
+    plans = [(float(r["time_s"]), int(r["iteration"]), int(r["effective_iteration"]), float(r["density"]))
+             for r in control_rows(folder) if int(r["effective_iteration"]) >= 0]
     runs = {int(r["iteration"]): (float(r["start_s"]), float(r["density"])) for r in rank0_iterations(folder)}
     delays = []
     for k, (tick_s, tick_iteration, effective, density) in enumerate(plans):
@@ -350,11 +355,7 @@ def unused_by_tick(folder, after_s):
     (configured Mbps, unused Mbps, the class of the tick in force when the
     second began, whether that tick's estimate was under the configured
     rate). A run without control.csv: every second is "other"."""
-    ticks = []
-    path = folder / "control.csv"
-    if path.exists():
-        with open(path) as f:
-            ticks = [(float(r["time_s"]), r["reason"], float(r["estimated_mbps"])) for r in csv.DictReader(f)]
+    ticks = [(float(r["time_s"]), r["reason"], float(r["estimated_mbps"])) for r in control_rows(folder)]
     times = [t[0] for t in ticks]
     out = []
     for r in counted_link_seconds(folder, after_s):
