@@ -179,6 +179,37 @@ TEST(BandwidthEstimator, AnOverrunTakesTheAskedShareOfTheWaitingFraction) {
   }
 }
 
+// drain_at_delivered: an episode's first tick cuts from R as before; its
+// later ticks plan at least the rate the link delivered less the share to
+// drain, up to the estimate that overran. Without it they hold the cut.
+TEST(BandwidthEstimator, AnEpisodesLaterTicksDrainBelowTheDeliveredRate) {
+  auto ticks = [](bool drain) {
+    control::BandwidthEstimatorOptions o;
+    o.initial_mbps = 200;
+    o.decrease_once = true;
+    o.wait_decrease = 0.5;
+    o.drain_at_delivered = drain;
+    control::BandwidthEstimator e(o);
+    std::vector<control::BandwidthEstimate> out;
+    for (double delivered : {40.0, 160.0, 400.0, 50.0}) {
+      for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));  // R = 100 Mbps, f = 0.5
+      e.add_delivered(delivered);
+      out.push_back(e.update());
+    }
+    return out;
+  };
+  const auto held = ticks(false);
+  for (const auto& t : held) EXPECT_NEAR(t.mbps, 75, 1e-9) << "100 x (1 - 0.5 x 0.5), then min(estimate, R)";
+  const auto drained = ticks(true);
+  EXPECT_EQ(drained[0].reason, "overrun");
+  EXPECT_NEAR(drained[0].mbps, 75, 1e-9) << "the first tick cuts from R, whatever was delivered";
+  EXPECT_EQ(drained[1].reason, "overrun, decreased already; draining below the delivered rate");
+  EXPECT_NEAR(drained[1].mbps, 120, 1e-9) << "160 x (1 - 0.5 x 0.5)";
+  EXPECT_NEAR(drained[2].mbps, 200, 1e-9) << "400 x 0.75 = 300, no more than the estimate that overran";
+  EXPECT_EQ(drained[3].reason, "overrun, decreased already");
+  EXPECT_NEAR(drained[3].mbps, 100, 1e-9) << "50 x 0.75 is under min(estimate, R): that rule stands";
+}
+
 // probe_ceiling: probing stops at that multiple of the measured rate, and
 // an estimate already above it is held, not lowered (only an overrun
 // lowers it). The default, 4, lets a short-message measurement far under

@@ -171,6 +171,10 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_DOUBLE_EQ(gentle.options_as<StellaTrainOptions>().control.estimator.wait_decrease, 0.5);
   TrainConfig none;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-wait-decrease", "0"}, none), std::invalid_argument);
+  EXPECT_FALSE(gentle.options_as<StellaTrainOptions>().control.estimator.drain_at_delivered);
+  TrainConfig drain;
+  parse({"--system", "stellatrain", "--control-drain-at-delivered"}, drain);
+  EXPECT_TRUE(drain.options_as<StellaTrainOptions>().control.estimator.drain_at_delivered);
   TrainConfig both;
   parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
   EXPECT_THROW(both.options->validate(both), std::invalid_argument);

@@ -264,6 +264,14 @@ void BandwidthEstimator::resume_after_episode(bool still_overran, BandwidthEstim
   }
 }
 
+void BandwidthEstimator::drain_below_delivered(double delivered_mbps, BandwidthEstimate& e) {
+  const double drain = std::min(episode_start_mbps_, delivered_mbps * (1 - options_.wait_decrease * e.wait_fraction));
+  if (drain > mbps_) {
+    mbps_ = drain;
+    e.reason += "; draining below the delivered rate";
+  }
+}
+
 BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   if (pending_rtt_ms_ >= 0) {
     rtt_minima_.push_back(pending_rtt_ms_);
@@ -371,6 +379,8 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
   }
+  const bool later_in_episode = overrun && !slow_start && overran_last_tick_;
+  if (later_in_episode && options_.drain_at_delivered) drain_below_delivered(delivered_mbps, e);
   const bool resumed =
       options_.resume_at_delivered && overran_last_tick_ && !nothing_judged && (!overrun || newest_drained);
   if (resumed) resume_after_episode(overrun, e);

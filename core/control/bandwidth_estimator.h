@@ -35,7 +35,8 @@
 // * f above `wait_threshold`: the exchange overran, so the estimate drops to
 //   min(R, previous) x (1 - wait_decrease x f), wait_decrease 1 by default
 //   (with `decrease_once`, only on the first of consecutive overrunning
-//   ticks; the next take min(R, previous));
+//   ticks; the next take min(R, previous); with `drain_at_delivered`, the
+//   next take at least the delivered rate x (1 - wait_decrease x f));
 //   otherwise nobody waited, and the estimate
 //   becomes max(R, previous x growth): it jumps to a faster link as soon as
 //   one is measured, and probes upward by `growth` when a measurement is
@@ -147,6 +148,21 @@ struct BandwidthEstimatorOptions {
   // the link delivered 90 during the drain and could carry 138-166 after
   // it).
   bool resume_at_delivered = false;
+  // false: the ticks of an overrun episode after its first take
+  // min(estimate, R) (decrease_once) or cut again. true: they also raise
+  // the estimate to the rate the link delivered in the tick's window less
+  // the share of it the waiting fraction asks to drain, delivered x
+  // (1 - wait_decrease x f), up to the estimate that overran. The first
+  // tick cuts from R, the rate at which the waited iterations' bytes
+  // crossed: on a trace that is often a trough's rate, and the link has
+  // recovered by the time the cut plan runs, while older iterations still
+  // report waits and hold the episode open (ResNet-152 at fluct-115: a
+  // trough of 20 Mbps cut the estimate to 18.7, and for 2.5 s the plan
+  // held at that while the link delivered 66-116 Mbps draining the queue
+  // and could carry 110-130). While forwards wait the link is backlogged,
+  // so what it delivers is its rate, as `resume_at_delivered` reads it at
+  // the episode's end; this reads it at every tick of the episode.
+  bool drain_at_delivered = false;
   // false: any tick whose samples waited beyond the plan is an overrun.
   // true: outside an overrun episode, a tick whose newest iteration waited
   // no more than planned holds the estimate instead: the wait is older
@@ -254,7 +270,9 @@ struct BandwidthEstimate {
   // estimate; a held tick reads "older iterations waited, the newest did
   // not; hold" (fresh_overruns), "iterations above the newest plan's
   // density waited; hold" or "only iterations above the newest plan's
-  // density reported, and they waited; hold" (samples_by_plan)
+  // density reported, and they waited; hold" (samples_by_plan); "draining
+  // below the delivered rate" is appended where drain_at_delivered raised
+  // the estimate
   std::string reason;
 };
 
@@ -268,7 +286,8 @@ class BandwidthEstimator {
   // One latency probe's round trip.
   void add_round_trip(double rtt_ms);
   // The rate (Mbps) the exchange delivered over the last window, as the
-  // node that reports it received it: read by `resume_at_delivered` only.
+  // node that reports it received it: read by `resume_at_delivered` and
+  // `drain_at_delivered` only.
   void add_delivered(double mbps);
   // Uses the samples added since the last update.
   BandwidthEstimate update(const ExchangePace& pace = {});
@@ -281,6 +300,8 @@ class BandwidthEstimator {
   void note_overrun(double delivered_mbps);
   // resume_at_delivered, at the tick that ends an episode.
   void resume_after_episode(bool still_overran, BandwidthEstimate& e);
+  // drain_at_delivered, at an episode's later ticks.
+  void drain_below_delivered(double delivered_mbps, BandwidthEstimate& e);
 
   BandwidthEstimatorOptions options_;
   int nodes_;

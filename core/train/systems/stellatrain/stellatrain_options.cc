@@ -19,7 +19,7 @@ using O = StellaTrainOptions;
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
 // early_density_switch, fresh_overruns, samples_by_plan,
-// after_previous_iteration, wait_decrease}`
+// after_previous_iteration, wait_decrease, drain_at_delivered}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -32,7 +32,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
                 "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration",
-                "wait_decrease"});
+                "wait_decrease", "drain_at_delivered"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -57,6 +57,7 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.decrease_once = f.boolean_or("decrease_once", c.estimator.decrease_once);
   c.estimator.wait_decrease = f.number_or("wait_decrease", c.estimator.wait_decrease, 0.01, 1);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
+  c.estimator.drain_at_delivered = f.boolean_or("drain_at_delivered", c.estimator.drain_at_delivered);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
   c.estimator.skip_early_arrivals = f.boolean_or("skip_early_arrivals", c.estimator.skip_early_arrivals);
@@ -90,6 +91,7 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.decrease_once) shown["decrease_once"] = true;
   if (c.estimator.wait_decrease != 1) shown["wait_decrease"] = c.estimator.wait_decrease;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
+  if (c.estimator.drain_at_delivered) shown["drain_at_delivered"] = true;
   if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
   if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
   if (c.estimator.pair_by_iteration) shown["pair_by_iteration"] = true;
@@ -287,6 +289,10 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(switch_flag("--control-after-previous-iteration", estimator_of,
                           &control::BandwidthEstimatorOptions::after_previous_iteration,
                           "Time each iteration's bytes from when the node's previous iteration's exchanges ended"))
+      .custom(switch_flag("--control-drain-at-delivered", estimator_of,
+                          &control::BandwidthEstimatorOptions::drain_at_delivered,
+                          "In an overrun episode's later ticks, plan at least the delivered rate less the share "
+                          "to drain"))
       .custom(batch_control);
 }
 
