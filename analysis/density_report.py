@@ -45,7 +45,15 @@ tick of an overrun episode ("overrun", "overrun, decreased already"), a
 tick that raised or kept the estimate ("probe", "measured", a hold), and
 any other (slow start, no samples, before the first tick); and how much
 of it went unused while that tick's estimate was under the second's
-configured rate.
+configured rate. `--backlogged FOLDER` (timing runs) compares, per system
+and seed, the bytes the link delivered with what it delivered on the same
+whole seconds in FOLDER, a run of the same scenario and seeds whose system
+(`--backlogged-system`, ddp by default) keeps the link backlogged both
+ways: the share of what the transport carries when it always has bytes to
+send (ns-3's TCP with both directions loaded delivers under the configured
+rate), and that run's utilisation on those seconds.
+
+The measures are read by analysis/run_measures.py.
 
     analysis/density_report.py results/paper-tta/cnn-h100-fluct-115-controller
     analysis/density_report.py results/paper/resnet152-fluct-115-controller --after 10
@@ -54,10 +62,10 @@ configured rate.
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --rates
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --plan-delay
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --losses
+    analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 \
+        --backlogged results/paper/resnet152-fluct-115-ddp-10seeds
 """
 import argparse
-import bisect
-import csv
 import os
 import statistics
 import sys
@@ -65,75 +73,9 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tta  # noqa: E402
+from run_measures import (backlogged_share, link_utilisation, plan_delays, run_measures,  # noqa: E402
+                          tick_rates, timing_measures, unused_by_tick)
 from tta import median_or_none  # noqa: E402
-
-
-def read_link_rows(folder):
-    """link.csv's rows, every second and direction."""
-    with open(folder / "link.csv") as f:
-        return list(csv.DictReader(f))
-
-
-def counted_link_seconds(folder, after_s=0.0):
-    """link.csv's rows (every direction) for the run's whole seconds from
-    `after_s` on: its last, partial second left out."""
-    link_rows = read_link_rows(folder)
-    last_second = max(int(r["second"]) for r in link_rows)
-    return [r for r in link_rows if after_s <= int(r["second"]) < last_second]
-
-
-def link_utilisation(folder, after_s=0.0):
-    """Delivered over configured bandwidth, every direction, the seconds
-    counted_link_seconds keeps."""
-    rows = counted_link_seconds(folder, after_s)
-    configured = sum(float(r["configured_mbps"]) for r in rows)
-    delivered = sum(float(r["delivered_mbps"]) for r in rows)
-    return delivered / configured if configured > 0 else None
-
-
-def rank0_iterations(folder):
-    with open(folder / "iterations.csv") as f:
-        return [r for r in csv.DictReader(f) if r["rank"] == "0"]
-
-
-def run_measures(folder, after_s=0.0, iterations=None):
-    """Mean iteration (ms), mean density, WAN bytes per iteration,
-    utilisation, over rank 0's iterations starting at `after_s` or later
-    (`iterations`: rank0_iterations(folder), when already read)."""
-    rows = [r for r in iterations or rank0_iterations(folder) if float(r["start_s"]) >= after_s]
-    if not rows:
-        sys.exit(f"error: {folder / 'iterations.csv'}: no iteration of rank 0 starts at {after_s:g} s or later")
-    iteration_ms = statistics.mean(float(r["iteration_ms"]) for r in rows)
-    density = statistics.mean(float(r["density"]) for r in rows)
-    sent = statistics.mean(float(r["bytes_sent"]) for r in rows)
-    return iteration_ms, density, sent, link_utilisation(folder, after_s)
-
-
-def idle_while_waiting(folder, iterations, after_s=0.0):
-    """The share of the configured bandwidth (the seconds
-    counted_link_seconds keeps) left unused while rank 0's forward waited
-    for the exchange: each second's unused bandwidth times the part of
-    that second rank 0 spent waiting (an iteration waits just before its
-    start_s; `iterations`: rank0_iterations(folder)). Unused bandwidth
-    while nobody waited is the plan sending less than the link carries;
-    while the forwards waited, the bytes were queued and the transport did
-    not deliver them (TCP recovering from a loss, or a window still
-    opening)."""
-    waits = [(float(r["start_s"]) - float(r["wait_ms"]) / 1e3, float(r["start_s"]))
-             for r in iterations if float(r["wait_ms"]) > 0]
-    configured = idle = 0.0
-    for r in counted_link_seconds(folder, after_s):
-        second = int(r["second"])
-        waited = min(1.0, sum(max(0.0, min(end, second + 1) - max(start, second)) for start, end in waits))
-        configured += float(r["configured_mbps"])
-        idle += max(0.0, float(r["configured_mbps"]) - float(r["delivered_mbps"])) * waited
-    return idle / configured if configured > 0 else None
-
-
-def timing_measures(folder, after_s):
-    """run_measures and idle_while_waiting, iterations.csv read once."""
-    iterations = rank0_iterations(folder)
-    return run_measures(folder, after_s, iterations) + (idle_while_waiting(folder, iterations, after_s),)
 
 
 def median_tta(summary, label, target):
@@ -217,39 +159,6 @@ def print_paired_utilisation(root, summary, after_s, base):
               f"{max(paired):+.1f}) | {above} of {len(paired)} |")
 
 
-def control_rows(folder):
-    """Rank 0's control.csv rows, one per controller tick; none for a run
-    without one (controller off)."""
-    path = folder / "control.csv"
-    if not path.exists():
-        return []
-    with open(path) as f:
-        return list(csv.DictReader(f))
-
-
-def tick_rates(folder, after_s):
-    """Per controller tick from `after_s` on: (R or None, the slowest
-    direction's configured rate in the tick's second); and the fastest
-    rate any direction was configured to in the run. A run without
-    control.csv (controller off) gives no ticks."""
-    rows = control_rows(folder)
-    if not rows:
-        return [], None
-    link_rows = read_link_rows(folder)
-    configured = {}
-    for r in link_rows:
-        second, mbps = int(r["second"]), float(r["configured_mbps"])
-        configured[second] = min(mbps, configured.get(second, mbps))
-    fastest = max(float(r["configured_mbps"]) for r in link_rows)
-    ticks = []
-    for r in rows:
-        t = float(r["time_s"])
-        if t >= after_s and int(t) in configured:
-            measured = float(r["measured_mbps"]) if r["measured_mbps"] else None
-            ticks.append((measured, configured[int(t)]))
-    return ticks, fastest
-
-
 def percentile(values, q):
     """The value at fraction q of the sorted values (nearest rank below)."""
     ordered = sorted(values)
@@ -295,28 +204,6 @@ def print_rate_table(root, summary, after_s):
         print(f"| {label} | {len(ratios)} of {ticks} | {median_and_band(ratios)} | {max(measured):.0f} | {above} |")
 
 
-def plan_delays(folder, after_s, early):
-    """Per plan from `after_s` on: (seconds from its tick to the start of
-    rank 0's first iteration at its density from the plan's effective
-    iteration on (`early`, the system's early_density_switch: from the
-    tick's next iteration on), iterations after the tick's), or None where
-    none ran at it before the next plan's effective iteration. A run
-    without control.csv (controller off) has no plans."""
-    plans = [(float(r["time_s"]), int(r["iteration"]), int(r["effective_iteration"]), float(r["density"]))
-             for r in control_rows(folder) if int(r["effective_iteration"]) >= 0]
-    runs = {int(r["iteration"]): (float(r["start_s"]), float(r["density"])) for r in rank0_iterations(folder)}
-    delays = []
-    for k, (tick_s, tick_iteration, effective, density) in enumerate(plans):
-        if tick_s < after_s:
-            continue
-        until = plans[k + 1][2] if k + 1 < len(plans) else max(runs) + 1
-        # Both files print densities to 6 decimals from the same number.
-        first = next((t for t in range(tick_iteration + 1 if early else effective, until)
-                      if t in runs and abs(runs[t][1] - density) <= 1e-6), None)
-        delays.append(None if first is None else (runs[first][0] - tick_s, first - tick_iteration))
-    return delays
-
-
 def print_plan_delay_table(root, summary, after_s):
     """Per system, how long its plans took to reach rank 0 (--plan-delay)."""
     print_table_head("From a plan's tick to rank 0's first iteration at its density, every plan of every seed:",
@@ -333,41 +220,6 @@ def print_plan_delay_table(root, summary, after_s):
         seconds, iterations = [d[0] for d in taken], [d[1] for d in taken]
         print(f"| {label} | {len(delays)} | {len(taken)} | {median_and_band(seconds)} | "
               f"{statistics.median(iterations):g} ({min(iterations)}-{max(iterations)}) |")
-
-
-# The estimator's reasons (core/control/bandwidth_estimator.h), the first
-# clause of control.csv's, by the part of the loop they name.
-OVERRUN_REASONS = ("overrun", "overrun, decreased already")
-KEEPING_REASONS = ("probe", "measured", "older iterations waited, the newest did not",
-                   "iterations above the newest plan's density waited",
-                   "only iterations above the newest plan's density reported, and they waited")
-
-
-def loss_class(reason):
-    first = reason.split(";")[0].strip()
-    if first in OVERRUN_REASONS:
-        return "overrun episode"
-    return "probe, measured or hold" if first in KEEPING_REASONS else "other"
-
-
-def unused_by_tick(folder, after_s):
-    """Per counted link second from `after_s` on (every direction):
-    (configured Mbps, unused Mbps, the class of the tick in force when the
-    second began, whether that tick's estimate was under the configured
-    rate). A run without control.csv: every second is "other"."""
-    ticks = [(float(r["time_s"]), r["reason"], float(r["estimated_mbps"])) for r in control_rows(folder)]
-    times = [t[0] for t in ticks]
-    out = []
-    for r in counted_link_seconds(folder, after_s):
-        configured = float(r["configured_mbps"])
-        unused = max(0.0, configured - float(r["delivered_mbps"]))
-        k = bisect.bisect_right(times, int(r["second"])) - 1
-        if k < 0:
-            out.append((configured, unused, "other", False))
-            continue
-        _, reason, estimate = ticks[k]
-        out.append((configured, unused, loss_class(reason), estimate < configured))
-    return out
 
 
 def print_loss_table(root, summary, after_s):
@@ -387,6 +239,30 @@ def print_loss_table(root, summary, after_s):
         print(f"| {label} | {points(lambda s: True)} | {' | '.join(cells)} | {points(lambda s: s[3])} |")
 
 
+def print_backlogged_table(root, summary, after_s, reference_root, reference_label):
+    """Per system, its link use against a backlogged run's on the same
+    seeds and seconds (--backlogged)."""
+    try:
+        reference = tta.read_summary(str(reference_root))
+    except tta.InputError as e:
+        sys.exit(f"error: --backlogged: {e}")
+    if reference_label not in systems_that_ran(reference):
+        sys.exit(f"error: --backlogged: no system {reference_label} ran in {reference_root / 'summary.json'} "
+                 f"(systems: {', '.join(systems_that_ran(reference))})")
+    runs = {p["seed"]: reference_root / p["run"] for p in tta.seed_runs(reference, reference_label)}
+    print_table_head(f"Link use against {reference_label}'s, which keeps the link backlogged, on the same seeds "
+                     "and seconds:", ["system", "delivered / backlogged run's: median (range)",
+                                      f"{reference_label}'s link utilisation there: median (range)"])
+    for label in systems_that_ran(summary):
+        shares = []
+        for p in tta.seed_runs(summary, label):
+            if p["seed"] not in runs:
+                sys.exit(f"error: --backlogged: {reference_root / 'summary.json'} has no seed {p['seed']} "
+                         f"of {reference_label}, which {label} ran")
+            shares.append(backlogged_share(root / p["run"], runs[p["seed"]], after_s))
+        print(f"| {label} | {spread([s[0] for s in shares], '.1%')} | {spread([s[1] for s in shares], '.1%')} |")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", help="a `stellatrain run --out` folder")
@@ -400,6 +276,11 @@ def main(argv):
                         help="timing runs: from each plan's tick to rank 0's first iteration at its density")
     parser.add_argument("--losses", action="store_true",
                         help="timing runs: the link's unused share by the controller tick in force")
+    parser.add_argument("--backlogged", metavar="FOLDER",
+                        help="timing runs: link use against a backlogged run's (FOLDER, a run of the same scenario "
+                             "and seeds) on the same seconds")
+    parser.add_argument("--backlogged-system", metavar="LABEL", default="ddp",
+                        help="the system of --backlogged's folder that keeps the link backlogged (default ddp)")
     args = parser.parse_args(argv[1:])
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
@@ -420,9 +301,12 @@ def main(argv):
             print_plan_delay_table(root, summary, after_s)
         if args.losses:
             print_loss_table(root, summary, after_s)
+        if args.backlogged:
+            print_backlogged_table(root, summary, after_s, Path(args.backlogged), args.backlogged_system)
         return
-    if args.paired or args.rates or args.plan_delay or args.losses:
-        sys.exit(f"error: --paired, --rates, --plan-delay and --losses read timing runs; {root} holds accuracy runs")
+    if args.paired or args.rates or args.plan_delay or args.losses or args.backlogged:
+        sys.exit(f"error: --paired, --rates, --plan-delay, --losses and --backlogged read timing runs; {root} holds "
+                 "accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

@@ -27,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tta  # noqa: E402
-from density_report import best_fixed, link_utilisation, median_tta  # noqa: E402
+from density_report import best_fixed, median_tta  # noqa: E402
+from run_measures import link_utilisation  # noqa: E402
 from tta import median_or_none as median  # noqa: E402
 
 PAPER = {"fluct-115": "104x", "const-100": "257.3x", "const-500": "78.1x"}

@@ -192,6 +192,12 @@ step_paper() {
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --plan-delay
   # Where the unused link went: after which kind of controller tick.
   run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 --losses
+  # What the transport delivers when it always has bytes to send: ddp on
+  # the same ten stretches (six iterations outlast every controller run).
+  run "$BIN" run scenarios/paper/resnet152-fluct-115.yaml --systems ddp --iterations 6 --seeds 10 --jobs "$JOBS" \
+    --quiet --out "$OUT/paper/resnet152-fluct-115-ddp-10seeds"
+  run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
+    --backlogged "$OUT/paper/resnet152-fluct-115-ddp-10seeds"
   # What a plan that learns the rate late can carry of the trace at all.
   run python3 analysis/reaction_bound.py traces/fluct-115mbps.csv
 }

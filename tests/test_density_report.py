@@ -6,7 +6,8 @@ measures only, median and range over the seeds), `--after` leaving the
 start-up out, `--paired` comparing seed by seed, `--rates` comparing the
 controller's measured rate with the link, `--plan-delay` timing each plan
 from its tick to rank 0's first iteration at its density, `--losses`
-splitting the unused link by the tick in force, and a clear
+splitting the unused link by the tick in force, `--backlogged` comparing
+each seed's link use with a backlogged run's on the same seconds, and a clear
 error for a missing folder. Standard library only.
 """
 import json
@@ -130,7 +131,7 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| fixed | 0 of 0 | - | - | - |", out.stdout)
         self.assertIn("| rule | 4 of 5 | 0.85 (0.50-0.90) | 150 | 1 |", whole.stdout)
         self.assertNotEqual(accuracy.returncode, 0)
-        self.assertIn("--losses read timing runs", accuracy.stderr)
+        self.assertIn("--losses and --backlogged read timing runs", accuracy.stderr)
 
     def test_plan_delay_times_each_plan_from_its_tick(self):
         # Plans (time_s, iteration, effective_iteration, density) on runs
@@ -182,6 +183,32 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| rule | 76.7 | 23.3 | 15.6 | 37.8 | 31.1 |", whole.stdout)
         self.assertIn("| fixed | 76.7 | 0.0 | 0.0 | 76.7 | 0.0 |", whole.stdout)
         self.assertIn("| rule | 70.0 | 35.0 | 23.3 | 11.7 | 46.7 |", late.stdout)
+
+    def test_backlogged_compares_each_seed_with_a_backlogged_run_on_the_same_seconds(self):
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as ddp:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None), (400, 0.01, 1000, 60, None),
+                                         (400, 0.01, 1000, 80, None)]}, timing=True)
+            write_folder(ddp, {"ddp": [(20000, 1, 1e8, 80, None)] * 3}, timing=True)
+            whole = report(root, "--backlogged", ddp)
+            late = report(root, "--after", "1", "--backlogged", ddp)
+            unknown = report(root, "--backlogged", ddp, "--backlogged-system", "allreduce")
+            with open(os.path.join(ddp, "ddp/seed-2/link.csv"), "a") as f:
+                f.write("0,b->a,100,10,0\n")  # a direction the run does not have: ignored
+            with open(os.path.join(ddp, "ddp/seed-3/link.csv")) as f:
+                text = f.read()
+            with open(os.path.join(ddp, "ddp/seed-3/link.csv"), "w") as f:
+                f.write(text.replace("1,a->b,100,", "1,a->b,90,"))
+            other_stretch = report(root, "--backlogged", ddp)
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        # Seconds 0-2 (the partial second 3 left out): the run delivered
+        # 10 + 2 x {30, 60, 80} Mbps-seconds, ddp 170 of 300.
+        self.assertIn("| rule | 76.5% (41.2%-100.0%) | 56.7% (56.7%-56.7%) |", whole.stdout)
+        self.assertIn("| rule | 75.0% (37.5%-100.0%) | 80.0% (80.0%-80.0%) |", late.stdout)
+        self.assertNotEqual(unknown.returncode, 0)
+        self.assertIn("no system allreduce ran", unknown.stderr)
+        self.assertNotEqual(other_stretch.returncode, 0)
+        self.assertIn("ddp/seed-3/link.csv: second 1 on a->b is configured to 90 Mbps", other_stretch.stderr)
+        self.assertIn("not the same stretch of the trace", other_stretch.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
