@@ -199,6 +199,10 @@ class DensityReport(unittest.TestCase):
             with open(os.path.join(ddp, "ddp/seed-3/link.csv"), "w") as f:
                 f.write(text.replace("1,a->b,100,", "1,a->b,90,"))
             other_stretch = report(root, "--backlogged", ddp)
+            with open(os.path.join(ddp, "ddp/seed-1/link.csv"), "w") as f:
+                f.write("second,link,configured_mbps,delivered_mbps,delivered_bytes\n0,a->b,100,10,0\n"
+                        "1,a->b,100,80,0\n2,a->b,100,80,0\n")  # second 2 is now its partial last
+            shorter = report(root, "--backlogged", ddp)
         self.assertEqual(whole.returncode, 0, whole.stderr)
         # Seconds 0-2 (the partial second 3 left out): the run delivered
         # 10 + 2 x {30, 60, 80} Mbps-seconds, ddp 170 of 300.
@@ -209,6 +213,9 @@ class DensityReport(unittest.TestCase):
         self.assertNotEqual(other_stretch.returncode, 0)
         self.assertIn("ddp/seed-3/link.csv: second 1 on a->b is configured to 90 Mbps", other_stretch.stderr)
         self.assertIn("not the same stretch of the trace", other_stretch.stderr)
+        self.assertNotEqual(shorter.returncode, 0)
+        self.assertIn("ddp/seed-1/link.csv: no whole second 2 on a->b", shorter.stderr)
+        self.assertIn("must last at least as long", shorter.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
