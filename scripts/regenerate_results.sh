@@ -158,6 +158,8 @@ step_paper() {
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev
   long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
   long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
+  long_runs+=,paper-rule-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5-drain
+  long_runs+=,soonest-load-once-resume-ceiling-start-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5-drain
   for link in const-100 const-500; do
     run "$BIN" run "scenarios/paper/resnet152-$link-controller.yaml" --iterations 100 --seeds 1 --jobs "$JOBS" --quiet \
       --systems "$long_runs" --out "$OUT/paper/resnet152-$link-controller-100it"
@@ -176,12 +178,13 @@ step_paper() {
     ten_seeds+=,$chain,$chain-skip-lag,$chain-skip-lag-tick-0.5,$chain-skip-lag-tick-0.5-early,$chain-pair-tick-0.5
     ten_seeds+=,$chain-skip-lag-tick-0.5-switch-next,$chain-pair-tick-0.5-switch-fresh,$chain-pair-tick-0.5-switch-plan
     ten_seeds+=,$chain-pair-tick-0.5-switch-fresh-prev,$chain-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5
+    ten_seeds+=,$chain-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5-drain
   done
   ten_seeds=${ten_seeds#,}
   run "$BIN" run scenarios/paper/resnet152-fluct-115-controller.yaml --iterations 100 --seeds 10 --jobs "$JOBS" \
     --quiet --systems "$ten_seeds" --out "$OUT/paper/resnet152-fluct-115-controller-10seeds"
   local base
-  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5,-pair-tick-0.5-switch-fresh{,-prev}}; do
+  for base in {paper-rule,soonest}-load-once-resume-ceiling-start{,-skip-lag,-skip-lag-tick-0.5,-pair-tick-0.5-switch-fresh{,-prev,-prev-safety-1-decrease-0.5}}; do
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --paired "$base"
     run python3 analysis/density_report.py "$OUT/paper/resnet152-fluct-115-controller-10seeds" --after 10 \
       --paired "$base"

@@ -35,7 +35,9 @@ namespace {
 // that switch and overrun episodes started only by the newest iteration,
 // or with that switch and each sample judged by the density it ran at;
 // and each iteration timed after its node's previous one, with the whole
-// compute window planned and an overrun cutting half its waiting fraction.
+// compute window planned and an overrun cutting half its waiting fraction,
+// and with that and an episode's later ticks draining below the delivered
+// rate.
 TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) {
   for (const char* link : {"fluct-115", "const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -50,7 +52,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
     EXPECT_EQ(s.sim_compute->compute.device_tflops, base.sim_compute->compute.device_tflops);
     EXPECT_EQ(s.sim_compute->compute.cpu_gbps, base.sim_compute->compute.cpu_gbps);
 #endif
-    ASSERT_EQ(s.systems.size(), 45u);
+    ASSERT_EQ(s.systems.size(), 48u);
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
       EXPECT_EQ(system.config.model, paper_rule.config.model);
@@ -74,6 +76,7 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
       const bool gentle = system.label.find("-safety-1-decrease-0.5") != std::string::npos;
       EXPECT_EQ(control.safety, gentle ? 1.0 : 0.9);
       EXPECT_EQ(control.estimator.wait_decrease, gentle ? 0.5 : 1.0);
+      EXPECT_EQ(control.estimator.drain_at_delivered, system.label.find("-decrease-0.5-drain") != std::string::npos);
     }
     // Each variant is its predecessor with one option on.
     using Change = std::function<void(train::StellaTrainOptions&)>;
@@ -122,6 +125,9 @@ TEST(ShippedScenarios, PaperControllerScenariosCountTheLoadOnlyWhereTheyNameIt) 
                             o.control.safety = 1.0;
                             o.control.estimator.wait_decrease = 0.5;
                           });
+      expect_changed_from(system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5"),
+                          system_named(s, chain + "-pair-tick-0.5-switch-fresh-prev-safety-1-decrease-0.5-drain"),
+                          [](train::StellaTrainOptions& o) { o.control.estimator.drain_at_delivered = true; });
     }
   }
 }
