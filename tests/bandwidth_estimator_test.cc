@@ -210,27 +210,6 @@ TEST(BandwidthEstimator, AnEpisodesLaterTicksDrainBelowTheDeliveredRate) {
   EXPECT_NEAR(drained[3].mbps, 100, 1e-9) << "50 x 0.75 is under min(estimate, R): that rule stands";
 }
 
-// first_cut_from_estimate: an episode's first tick cuts from the estimate,
-// not from min(estimate, R); the next takes min(estimate, R) as before.
-TEST(BandwidthEstimator, AnEpisodesFirstCutTakesTheEstimateWhenAsked) {
-  for (bool from_estimate : {false, true}) {
-    control::BandwidthEstimatorOptions o;
-    o.initial_mbps = 200;
-    o.decrease_once = true;
-    o.wait_decrease = 0.5;
-    o.first_cut_from_estimate = from_estimate;
-    control::BandwidthEstimator e(o);
-    for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));  // R = 100 Mbps, f = 0.5
-    const auto first = e.update();
-    EXPECT_EQ(first.reason, "overrun");
-    EXPECT_NEAR(first.mbps, (from_estimate ? 200 : 100) * 0.75, 1e-9) << from_estimate;
-    for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));
-    const auto second = e.update();
-    EXPECT_EQ(second.reason, "overrun, decreased already");
-    EXPECT_NEAR(second.mbps, from_estimate ? 100 : 75, 1e-9) << "min(estimate, R)";
-  }
-}
-
 // probe_ceiling: probing stops at that multiple of the measured rate, and
 // an estimate already above it is held, not lowered (only an overrun
 // lowers it). The default, 4, lets a short-message measurement far under

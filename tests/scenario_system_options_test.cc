@@ -78,8 +78,6 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.wait_decrease (line 10): 0 is out of range"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_at_delivered: 1}}\n  - ddp\n"}}),
            "systems[0].controller.drain_at_delivered (line 10)"},
-          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {first_cut_from_estimate: 1}}\n  - ddp\n"}}),
-           "systems[0].controller.first_cut_from_estimate (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {fresh_overruns: true, samples_by_plan: true}}\n  - ddp\n"}}),
            "systems[0].controller.samples_by_plan (line 10): replaces fresh_overruns; set one"},

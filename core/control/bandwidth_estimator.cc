@@ -364,8 +364,7 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_));
     e.reason = "overrun, decreased already";
   } else if (overrun) {
-    const double from = options_.first_cut_from_estimate ? mbps_ : std::min(mbps_, e.measured_mbps.value_or(mbps_));
-    mbps_ = from * (1 - options_.wait_decrease * e.wait_fraction);
+    mbps_ = std::min(mbps_, e.measured_mbps.value_or(mbps_)) * (1 - options_.wait_decrease * e.wait_fraction);
     e.reason = "overrun";
   } else if (e.measured_mbps && *e.measured_mbps > mbps_ * options_.growth) {
     mbps_ = *e.measured_mbps;

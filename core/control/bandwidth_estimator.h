@@ -163,15 +163,6 @@ struct BandwidthEstimatorOptions {
   // so what it delivers is its rate, as `resume_at_delivered` reads it at
   // the episode's end; this reads it at every tick of the episode.
   bool drain_at_delivered = false;
-  // false: an episode's first tick cuts from min(estimate, R). true: from
-  // the estimate, as TCP decreases its window and not its measured rate;
-  // the later ticks still take min(estimate, R) (decrease_once). R on the
-  // first tick is the rate of the iterations that waited, on a trace
-  // usually a trough's: ResNet-152 at fluct-115, R was a median 0.76 (the
-  // paper's rule) and 0.51 (the soonest target) of the estimate at those
-  // ticks, and the trough had often passed by the time the cut plan ran.
-  // A drop that lasts is met a tick later, by min(estimate, R).
-  bool first_cut_from_estimate = false;
   // false: any tick whose samples waited beyond the plan is an overrun.
   // true: outside an overrun episode, a tick whose newest iteration waited
   // no more than planned holds the estimate instead: the wait is older
