@@ -239,13 +239,19 @@ def print_loss_table(root, summary, after_s):
         print(f"| {label} | {points(lambda s: True)} | {' | '.join(cells)} | {points(lambda s: s[3])} |")
 
 
+def summary_or_exit(root, flag=""):
+    """ROOT/summary.json, or exit naming the missing or broken file (and
+    the option that named the folder)."""
+    try:
+        return tta.read_summary(str(root))
+    except tta.InputError as e:
+        sys.exit(f"error: {flag + ': ' if flag else ''}{e}")
+
+
 def print_backlogged_table(root, summary, after_s, reference_root, reference_label):
     """Per system, its link use against a backlogged run's on the same
     seeds and seconds (--backlogged)."""
-    try:
-        reference = tta.read_summary(str(reference_root))
-    except tta.InputError as e:
-        sys.exit(f"error: --backlogged: {e}")
+    reference = summary_or_exit(reference_root, "--backlogged")
     if reference_label not in systems_that_ran(reference):
         sys.exit(f"error: --backlogged: no system {reference_label} ran in {reference_root / 'summary.json'} "
                  f"(systems: {', '.join(systems_that_ran(reference))})")
@@ -285,10 +291,7 @@ def main(argv):
     if args.after < 0:
         parser.error("--after takes a number of simulated seconds >= 0")
     root, after_s = Path(args.folder), args.after
-    try:
-        summary = tta.read_summary(str(root))
-    except tta.InputError as e:  # a missing or broken summary.json, named
-        sys.exit(f"error: {e}")
+    summary = summary_or_exit(root)
     if is_timing(summary):
         span = f", from simulated second {after_s:g} on" if after_s > 0 else ""
         print(f"{root} ({summary['scenario']}, seeds {summary['seeds']}, timing runs{span})\n")
