@@ -271,7 +271,7 @@ TEST(SimControl, DensityFollowsAStepTraceWithin3Seconds) {
   EXPECT_GT(fast_again, 3 * slow);
   // Within 3 s of each step the density has moved most of the way. Under
   // ctest's pinned AVX2 kernels (tests/CMakeLists.txt); run by hand under
-  // AVX-512 the step up waits until 43.3 s (docs/control.md, "A step trace").
+  // AVX-512 the step up waits until 43.3 s (docs/control-measured.md, "A step trace").
   EXPECT_LE(density_at(23), slow * 1.5) << "no response to 500 -> 50 Mbps within 3 s";
   EXPECT_GE(density_at(43), fast_again / 1.5) << "no response to 50 -> 500 Mbps within 3 s";
 

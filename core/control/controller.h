@@ -41,7 +41,7 @@ struct ControllerOptions {
   // holds until the next tick: with one early tick, a 500 Mbps link whose
   // first tick saw 43 Mbps ran the second quarter of its density warm-up at
   // a third of the density the next, measured, tick planned
-  // (docs/control.md, "Early ticks"). 1: only the first tick is early.
+  // (docs/control-measured.md, "Early ticks"). 1: only the first tick is early.
   int early_ticks = 1;
   double min_density = 0.001;
   // The exchange of iteration t overlaps all of iteration t + 1 before its
@@ -60,7 +60,7 @@ struct ControllerOptions {
   // 0: the paper's rule only (the exchange fits in the compute window less
   // the latency). In (0, 1): also keep the link busy at least this fraction
   // of each iteration, where the round trip, not the compute, sets the pace
-  // (docs/control.md, "When the round trip exceeds the compute window").
+  // (docs/control-measured.md, "When the round trip exceeds the compute window").
   double link_utilization = 0;
   // 0: the rules above. > 0: the soonest-target rule instead
   // (soonest_density.h): the density minimising the predicted iteration
