@@ -35,7 +35,7 @@ struct RunOptions {
   std::string network;
   // >= 0: the share of each layer the CPU stages run on, in place of the
   // scenario's compute.stage_sample (0: full size; timing runs only,
-  // docs/sim.md "Sampled stages"); < 0: the scenario's.
+  // docs/sim-compute.md "Sampled stages"); < 0: the scenario's.
   double stage_sample = -1;
   // >= 0: where every system's training data lives (dataset.label_skew,
   // core/data/placement.h) in place of the scenario's; < 0: the scenario's.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one scenario in its faithful mode and in the fast ones, then prints
-# analysis/fast_modes_table.py's side-by-side table (docs/sim.md, "Fast
+# analysis/fast_modes_table.py's side-by-side table (docs/sim-speed.md, "Fast
 # modes against the faithful one"):
 #   packet-full     ns-3's packets, CPU stages at full size (the reference)
 #   flow-full       the flow-level WAN (docs/sim-flow.md)

@@ -25,7 +25,7 @@
 #   paper     docs/sim.md's paper-regime table: ResNet-152 and ViT-B/16 in
 #             timing mode on three links, and the controller's rules on
 #             ResNet-152 there (docs/control.md; about 70 minutes)
-#   fast      docs/sim.md's "Fast modes against the faithful one": each
+#   fast      docs/sim-speed.md's "Fast modes against the faithful one": each
 #             paper and scale scenario in the faithful mode and with the
 #             flow-level WAN and sampled stages (scripts/compare_fast_modes.sh;
 #             about 1 hour, one mode at a time so the wall times compare;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `stellatrain bench profile --update FILE` (docs/sim.md, "Profile files"):
+# `stellatrain bench profile --update FILE` (docs/sim-compute.md, "Profile files"):
 # measures the CPU kernels and cores again and keeps everything else of the
 # file (its comment lines, models, accelerator); the result is a profile the
 # sim reads; a file that is not a profile is refused naming it.

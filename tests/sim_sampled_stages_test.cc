@@ -1,4 +1,4 @@
-// Sampled CPU stages against full-size stages on the sim backend (docs/sim.md,
+// Sampled CPU stages against full-size stages on the sim backend (docs/sim-compute.md,
 // "Sampled stages"): the same timing run with every stage at full size and
 // with the stages on samples must give the same iteration times and WAN
 // bytes within 3%, on the flow-level network and on ns-3's packets; the

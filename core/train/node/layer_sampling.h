@@ -1,5 +1,5 @@
 #pragma once
-// Sampled CPU stages (timing mode, docs/sim.md "Sampled stages"): every layer
+// Sampled CPU stages (timing mode, docs/sim-compute.md "Sampled stages"): every layer
 // larger than the floor runs gathering, compression, error feedback, the
 // exchange's arithmetic and the optimizer on a fixed sample of its elements,
 // and everything the simulator charges for it is scaled back to the full
