@@ -2,8 +2,7 @@
 // latency floor from probes and exchanges, probing and its ceiling, the
 // decrease on an overrun (once per episode when asked, by a share of the
 // waiting fraction when asked), resuming at the
-// delivered rate after one or where the probes find the latency floor
-// again, a late report's wait after it (fresh_overruns),
+// delivered rate after one, a late report's wait after it (fresh_overruns),
 // and the wait the round trip explains. How the
 // rate treats the nodes' phase is bandwidth_estimator_phase_test.cc's.
 // Part of control_test (tests/CMakeLists.txt). Pure logic.
@@ -209,41 +208,6 @@ TEST(BandwidthEstimator, AnEpisodesLaterTicksDrainBelowTheDeliveredRate) {
   EXPECT_NEAR(drained[2].mbps, 200, 1e-9) << "400 x 0.75 = 300, no more than the estimate that overran";
   EXPECT_EQ(drained[3].reason, "overrun, decreased already");
   EXPECT_NEAR(drained[3].mbps, 100, 1e-9) << "50 x 0.75 is under min(estimate, R): that rule stands";
-}
-
-// end_episode_at_floor: an episode's later tick whose probes find the
-// round trip's floor again (within 10%) ends it, whatever the older
-// iterations still report, and resumes at the delivered rate; the next
-// waiting tick starts a new episode. A probe queued behind data does not.
-TEST(BandwidthEstimator, AnEpisodeEndsWhereItsProbesFindTheFloor) {
-  auto ticks = [](bool at_floor) {
-    control::BandwidthEstimatorOptions o;
-    o.initial_mbps = 200;
-    o.decrease_once = true;
-    o.wait_decrease = 0.5;
-    o.resume_at_delivered = true;
-    o.end_episode_at_floor = at_floor;
-    control::BandwidthEstimator e(o);
-    std::vector<control::BandwidthEstimate> out;
-    for (double rtt : {40.0, 80.0, 43.0, 80.0}) {
-      e.add_round_trip(rtt);
-      for (int i = 0; i < 10; ++i) e.add(exchange(120, 1250000, 21));  // R = 100 Mbps, f = 0.5
-      e.add_delivered(150);
-      out.push_back(e.update());
-    }
-    return out;
-  };
-  for (const auto& t : ticks(false)) EXPECT_NEAR(t.mbps, 75, 1e-9) << "100 x (1 - 0.5 x 0.5), then held";
-  const auto ended = ticks(true);
-  EXPECT_EQ(ended[0].reason, "overrun");
-  EXPECT_NEAR(ended[0].mbps, 75, 1e-9) << "no floor before the first probe";
-  EXPECT_EQ(ended[1].reason, "overrun, decreased already") << "80 ms is a queue";
-  EXPECT_NEAR(ended[1].mbps, 75, 1e-9);
-  EXPECT_EQ(ended[2].reason,
-            "overrun, decreased already; the probes found the latency floor; resumed at the delivered rate");
-  EXPECT_NEAR(ended[2].mbps, 150, 1e-9) << "43 ms is within 10% of 40: min(delivered 150, the 200 that overran)";
-  EXPECT_EQ(ended[3].reason, "overrun") << "a new episode";
-  EXPECT_NEAR(ended[3].mbps, 75, 1e-9) << "min(150, R) x 0.75";
 }
 
 // probe_ceiling: probing stops at that multiple of the measured rate, and

@@ -78,8 +78,6 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].controller.wait_decrease (line 10): 0 is out of range"},
           {text({{"systems", "systems:\n  - {name: stellatrain, controller: {drain_at_delivered: 1}}\n  - ddp\n"}}),
            "systems[0].controller.drain_at_delivered (line 10)"},
-          {text({{"systems", "systems:\n  - {name: stellatrain, controller: {end_episode_at_floor: 2}}\n  - ddp\n"}}),
-           "systems[0].controller.end_episode_at_floor (line 10)"},
           {text({{"systems",
                   "systems:\n  - {name: stellatrain, controller: {fresh_overruns: true, samples_by_plan: true}}\n  - ddp\n"}}),
            "systems[0].controller.samples_by_plan (line 10): replaces fresh_overruns; set one"},

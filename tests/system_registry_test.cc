@@ -175,10 +175,6 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   TrainConfig drain;
   parse({"--system", "stellatrain", "--control-drain-at-delivered"}, drain);
   EXPECT_TRUE(drain.options_as<StellaTrainOptions>().control.estimator.drain_at_delivered);
-  EXPECT_FALSE(drain.options_as<StellaTrainOptions>().control.estimator.end_episode_at_floor);
-  TrainConfig floor;
-  parse({"--system", "stellatrain", "--control-end-episode-at-floor"}, floor);
-  EXPECT_TRUE(floor.options_as<StellaTrainOptions>().control.estimator.end_episode_at_floor);
   TrainConfig both;
   parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
   EXPECT_THROW(both.options->validate(both), std::invalid_argument);

@@ -255,22 +255,13 @@ void BandwidthEstimator::note_overrun(double delivered_mbps) {
   episode_delivered_mbps_ = std::max(episode_delivered_mbps_, delivered_mbps);
 }
 
-void BandwidthEstimator::resume_after_episode(BandwidthEstimate& e) {
+void BandwidthEstimator::resume_after_episode(bool still_overran, BandwidthEstimate& e) {
+  if (still_overran) e.reason += "; the newest iteration waited no more than planned";
   const double resume = std::min(episode_delivered_mbps_, episode_start_mbps_);
   if (resume > mbps_) {
     mbps_ = resume;
     e.reason += "; resumed at the delivered rate";
   }
-}
-
-// A probe that queued behind a few packets still found the queue empty: 10%
-// of the 40 ms round trip is 50 KB at 100 Mbps, under 1% of a ResNet-152
-// exchange at the density floor.
-constexpr double kFloorTolerance = 0.1;
-
-bool BandwidthEstimator::probes_found_floor(double tick_rtt_ms) const {
-  if (tick_rtt_ms < 0 || rtt_minima_.empty()) return false;
-  return tick_rtt_ms <= *std::min_element(rtt_minima_.begin(), rtt_minima_.end()) * (1 + kFloorTolerance);
 }
 
 void BandwidthEstimator::drain_below_delivered(double delivered_mbps, BandwidthEstimate& e) {
@@ -282,7 +273,6 @@ void BandwidthEstimator::drain_below_delivered(double delivered_mbps, BandwidthE
 }
 
 BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
-  const bool at_floor = options_.end_episode_at_floor && probes_found_floor(pending_rtt_ms_);
   if (pending_rtt_ms_ >= 0) {
     rtt_minima_.push_back(pending_rtt_ms_);
     if (static_cast<int>(rtt_minima_.size()) > options_.latency_memory) rtt_minima_.pop_front();
@@ -391,17 +381,10 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
   }
   const bool later_in_episode = overrun && !slow_start && overran_last_tick_;
   if (later_in_episode && options_.drain_at_delivered) drain_below_delivered(delivered_mbps, e);
-  // An episode's later tick that overran still ends it where its newest
-  // iteration drained (resume_at_delivered) or its probes crossed an empty
-  // queue (end_episode_at_floor).
-  const bool drained = options_.resume_at_delivered && newest_drained;
-  const bool floor_ended = later_in_episode && at_floor;
-  if (later_in_episode && (drained || floor_ended))
-    e.reason += drained ? "; the newest iteration waited no more than planned" : "; the probes found the latency floor";
-  const bool resumed = options_.resume_at_delivered && overran_last_tick_ && !nothing_judged &&
-                       (!overrun || newest_drained || floor_ended);
-  if (resumed) resume_after_episode(e);
-  if (!nothing_judged) overran_last_tick_ = overrun && !slow_start && !resumed && !floor_ended;
+  const bool resumed =
+      options_.resume_at_delivered && overran_last_tick_ && !nothing_judged && (!overrun || newest_drained);
+  if (resumed) resume_after_episode(overrun, e);
+  if (!nothing_judged) overran_last_tick_ = overrun && !slow_start && !resumed;
   mbps_ = std::clamp(mbps_, options_.min_mbps, options_.max_mbps);
   e.mbps = mbps_;
   return e;

@@ -163,16 +163,6 @@ struct BandwidthEstimatorOptions {
   // so what it delivers is its rate, as `resume_at_delivered` reads it at
   // the episode's end; this reads it at every tick of the episode.
   bool drain_at_delivered = false;
-  // false: an overrun episode ends at a tick whose samples did not wait
-  // beyond the plan (or, with resume_at_delivered, whose newest iteration
-  // did not). true: also at a later tick of it whose smallest latency
-  // probe round trip is within 10% of the smallest of the last
-  // `latency_memory` ticks (kFloorTolerance, bandwidth_estimator.cc): the queue was empty when that probe crossed,
-  // so the waits still reported are older iterations' behind a queue that
-  // has drained (on the trace, seconds after a trough the link ran half
-  // idle while the episode held the plan). With resume_at_delivered, that
-  // tick resumes at the delivered rate as any episode's end does.
-  bool end_episode_at_floor = false;
   // false: any tick whose samples waited beyond the plan is an overrun.
   // true: outside an overrun episode, a tick whose newest iteration waited
   // no more than planned holds the estimate instead: the wait is older
@@ -309,10 +299,7 @@ class BandwidthEstimator {
   // An overrunning tick: starts an episode or extends it.
   void note_overrun(double delivered_mbps);
   // resume_at_delivered, at the tick that ends an episode.
-  void resume_after_episode(BandwidthEstimate& e);
-  // end_episode_at_floor: whether the tick's smallest probe round trip
-  // (-1: none) is at the floor of the ticks before it.
-  bool probes_found_floor(double tick_rtt_ms) const;
+  void resume_after_episode(bool still_overran, BandwidthEstimate& e);
   // drain_at_delivered, at an episode's later ticks.
   void drain_below_delivered(double delivered_mbps, BandwidthEstimate& e);
 

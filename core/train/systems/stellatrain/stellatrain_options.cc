@@ -19,8 +19,7 @@ using O = StellaTrainOptions;
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
 // early_density_switch, fresh_overruns, samples_by_plan,
-// after_previous_iteration, wait_decrease, drain_at_delivered,
-// end_episode_at_floor}`
+// after_previous_iteration, wait_decrease, drain_at_delivered}`
 // (docs/control.md); a map
 // means on.
 void read_controller(O& o, const util::YamlField& f) {
@@ -33,7 +32,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
                 "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration",
-                "wait_decrease", "drain_at_delivered", "end_episode_at_floor"});
+                "wait_decrease", "drain_at_delivered"});
   o.controller = true;
   auto& c = o.control;
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
@@ -59,7 +58,6 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.wait_decrease = f.number_or("wait_decrease", c.estimator.wait_decrease, 0.01, 1);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
   c.estimator.drain_at_delivered = f.boolean_or("drain_at_delivered", c.estimator.drain_at_delivered);
-  c.estimator.end_episode_at_floor = f.boolean_or("end_episode_at_floor", c.estimator.end_episode_at_floor);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
   c.estimator.skip_early_arrivals = f.boolean_or("skip_early_arrivals", c.estimator.skip_early_arrivals);
@@ -94,7 +92,6 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.wait_decrease != 1) shown["wait_decrease"] = c.estimator.wait_decrease;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
   if (c.estimator.drain_at_delivered) shown["drain_at_delivered"] = true;
-  if (c.estimator.end_episode_at_floor) shown["end_episode_at_floor"] = true;
   if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
   if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
   if (c.estimator.pair_by_iteration) shown["pair_by_iteration"] = true;
@@ -296,9 +293,6 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           &control::BandwidthEstimatorOptions::drain_at_delivered,
                           "In an overrun episode's later ticks, plan at least the delivered rate less the share "
                           "to drain"))
-      .custom(switch_flag("--control-end-episode-at-floor", estimator_of,
-                          &control::BandwidthEstimatorOptions::end_episode_at_floor,
-                          "End an overrun episode at a tick whose latency probes found the round trip's floor"))
       .custom(batch_control);
 }
 
