@@ -45,7 +45,9 @@ tick of an overrun episode ("overrun", "overrun, decreased already"), a
 tick that raised or kept the estimate ("probe", "measured", a hold), and
 any other (slow start, no samples, before the first tick); and how much
 of it went unused while that tick's estimate was under the second's
-configured rate. `--backlogged FOLDER` (timing runs) compares, per system
+configured rate, and while the reverse direction (b->a for a->b) carried
+95% or more of its configured rate that second (the exchange's bytes
+queued one way while the other way idled). `--backlogged FOLDER` (timing runs) compares, per system
 and seed, the bytes the link delivered with what it delivered on the same
 whole seconds in FOLDER, a run of the same scenario and seeds whose system
 (`--backlogged-system`, ddp by default) keeps the link backlogged both
@@ -227,16 +229,18 @@ def print_loss_table(root, summary, after_s):
     classes = ["overrun episode", "probe, measured or hold", "other"]
     print_table_head("The link's unused share, by the controller tick in force when each second began "
                      "(points of the configured bandwidth, every seed):",
-                     ["system", "unused", *(f"after: {c}" for c in classes), "with the estimate under the link"])
+                     ["system", "unused", *(f"after: {c}" for c in classes), "with the estimate under the link",
+                      "with the reverse direction full"])
     for label in systems_that_ran(summary):
         seconds = [s for p in tta.seed_runs(summary, label) for s in unused_by_tick(root / p["run"], after_s)]
         configured = sum(s[0] for s in seconds)
         if configured <= 0:
-            print(f"| {label} | - |" + " - |" * (len(classes) + 1))
+            print(f"| {label} | - |" + " - |" * (len(classes) + 2))
             continue
         points = lambda keep: f"{100 * sum(s[1] for s in seconds if keep(s)) / configured:.1f}"  # noqa: E731
         cells = [points(lambda s, c=c: s[2] == c) for c in classes]
-        print(f"| {label} | {points(lambda s: True)} | {' | '.join(cells)} | {points(lambda s: s[3])} |")
+        print(f"| {label} | {points(lambda s: True)} | {' | '.join(cells)} | {points(lambda s: s[3])} | "
+              f"{points(lambda s: s[4])} |")
 
 
 def summary_or_exit(root, flag=""):

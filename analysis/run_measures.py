@@ -149,23 +149,41 @@ def loss_class(reason):
     return "probe, measured or hold" if first in KEEPING_REASONS else "other"
 
 
+# A direction that carried this share of its configured rate in a second
+# had bytes queued through it.
+FULL_SHARE = 0.95
+
+
+def reverse_full(rows):
+    """The (second, link) keys of `rows` whose reverse direction (b->a for
+    a->b) carried FULL_SHARE of its configured rate in that second."""
+    full = {(int(r["second"]), r["link"]) for r in rows
+            if float(r["delivered_mbps"]) >= FULL_SHARE * float(r["configured_mbps"])}
+    reverse = lambda link: "->".join(reversed(link.split("->")))  # noqa: E731
+    return {(int(r["second"]), r["link"]) for r in rows if (int(r["second"]), reverse(r["link"])) in full}
+
+
 def unused_by_tick(folder, after_s):
     """Per counted link second from `after_s` on (every direction):
     (configured Mbps, unused Mbps, the class of the tick in force when the
     second began, whether that tick's estimate was under the configured
-    rate). A run without control.csv: every second is "other"."""
+    rate, whether the reverse direction was full that second). A run
+    without control.csv: every second is "other"."""
     ticks = [(float(r["time_s"]), r["reason"], float(r["estimated_mbps"])) for r in control_rows(folder)]
     times = [t[0] for t in ticks]
+    rows = counted_link_seconds(folder, after_s)
+    beside_full = reverse_full(rows)
     out = []
-    for r in counted_link_seconds(folder, after_s):
+    for r in rows:
         configured = float(r["configured_mbps"])
         unused = max(0.0, configured - float(r["delivered_mbps"]))
+        reverse_was_full = (int(r["second"]), r["link"]) in beside_full
         k = bisect.bisect_right(times, int(r["second"])) - 1
         if k < 0:
-            out.append((configured, unused, "other", False))
+            out.append((configured, unused, "other", False, reverse_was_full))
             continue
         _, reason, estimate = ticks[k]
-        out.append((configured, unused, loss_class(reason), estimate < configured))
+        out.append((configured, unused, loss_class(reason), estimate < configured, reverse_was_full))
     return out
 
 

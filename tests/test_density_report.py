@@ -180,9 +180,27 @@ class DensityReport(unittest.TestCase):
         self.assertEqual(whole.returncode, 0, whole.stderr)
         # Of 900 Mbps-seconds: 690 unused; 210 after overrun ticks, 140
         # after probe, measured or held ticks, 340 otherwise; 280 under.
-        self.assertIn("| rule | 76.7 | 23.3 | 15.6 | 37.8 | 31.1 |", whole.stdout)
-        self.assertIn("| fixed | 76.7 | 0.0 | 0.0 | 76.7 | 0.0 |", whole.stdout)
-        self.assertIn("| rule | 70.0 | 35.0 | 23.3 | 11.7 | 46.7 |", late.stdout)
+        self.assertIn("| rule | 76.7 | 23.3 | 15.6 | 37.8 | 31.1 | 0.0 |", whole.stdout)
+        self.assertIn("| fixed | 76.7 | 0.0 | 0.0 | 76.7 | 0.0 | 0.0 |", whole.stdout)
+        self.assertIn("| rule | 70.0 | 35.0 | 23.3 | 11.7 | 46.7 | 0.0 |", late.stdout)
+
+    def test_losses_count_what_went_unused_beside_a_full_reverse_direction(self):
+        # Both directions, 100 Mbps each (second 3 is the partial last):
+        # second 0: a->b 50 unused while b->a was full; second 1: b->a 60
+        # unused while a->b carried 96 (of 95 needed), a->b 4 beside a
+        # b->a at 40; second 2: 70 unused each way, neither full.
+        link = ("second,link,configured_mbps,delivered_mbps,delivered_bytes\n"
+                "0,a->b,100,50,0\n0,b->a,100,100,0\n1,a->b,100,96,0\n1,b->a,100,40,0\n"
+                "2,a->b,100,30,0\n2,b->a,100,30,0\n3,a->b,100,0,0\n3,b->a,100,0,0\n")
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"rule": [(400, 0.01, 1000, 30, None)] * 3}, timing=True)
+            for seed in (1, 2, 3):
+                with open(os.path.join(root, f"rule/seed-{seed}/link.csv"), "w") as f:
+                    f.write(link)
+            out = report(root, "--losses")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # Of 600 Mbps-seconds: 254 unused, 110 of it beside a full reverse.
+        self.assertIn("| rule | 42.3 | 0.0 | 0.0 | 42.3 | 0.0 | 18.3 |", out.stdout)
 
     def test_backlogged_compares_each_seed_with_a_backlogged_run_on_the_same_seconds(self):
         with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as ddp:
