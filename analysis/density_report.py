@@ -47,11 +47,11 @@ any other (slow start, no samples, before the first tick); and how much
 of it went unused while that tick's estimate was under the second's
 configured rate, and while the reverse direction (b->a for a->b) carried
 95% or more of its configured rate that second (the exchange's bytes
-queued one way while the other way idled). `--backlogged FOLDER` (timing runs) compares, per system
-and seed, the bytes the link delivered with what it delivered on the same
-whole seconds in FOLDER, a run of the same scenario and seeds whose system
-(`--backlogged-system`, ddp by default) keeps the link backlogged both
-ways: the share of what the transport carries when it always has bytes to
+queued one way while the other way idled). `--backlogged FOLDER` (timing
+runs) compares, per system and seed, the bytes the link delivered with
+what it delivered on the same whole seconds in FOLDER, a run of the same
+scenario and seeds whose system (`--backlogged-system`, ddp by default)
+keeps the link backlogged both ways: the share of what the transport carries when it always has bytes to
 send (ns-3's TCP with both directions loaded delivers under the configured
 rate), and that run's utilisation on those seconds.
 

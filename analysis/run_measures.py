@@ -156,7 +156,8 @@ FULL_SHARE = 0.95
 
 def reverse_full(rows):
     """The (second, link) keys of `rows` whose reverse direction (b->a for
-    a->b) carried FULL_SHARE of its configured rate in that second."""
+    a->b) carried at least FULL_SHARE of its configured rate in that
+    second."""
     full = {(int(r["second"]), r["link"]) for r in rows
             if float(r["delivered_mbps"]) >= FULL_SHARE * float(r["configured_mbps"])}
     reverse = lambda link: "->".join(reversed(link.split("->")))  # noqa: E731
