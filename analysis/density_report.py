@@ -51,9 +51,10 @@ queued one way while the other way idled). `--backlogged FOLDER` (timing
 runs) compares, per system and seed, the bytes the link delivered with
 what it delivered on the same whole seconds in FOLDER, a run of the same
 scenario and seeds whose system (`--backlogged-system`, ddp by default)
-keeps the link backlogged both ways: the share of what the transport carries when it always has bytes to
-send (ns-3's TCP with both directions loaded delivers under the configured
-rate), and that run's utilisation on those seconds.
+keeps the link backlogged both ways: the share of what the transport
+carries when it always has bytes to send (ns-3's TCP with both directions
+loaded delivers under the configured rate), and that run's utilisation on
+those seconds.
 
 The measures are read by analysis/run_measures.py.
 

@@ -178,8 +178,9 @@ def unused_by_tick(folder, after_s):
     for r in rows:
         configured = float(r["configured_mbps"])
         unused = max(0.0, configured - float(r["delivered_mbps"]))
-        reverse_was_full = (int(r["second"]), r["link"]) in beside_full
-        k = bisect.bisect_right(times, int(r["second"])) - 1
+        second = int(r["second"])
+        reverse_was_full = (second, r["link"]) in beside_full
+        k = bisect.bisect_right(times, second) - 1
         if k < 0:
             out.append((configured, unused, "other", False, reverse_was_full))
             continue
