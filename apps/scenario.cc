@@ -373,7 +373,7 @@ net::TopologyConfig parse_network(const YamlField& top, const std::vector<Scenar
   for (const auto& c : clusters) network.clusters.push_back({c.name, c.nodes});
   // One cluster has no WAN, so links may be left out; with more, links.wan is required.
   const auto links = clusters.size() > 1 || top.has("links") ? top.at("links") : empty_section(top, "links");
-  links.allow_only({"lan", "wan", "mtu", "model", "seed", "trace_offset"});
+  links.allow_only({"lan", "wan", "mtu", "model", "seed", "trace_offset", "rto_min_ms"});
   if (clusters.size() == 1 && links.has("wan")) links.at("wan").fail("a WAN needs at least two clusters");
   net::parse_links(links, network, base_dir, /*offset_auto_allowed=*/true);
   try {

@@ -142,9 +142,9 @@ void EmuNetwork::build_lan() {
     RouteSocket& gateway = socket(router.netns);
     connect({gateway, node.router_ifname, router.netns, node.router_address},
             {inside, node.ifname, node.netns, node.address}, plan_.mtu);
-    // The congestion control rides on the node's only route (every peer,
-    // the rendezvous too, is reached through it).
-    inside.add_route("default", node.router_address, node.ifname, node.tcp);
+    // The congestion control and the minimum RTO ride on the node's only
+    // route (every peer, the rendezvous too, is reached through it).
+    inside.add_route("default", node.router_address, node.ifname, node.tcp, plan_.rto_min_ms);
     shape_lan_end(gateway, node.router_ifname, plan_.lan_mbps, plan_.mtu);
     shape_lan_end(inside, node.ifname, plan_.lan_mbps, plan_.mtu);
   }
@@ -216,6 +216,7 @@ nlohmann::json EmuNetwork::describe() const {
           {"delay_method", to_string(method_)},
           {"tcp", "per node: the congestion control on its default route (congctl), tcp_slow_start_after_idle 0, "
                   "tcp_rmem/tcp_wmem maximum = socket_buffer_bytes"},
+          {"rto_min_ms", plan_.rto_min_ms > 0 ? plan_.rto_min_ms : kLinuxDefaultRtoMinMs},
           {"lan", {{"mbps", plan_.lan_mbps}, {"shaped_by", "HTB at both ends of each node's veth pair"},
                    {"delay_ms", "not emulated (veth)"}}},
           {"setup_s", setup_s_},

@@ -117,6 +117,7 @@ EmulationPlan plan_emulation(const net::TopologyConfig& given, const std::string
   plan.lan_mbps = config.lan_mbps;
   plan.socket_buffer_bytes = plan.network.socket_buffer_bytes;
   plan.seed = config.seed;
+  plan.rto_min_ms = config.rto_min_ms;
 
   const int clusters = static_cast<int>(config.clusters.size());
   if (clusters > kMaxClusters)

@@ -76,6 +76,8 @@ struct EmuWanDirection {
   bool has_step_delays = false;
 };
 
+constexpr int kLinuxDefaultRtoMinMs = 200;  // the kernel's TCP_RTO_MIN
+
 struct EmulationPlan {
   std::string run_id;
   std::string prefix;  // st-<id>-
@@ -83,6 +85,7 @@ struct EmulationPlan {
   double lan_mbps = 0;
   uint32_t socket_buffer_bytes = 0;  // tcp_rmem/tcp_wmem maximum in every node namespace
   uint64_t seed = 1;                 // loss draws
+  int rto_min_ms = 0;                // rto_min on every node's route (links.rto_min_ms); 0: Linux's own
   std::vector<EmuRouter> routers;    // by cluster
   std::vector<EmuNode> nodes;        // by rank
   std::vector<EmuWanDirection> wan;  // sorted by (from, to)

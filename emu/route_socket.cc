@@ -132,7 +132,7 @@ void RouteSocket::add_address(const std::string& ifname, const std::string& cidr
 }
 
 void RouteSocket::add_route(const std::string& destination, const std::string& gateway, const std::string& ifname,
-                            const std::string& congestion_control) {
+                            const std::string& congestion_control, int rto_min_ms) {
   const Route route(rtnl_route_alloc());
   nl_addr* dst = nullptr;
   const std::string dst_text = destination == "default" ? "0.0.0.0/0" : destination;
@@ -149,15 +149,23 @@ void RouteSocket::add_route(const std::string& destination, const std::string& g
   rtnl_route_nh_set_ifindex(hop, ifindex(ifname));
   rtnl_route_nh_set_gateway(hop, gw_owned.get());
   rtnl_route_add_nexthop(route.get(), hop);
-  const std::string what = fmt::format("add route {} via {} dev {}{}", destination, gateway, ifname,
-                                       congestion_control.empty() ? "" : " congctl " + congestion_control);
+  const std::string what = fmt::format("add route {} via {} dev {}{}{}", destination, gateway, ifname,
+                                       congestion_control.empty() ? "" : " congctl " + congestion_control,
+                                       rto_min_ms > 0 ? fmt::format(" rto_min lock {}ms", rto_min_ms) : "");
   nl_msg* message = nullptr;
   check(rtnl_route_build_add_request(route.get(), NLM_F_CREATE | NLM_F_EXCL, &message), netns_, what);
-  if (!congestion_control.empty()) {
-    // libnl-route-3 knows only numeric route metrics; RTAX_CC_ALGO is a
-    // string, so its RTA_METRICS nest is added to libnl's message by hand.
+  if (!congestion_control.empty() || rto_min_ms > 0) {
+    // libnl-route-3 knows only numeric route metrics and no locks, and
+    // RTAX_CC_ALGO is a string, so the RTA_METRICS nest is added to libnl's
+    // message by hand. TCP reads a route's rto_min only when it is locked
+    // (tcp_rto_min in the kernel), as `ip route ... rto_min` sets it.
     nlattr* metrics = nla_nest_start(message, RTA_METRICS);
-    if (metrics == nullptr || nla_put_string(message, RTAX_CC_ALGO, congestion_control.c_str()) < 0) {
+    bool ok = metrics != nullptr;
+    if (ok && !congestion_control.empty()) ok = nla_put_string(message, RTAX_CC_ALGO, congestion_control.c_str()) >= 0;
+    if (ok && rto_min_ms > 0)
+      ok = nla_put_u32(message, RTAX_LOCK, 1u << RTAX_RTO_MIN) >= 0 &&
+           nla_put_u32(message, RTAX_RTO_MIN, static_cast<uint32_t>(rto_min_ms)) >= 0;
+    if (!ok) {
       nlmsg_free(message);
       throw EmuError(fmt::format("{}: {}: message too long", netns_, what));
     }

@@ -136,6 +136,9 @@ void parse_links(const YamlField& links, TopologyConfig& t, const std::string& b
                              "(the flow-level model, docs/sim-flow.md)", field.text()));
     t.model = *model;
   }
+  // Whole milliseconds, as a Linux route's rto_min takes them; Linux caps a
+  // retransmission timeout at 120 s.
+  t.rto_min_ms = static_cast<int>(links.integer_or("rto_min_ms", t.rto_min_ms, 1, 60000));
   t.seed = static_cast<uint64_t>(links.integer_or("seed", static_cast<long long>(t.seed), 0, (1LL << 53)));
   if (links.has("trace_offset")) {
     const auto offset = links.at("trace_offset");

@@ -15,6 +15,7 @@
 
 #include "core/comm/transport.h"
 #include "sim/fabric_endpoints.h"
+#include "sim/sim_plan.h"
 
 namespace st::sim {
 
@@ -29,6 +30,7 @@ struct FabricConfig {
   std::vector<std::string> tcp_type_names;
   uint32_t segment_bytes = 1448;
   uint32_t socket_buffer_bytes = 64u << 20;
+  Ns3RtoRule rto;  // every socket's MinRto and ClockGranularity
   uint16_t port = 7000;
 };
 

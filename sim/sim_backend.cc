@@ -36,6 +36,13 @@ nlohmann::json describe_direction(const WanDirection& d) {
   return j;
 }
 
+// The retransmission timeout's rule, as ns-3's two attributes that set it.
+nlohmann::json rto_of(const net::TopologyConfig& topology) {
+  const Ns3RtoRule rule = ns3_rto_rule(topology);
+  return {{"min_ms", rule.min_rto_s * 1000}, {"clock_granularity_ms", rule.clock_granularity_s * 1000},
+          {"from", topology.rto_min_ms > 0 ? "links.rto_min_ms" : "ns-3's defaults"}};
+}
+
 }  // namespace
 
 ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::TrainConfig& train) {
@@ -142,7 +149,8 @@ class SimNodeHost final : public train::NodeHost {
               {"mtu_automatic", plan.mtu_automatic},
               {"segment_bytes", plan.segment_bytes},
               {"packets_in_flight", plan.packets_in_flight},
-              {"socket_buffer_bytes", plan.socket_buffer_bytes}}}};
+              {"socket_buffer_bytes", plan.socket_buffer_bytes},
+              {"rto", rto_of(t)}}}};
     // Named only for the flow model, so packet-level manifests stay as they were.
     if (network_->model() != net::NetworkModel::packet)
       manifest["network"]["model"] = net::network_model_name(network_->model());

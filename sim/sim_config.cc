@@ -43,7 +43,7 @@ SimRunConfig load_sim_config(const std::string& path) {
 
 SimRunConfig parse_sim_config(const YamlField& top, const std::string& base_dir) {
   const std::string path = top.file();
-  top.allow_only({"clusters", "lan", "wan", "mtu", "model", "seed", "trace_offset", "compute"});
+  top.allow_only({"clusters", "lan", "wan", "mtu", "model", "seed", "trace_offset", "rto_min_ms", "compute"});
   SimRunConfig config;
   config.source = path;
   config.topology = net::parse_topology(top, base_dir);

@@ -69,6 +69,27 @@ TEST(EmuNetwork, BuildsNamespacesLinksAndQdiscsAndRemovesThem) {
   for (const auto& run : list_runs()) EXPECT_NE(run.run_id, plan.run_id);
 }
 
+// links.rto_min_ms rides on each node's route, locked (TCP reads a route's
+// rto_min only when it is locked); without it the route has none.
+TEST(EmuNetwork, RtoMinIsLockedOnEveryNodesRoute) {
+  ST_SKIP_WITHOUT_EMU_PRIVILEGES();
+  for (const int rto_min_ms : {0, 50}) {
+    auto config = two_clusters(100, 5);
+    config.rto_min_ms = rto_min_ms;
+    const auto plan = plan_emulation(config, make_run_id());
+    EmuNetworkOptions options;
+    options.kind = "test";
+    EmuNetwork network(plan, options);
+    EXPECT_EQ(network.describe().at("rto_min_ms"), rto_min_ms > 0 ? rto_min_ms : kLinuxDefaultRtoMinMs);
+    for (const auto& node : plan.nodes) {
+      const std::string route = run_in(node.netns, {"ip", "route", "show", "default"});
+      if (rto_min_ms > 0) EXPECT_NE(route.find("rto_min lock 50ms"), std::string::npos) << route;
+      else EXPECT_EQ(route.find("rto_min"), std::string::npos) << route;
+      EXPECT_NE(route.find("congctl cubic"), std::string::npos) << route;
+    }
+  }
+}
+
 TEST(EmuNetwork, OneWayDelayIsTheConfiguredOne) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   const auto plan = plan_emulation(two_clusters(100, 20), make_run_id());

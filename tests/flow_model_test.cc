@@ -224,6 +224,27 @@ TEST(FlowModel, AnOutageLongerThanAnRtoCostsTheBackedOffRetransmission) {
   EXPECT_TRUE(model.in_slow_start(c));
 }
 
+// Linux's rto_min r (ns-3's MinRto and ClockGranularity both r, as
+// links.rto_min_ms sets them) puts the timeout at the round trip plus r:
+// 0.020 + 0.2 here, so the retransmissions fall at 2 + 0.22, 0.66, 1.54,
+// 3.30 and 6.82 s.
+TEST(FlowModel, LinuxsRtoMinIsAddedToTheRoundTrip) {
+  TcpConstants k = plain();
+  k.min_rto_s = k.clock_granularity_s = 0.2;
+  OneWan w(k, 8, 0.010, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
+  model.send(c, 10'000'000, 1, 1);
+  model.advance_to(2);
+  model.set_link_rate(w.wan, 0, 2);
+  model.advance_to(5.5);
+  model.set_link_rate(w.wan, 8 * kMbps, 5.5);
+  model.advance_to(8.8199);
+  EXPECT_EQ(model.rate_bytes_per_s(c), 0);
+  model.advance_to(8.8201);
+  EXPECT_GT(model.rate_bytes_per_s(c), 0);
+}
+
 TEST(FlowModel, AShortOutageOnlyPausesTheStream) {
   OneWan w(plain(), 8, 0.010, 1e6, 1);
   FlowModel& model = w.model;

@@ -176,6 +176,23 @@ TEST_F(ScenarioFile, TheNetworkModelIsPacketUnlessTheLinksSayFlow) {
 }
 
 
+// links.rto_min_ms: Linux's rto_min for every backend (0, the default,
+// leaves each its own; net/topology_config.h).
+TEST_F(ScenarioFile, RtoMinIsALinksKeyForEveryBackend) {
+  EXPECT_EQ(load_scenario(write(text())).network.rto_min_ms, 0);
+  const auto linux_like = load_scenario(write(text(
+      {{"links", "links:\n  rto_min_ms: 200\n  wan:\n    default: {mbps: 100, delay_ms: 20}\n"}})));
+  EXPECT_EQ(linux_like.network.rto_min_ms, 200);
+  const auto bad = error_of(text({{"links", "links:\n  rto_min_ms: 0\n  wan:\n    default: {mbps: 100}\n"}}));
+  EXPECT_NE(bad.find("links.rto_min_ms (line 5): 0 is out of range"), std::string::npos) << bad;
+#ifdef ST_HAVE_SIM
+  EXPECT_EQ(backend_error(linux_like, "sim"), "");
+#endif
+#ifdef ST_HAVE_EMU
+  EXPECT_EQ(backend_error(linux_like, "emu"), "");
+#endif
+}
+
 // Dense evaluations where the report targets are decided, sparse after.
 TEST_F(ScenarioFile, EvaluationsAtTheTargetsAndOnTheValidationSet) {
   const auto s = load_scenario(write(text({}, "report_targets: [0.4, 0.45]\n"

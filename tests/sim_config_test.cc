@@ -6,6 +6,9 @@
 #include <fstream>
 
 #include "sim/sim_config.h"
+#include "sim/flow/flow_model.h"
+#include "sim/flow/flow_network.h"
+#include "sim/sim_plan.h"
 
 
 namespace st::sim {
@@ -63,6 +66,25 @@ TEST_F(SimConfigFile, TraceFilesAreRelativeToTheConfigAndScaled) {
   EXPECT_NEAR(c.topology.wan.at({1, 0}).trace.mean_mbps(), 100, 1e-6);
 }
 
+// links.rto_min_ms gives ns-3 Linux's rule (the timeout at least srtt +
+// rto_min) through both of its attributes, and the flow model the same;
+// without it both keep ns-3's own.
+TEST_F(SimConfigFile, RtoMinSetsNs3sTwoAttributes) {
+  const std::string wan = "wan:\n  default: {mbps: 100}\n";
+  const auto linux_like = load_sim_config(write(std::string(kClusters) + wan + "rto_min_ms: 200\n"));
+  EXPECT_EQ(linux_like.topology.rto_min_ms, 200);
+  EXPECT_DOUBLE_EQ(ns3_rto_rule(linux_like.topology).min_rto_s, 0.2);
+  EXPECT_DOUBLE_EQ(ns3_rto_rule(linux_like.topology).clock_granularity_s, 0.2);
+  const flow::TcpConstants flow_k = flow::ns3_tcp_constants(plan_sim_network(linux_like.topology));
+  EXPECT_DOUBLE_EQ(flow_k.min_rto_s, 0.2);
+  EXPECT_DOUBLE_EQ(flow_k.clock_granularity_s, 0.2);
+  const auto ns3_own = load_sim_config(write(std::string(kClusters) + wan));
+  EXPECT_EQ(ns3_own.topology.rto_min_ms, 0);
+  EXPECT_DOUBLE_EQ(ns3_rto_rule(ns3_own.topology).min_rto_s, 1.0);
+  EXPECT_DOUBLE_EQ(ns3_rto_rule(ns3_own.topology).clock_granularity_s, 0.001);
+  EXPECT_DOUBLE_EQ(flow::ns3_tcp_constants(plan_sim_network(ns3_own.topology)).min_rto_s, 1.0);
+}
+
 TEST_F(SimConfigFile, ErrorsNameKeyPathAndLine) {
   struct Case {
     std::string text, expected;
@@ -83,6 +105,8 @@ TEST_F(SimConfigFile, ErrorsNameKeyPathAndLine) {
       {std::string(kClusters) + "wan:\n  default: {mbps: 10}\ncompute: {model: guessed}\n", "compute.model (line 6): 'guessed' is not one of"},
       {std::string(kClusters) + "wan:\n  default: {mbps: 10}\ncompute: {model: profile}\n", "needs 'profile: FILE'"},
       {"clusters: [{name: a}]\ntopology: 1\n", "topology (line 2): unknown key"},
+      {std::string(kClusters) + "wan:\n  default: {mbps: 10}\nrto_min_ms: 0\n", "rto_min_ms (line 6): 0 is out of range"},
+      {std::string(kClusters) + "wan:\n  default: {mbps: 10}\nrto_min_ms: 0.5\n", "rto_min_ms (line 6)"},
       {"clusters: [{name: a}\n", "line"},
   };
   for (const auto& c : cases) {

@@ -186,6 +186,48 @@ TEST_F(SimNetworkTest, CongestionControlPerDirection) {
   }
 }
 
+// Every retransmission timeout ns-3's sockets set while 2 MB cross a 100
+// Mbps link with 10 ms one way (a 20 ms round trip), sent once the
+// connections are up.
+std::vector<double> traced_rtos(int rto_min_ms) {
+  TopologyConfig config = two_clusters(constant_link(100, 10));
+  config.rto_min_ms = rto_min_ms;
+  SimNetwork network(config);
+  std::vector<double> rtos;
+  network.transport(1).on_receive([](Message&&) { ns3::Simulator::Stop(); });
+  ns3::Simulator::ScheduleNow([&]() {  // after the sockets are made, before they connect
+    const bool found = ns3::Config::ConnectWithoutContextFailSafe(
+        "/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/RTO",
+        ns3::Callback<void, ns3::Time, ns3::Time>([&](ns3::Time, ns3::Time rto) { rtos.push_back(rto.GetSeconds()); }));
+    EXPECT_TRUE(found);
+  });
+  ns3::Simulator::Schedule(ns3::Seconds(0.5),
+                           [&]() { network.transport(0).send(1, 0, std::vector<uint8_t>(2'000'000, 1), nullptr); });
+  ns3::Simulator::Stop(ns3::Seconds(30));
+  ns3::Simulator::Run();
+  ns3::Simulator::Destroy();
+  return rtos;
+}
+
+// ns-3's own rule, max(1 s, srtt + 4 rttvar), is 1 s on this path;
+// links.rto_min_ms: 200 gives Linux's, srtt + max(200 ms, 4 rttvar): above
+// 200 ms by at least the round trip, never the bare 200 ms that races ns-3's
+// 200 ms delayed ACK (sim/sim_plan.h).
+TEST_F(SimNetworkTest, RtoMinGivesEverySocketLinuxsRule) {
+  const auto ns3_own = traced_rtos(0);
+  ASSERT_FALSE(ns3_own.empty());
+  for (const double rto : ns3_own) EXPECT_DOUBLE_EQ(rto, 1.0);
+  const auto linux_like = traced_rtos(200);
+  ASSERT_FALSE(linux_like.empty());
+  for (const double rto : linux_like) {
+    EXPECT_GE(rto, 0.200 + 0.020 - 1e-9);
+    EXPECT_LT(rto, 0.300);
+  }
+  std::printf("RTO with rto_min_ms 200 on a 20 ms round trip: %zu values, %.4f to %.4f s\n", linux_like.size(),
+              *std::min_element(linux_like.begin(), linux_like.end()),
+              *std::max_element(linux_like.begin(), linux_like.end()));
+}
+
 // (d) The same run twice gives identical delivery times and link.csv.
 namespace {
 

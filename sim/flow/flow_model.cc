@@ -15,6 +15,7 @@ constexpr double kSaturated = 0.999;  // a link carrying this share of its rate 
 FlowModel::FlowModel(TcpConstants constants) : k_(constants) {
   if (!(k_.segment_bytes > 0) || !(k_.header_bytes >= 0) || !(k_.segments_per_ack >= 1) ||
       !(k_.initial_window_segments >= 1) || !(k_.socket_buffer_bytes >= k_.segment_bytes) || !(k_.min_rto_s > 0) ||
+      !(k_.clock_granularity_s >= 0) ||
       !(k_.standing_queue_fill >= 0 && k_.standing_queue_fill <= 1) ||
       !(k_.avoidance_utilization > 0 && k_.avoidance_utilization <= 1))
     throw std::invalid_argument("flow model: TCP constants out of range");
@@ -404,7 +405,12 @@ void FlowModel::note_stalls(double now_s) {
   if (waits_now) share_links();  // a connection that now waits gives its share back
 }
 
-double FlowModel::rto_of(const Connection& c) const { return std::max(k_.min_rto_s, 2 * rtt_of(c)); }
+// ns-3's rule with the round trip as the smoothed RTT and its variation
+// (4 rttvar) taken as one more round trip.
+double FlowModel::rto_of(const Connection& c) const {
+  const double rtt = rtt_of(c);
+  return std::max(k_.min_rto_s, rtt + std::max(k_.clock_granularity_s, rtt));
+}
 
 void FlowModel::plan_next_event(double now_s) {
   double next = pending_.empty() ? kNever : now_s;

@@ -24,10 +24,12 @@ constexpr double kLanBufferBytes = 1e12;
 
 }  // namespace
 
-TcpConstants ns3_tcp_constants(const net::NetworkPlan& plan) {
+TcpConstants ns3_tcp_constants(const SimNetworkPlan& plan) {
   TcpConstants k;
-  k.segment_bytes = plan.segment_bytes;
-  k.socket_buffer_bytes = plan.socket_buffer_bytes;
+  k.segment_bytes = plan.network.segment_bytes;
+  k.socket_buffer_bytes = plan.network.socket_buffer_bytes;
+  k.min_rto_s = plan.rto.min_rto_s;
+  k.clock_granularity_s = plan.rto.clock_granularity_s;
   return k;
 }
 
@@ -66,7 +68,7 @@ FlowNetwork::Impl::Impl(const net::TopologyConfig& topology)
       sim_plan(plan_sim_network(topology)),  // the packet model's rules too: a scenario runs under both
       origin_s(ns3::Simulator::Now().GetSeconds()),
       clock(origin_s),
-      model(ns3_tcp_constants(sim_plan.network)),
+      model(ns3_tcp_constants(sim_plan)),
       cluster_of(net::cluster_of_each_node(config)) {
   build_links();
   model.on_link_usage([this](int link, double start, double end, double wire, double payload, double packets) {

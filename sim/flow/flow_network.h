@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/sim_plan.h"
 #include "sim/sim_wan.h"
 
 namespace st::sim::flow {
@@ -20,8 +21,8 @@ namespace st::sim::flow {
 struct TcpConstants;
 
 // The model's constants for a plan: ns-3 3.37's TCP with the plan's segment
-// and socket buffer sizes.
-TcpConstants ns3_tcp_constants(const net::NetworkPlan& plan);
+// and socket buffer sizes and retransmission timeout rule.
+TcpConstants ns3_tcp_constants(const SimNetworkPlan& plan);
 
 class FlowNetwork final : public SimWan {
  public:
