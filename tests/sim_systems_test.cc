@@ -161,6 +161,37 @@ TEST_P(OutageInSim, CompletesAndShowsTheOutage) {
   }
 }
 
+// A run the watchdog stops (the link goes down for good at 3 s, the
+// watchdog gives up 20 s later) fails with its error, and keeps what
+// explains it: link.csv up to the failure, the timeline, and the error in
+// manifest.json.
+TEST(FailedRunInSim, KeepsItsLinkCsvTimelineAndError) {
+  auto c = mlp_config("ddp", 1000);
+  c.math = "timing";
+  c.batch_per_worker = 8192;
+  c.timeline = true;
+  c.out_dir = (fs::path(::testing::TempDir()) / "sim_failed_run").string();
+  fs::remove_all(c.out_dir);
+  auto run = traced_clusters(traces::step_trace({{0, 115}, {kOutageStartS, 0}}, 3600));
+  run.compute.executor.stall_timeout_s = 20;
+  auto backend = make_sim_node_host(run, c);
+  std::string error;
+  try {
+    train::run_training(c, *backend);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("no engine task ran for 20 s of virtual time"), std::string::npos) << error;
+  const auto link = st::testing::read_csv(fs::path(c.out_dir) / "link.csv");
+  const auto seconds = link.numbers("second");
+  ASSERT_FALSE(seconds.empty());
+  EXPECT_GE(*std::max_element(seconds.begin(), seconds.end()), kOutageStartS + 19);
+  EXPECT_TRUE(fs::exists(fs::path(c.out_dir) / "timeline.json"));
+  const auto manifest = nlohmann::json::parse(read_file(fs::path(c.out_dir) / "manifest.json"));
+  EXPECT_EQ(manifest.at("failed").at("error").get<std::string>(), error);
+  EXPECT_GT(manifest.at("failed").at("host").at("wan_bytes").get<double>(), 0);
+}
+
 std::vector<OutageCase> outage_cases() {
   std::vector<OutageCase> cases;
   for (const char* system : {"stellatrain", "ddp", "topk-sync", "ddp-fp16", "ddp-powersgd", "local-sgd", "cloudless-ma",

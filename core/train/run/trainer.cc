@@ -348,13 +348,29 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   const runtime::Nanos budget(static_cast<int64_t>(config.time_budget_s * 1e9));
   bool out_of_time = false;
   int interrupted_by = 0;
-  executor->run_until([&] {
-    if ((interrupted_by = runtime::stop_requested()) != 0) return true;
-    if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
-    for (auto& node : nodes)
-      if (!node->finished) return false;
-    return monitor.idle();
-  });
+  try {
+    executor->run_until([&] {
+      if ((interrupted_by = runtime::stop_requested()) != 0) return true;
+      if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
+      for (auto& node : nodes)
+        if (!node->finished) return false;
+      return monitor.idle();
+    });
+  } catch (const std::exception& error) {
+    // A failed run (the simulator's deadlock watchdog, a lost peer) keeps
+    // what explains it: the host's files up to the failure (link.csv), the
+    // timeline, and the error in manifest.json. The error goes on.
+    nlohmann::json kept = {{"error", error.what()}};
+    try {
+      kept["host"] = host.finish(out_dir);
+    } catch (const std::exception& e) {
+      kept["host_error"] = e.what();
+    }
+    stop_everything();  // no task adds spans while the timeline is written
+    if (config.timeline && !out_dir.empty()) timeline.write_chrome_trace(out_dir + "/timeline.json");
+    results.update_manifest({{"failed", kept}});
+    throw;
+  }
   const runtime::Nanos ended = executor->now();
   result.wall_s = std::chrono::duration<double>(ended - start).count();
   if (out_of_time) {
