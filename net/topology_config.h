@@ -72,10 +72,11 @@ struct TopologyConfig {
   int target_packets_in_flight = 1000;
   uint64_t seed = 1;  // random streams of per-step loss draws
   // Linux's rto_min for every TCP sender (links.rto_min_ms): a
-  // retransmission timeout is at least the smoothed RTT plus this. 0: each
-  // backend keeps its own rule, and they differ: ns-3 (and the flow model)
-  // max(1 s, srtt + 4 rttvar), Linux srtt + at least 200 ms
-  // (docs/sim-network.md "Retransmission timeout").
+  // retransmission timeout is at least the smoothed RTT plus this (ns-3
+  // takes Linux's 40 ms delayed-ACK timer with it). 0: each backend keeps
+  // its own rule, and they differ: ns-3 (and the flow model) max(1 s, srtt +
+  // 4 rttvar), Linux srtt + at least 200 ms (docs/sim-network.md
+  // "Retransmission timeout").
   int rto_min_ms = 0;
   // Where the replay starts: network time 0 replays trace time
   // trace_offset_s of every direction's trace (each loops on its own). A

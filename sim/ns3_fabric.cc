@@ -33,8 +33,9 @@ void Ns3Fabric::configure_socket(ns3::Ptr<ns3::Socket> socket, const std::string
   socket->SetAttribute("SegmentSize", ns3::UintegerValue(config_.segment_bytes));
   socket->SetAttribute("SndBufSize", ns3::UintegerValue(config_.socket_buffer_bytes));
   socket->SetAttribute("RcvBufSize", ns3::UintegerValue(config_.socket_buffer_bytes));
-  socket->SetAttribute("MinRto", ns3::TimeValue(ns3::Seconds(config_.rto.min_rto_s)));
-  socket->SetAttribute("ClockGranularity", ns3::TimeValue(ns3::Seconds(config_.rto.clock_granularity_s)));
+  socket->SetAttribute("MinRto", ns3::TimeValue(ns3::Seconds(config_.timers.min_rto_s)));
+  socket->SetAttribute("ClockGranularity", ns3::TimeValue(ns3::Seconds(config_.timers.clock_granularity_s)));
+  socket->SetAttribute("DelAckTimeout", ns3::TimeValue(ns3::Seconds(config_.timers.delayed_ack_timeout_s)));
   // BBR models a paced sender; the others are ACK-clocked as usual.
   if (tcp_type_name == "ns3::TcpBbr") ns3::DynamicCast<ns3::TcpSocketBase>(socket)->SetPacingStatus(true);
 }

@@ -30,7 +30,7 @@ struct FabricConfig {
   std::vector<std::string> tcp_type_names;
   uint32_t segment_bytes = 1448;
   uint32_t socket_buffer_bytes = 64u << 20;
-  Ns3RtoRule rto;  // every socket's MinRto and ClockGranularity
+  Ns3TcpTimers timers;  // every socket's MinRto, ClockGranularity and DelAckTimeout
   uint16_t port = 7000;
 };
 

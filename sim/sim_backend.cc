@@ -36,11 +36,13 @@ nlohmann::json describe_direction(const WanDirection& d) {
   return j;
 }
 
-// The retransmission timeout's rule, as ns-3's two attributes that set it.
-nlohmann::json rto_of(const net::TopologyConfig& topology) {
-  const Ns3RtoRule rule = ns3_rto_rule(topology);
-  return {{"min_ms", rule.min_rto_s * 1000}, {"clock_granularity_ms", rule.clock_granularity_s * 1000},
-          {"from", topology.rto_min_ms > 0 ? "links.rto_min_ms" : "ns-3's defaults"}};
+// The TCP timers every socket has, as ns-3's attributes that set them.
+nlohmann::json timers_of(const net::TopologyConfig& topology) {
+  const Ns3TcpTimers timers = ns3_tcp_timers(topology);
+  return {{"min_rto_ms", timers.min_rto_s * 1000},
+          {"clock_granularity_ms", timers.clock_granularity_s * 1000},
+          {"delayed_ack_timeout_ms", timers.delayed_ack_timeout_s * 1000},
+          {"from", topology.rto_min_ms > 0 ? "links.rto_min_ms (Linux's rule)" : "ns-3's defaults"}};
 }
 
 }  // namespace
@@ -150,7 +152,7 @@ class SimNodeHost final : public train::NodeHost {
               {"segment_bytes", plan.segment_bytes},
               {"packets_in_flight", plan.packets_in_flight},
               {"socket_buffer_bytes", plan.socket_buffer_bytes},
-              {"rto", rto_of(t)}}}};
+              {"tcp_timers", timers_of(t)}}}};
     // Named only for the flow model, so packet-level manifests stay as they were.
     if (network_->model() != net::NetworkModel::packet)
       manifest["network"]["model"] = net::network_model_name(network_->model());

@@ -240,7 +240,7 @@ void SimNetwork::Impl::start_transports() {
   }
   fabric.segment_bytes = static_cast<uint32_t>(plan.segment_bytes);
   fabric.socket_buffer_bytes = plan.socket_buffer_bytes;
-  fabric.rto = sim_plan.rto;
+  fabric.timers = sim_plan.timers;
   fabric.port = kTransportPort;
   fabric_ = std::make_shared<Ns3Fabric>(std::move(fabric));
   for (int node = 0; node < world; ++node) transports.push_back(std::make_unique<Ns3Transport>(fabric_, node));

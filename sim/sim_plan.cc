@@ -45,16 +45,20 @@ std::string ns3_tcp_type_name(const std::string& tcp) {
   fail(fmt::format("tcp '{}': unknown congestion control (known: {})", tcp, names));
 }
 
-Ns3RtoRule ns3_rto_rule(const net::TopologyConfig& config) {
-  Ns3RtoRule rule;
-  if (config.rto_min_ms > 0) rule.min_rto_s = rule.clock_granularity_s = config.rto_min_ms / 1000.0;
+Ns3TcpTimers ns3_tcp_timers(const net::TopologyConfig& config) {
+  Ns3TcpTimers rule;
+  constexpr double kLinuxDelayedAckMinS = 0.040;  // TCP_ATO_MIN
+  if (config.rto_min_ms > 0) {
+    rule.min_rto_s = rule.clock_granularity_s = config.rto_min_ms / 1000.0;
+    rule.delayed_ack_timeout_s = kLinuxDelayedAckMinS;
+  }
   return rule;
 }
 
 SimNetworkPlan plan_sim_network(const net::TopologyConfig& config) {
   SimNetworkPlan plan;
   plan.network = net::plan_network(config);
-  plan.rto = ns3_rto_rule(config);
+  plan.timers = ns3_tcp_timers(config);
   plan.lan_tcp_type = ns3_tcp_type_name(config.lan_tcp);
   const int clusters = static_cast<int>(config.clusters.size());
   for (int from = 0; from < clusters; ++from)

@@ -15,29 +15,34 @@
 
 namespace st::sim {
 
-// ns-3 sets a retransmission timeout to max(MinRto, srtt +
-// max(ClockGranularity, 4 rttvar)). Its defaults, MinRto 1 s and
-// ClockGranularity 1 ms, make that max(1 s, srtt + 4 rttvar). Linux's
-// rto_min r instead puts the timeout at srtt + at least r: both attributes
-// set to r give that rule. MinRto = r alone would not: on a 40 ms path it
-// pins the timeout at r, which ns-3's 200 ms delayed ACK then outlasts
-// whenever the window is one segment, and every such ACK comes after a
-// spurious timeout that keeps the window at one segment (docs/sim-network.md
-// "Retransmission timeout").
-struct Ns3RtoRule {
+// ns-3's TCP timers that decide when a sender times out. ns-3 sets a
+// retransmission timeout to max(MinRto, srtt + max(ClockGranularity,
+// 4 rttvar)); its defaults, MinRto 1 s and ClockGranularity 1 ms, make that
+// max(1 s, srtt + 4 rttvar). Linux's rto_min r puts the timeout at srtt +
+// at least r: both attributes set to r give that rule. Linux also ACKs a
+// lone segment after its delayed-ACK timer, which starts at 40 ms
+// (TCP_ATO_MIN); ns-3 waits DelAckTimeout, 200 ms. With a timeout of srtt +
+// 200 ms, ns-3's delayed ACK arrives as the timer fires: a window of one
+// segment times out, retransmits and stays at one segment, for good
+// (docs/sim-network.md "Retransmission timeout"). So Linux's rule comes
+// with Linux's delayed-ACK timer.
+struct Ns3TcpTimers {
   double min_rto_s = 1.0;
   double clock_granularity_s = 0.001;
+  double delayed_ack_timeout_s = 0.2;
 };
+
 struct SimNetworkPlan {
   net::NetworkPlan network;
   std::string lan_tcp_type;  // ns-3 TypeId name, e.g. "ns3::TcpCubic"
   std::map<std::pair<int, int>, std::string> wan_tcp_types;  // by (from, to) cluster
   std::map<std::pair<int, int>, std::string> wan_names;      // "a->b" (net::direction_name)
-  Ns3RtoRule rto;
+  Ns3TcpTimers timers;
 };
 
-// links.rto_min_ms as that rule, or ns-3's defaults when it is not given.
-Ns3RtoRule ns3_rto_rule(const net::TopologyConfig& config);
+// Linux's rule and delayed-ACK timer with links.rto_min_ms as rto_min, or
+// ns-3's defaults when it is not given.
+Ns3TcpTimers ns3_tcp_timers(const net::TopologyConfig& config);
 
 // net::plan_network plus the rules above. Throws std::invalid_argument
 // naming the field.

@@ -67,21 +67,23 @@ TEST_F(SimConfigFile, TraceFilesAreRelativeToTheConfigAndScaled) {
 }
 
 // links.rto_min_ms gives ns-3 Linux's rule (the timeout at least srtt +
-// rto_min) through both of its attributes, and the flow model the same;
-// without it both keep ns-3's own.
-TEST_F(SimConfigFile, RtoMinSetsNs3sTwoAttributes) {
+// rto_min) through both of its attributes, with Linux's 40 ms delayed-ACK
+// timer, and the flow model the same rule; without it both keep ns-3's own.
+TEST_F(SimConfigFile, RtoMinSetsNs3sTimers) {
   const std::string wan = "wan:\n  default: {mbps: 100}\n";
   const auto linux_like = load_sim_config(write(std::string(kClusters) + wan + "rto_min_ms: 200\n"));
   EXPECT_EQ(linux_like.topology.rto_min_ms, 200);
-  EXPECT_DOUBLE_EQ(ns3_rto_rule(linux_like.topology).min_rto_s, 0.2);
-  EXPECT_DOUBLE_EQ(ns3_rto_rule(linux_like.topology).clock_granularity_s, 0.2);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(linux_like.topology).min_rto_s, 0.2);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(linux_like.topology).clock_granularity_s, 0.2);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(linux_like.topology).delayed_ack_timeout_s, 0.040);
   const flow::TcpConstants flow_k = flow::ns3_tcp_constants(plan_sim_network(linux_like.topology));
   EXPECT_DOUBLE_EQ(flow_k.min_rto_s, 0.2);
   EXPECT_DOUBLE_EQ(flow_k.clock_granularity_s, 0.2);
   const auto ns3_own = load_sim_config(write(std::string(kClusters) + wan));
   EXPECT_EQ(ns3_own.topology.rto_min_ms, 0);
-  EXPECT_DOUBLE_EQ(ns3_rto_rule(ns3_own.topology).min_rto_s, 1.0);
-  EXPECT_DOUBLE_EQ(ns3_rto_rule(ns3_own.topology).clock_granularity_s, 0.001);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(ns3_own.topology).min_rto_s, 1.0);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(ns3_own.topology).clock_granularity_s, 0.001);
+  EXPECT_DOUBLE_EQ(ns3_tcp_timers(ns3_own.topology).delayed_ack_timeout_s, 0.2);
   EXPECT_DOUBLE_EQ(flow::ns3_tcp_constants(plan_sim_network(ns3_own.topology)).min_rto_s, 1.0);
 }
 

@@ -186,14 +186,19 @@ TEST_F(SimNetworkTest, CongestionControlPerDirection) {
   }
 }
 
-// Every retransmission timeout ns-3's sockets set while 2 MB cross a 100
-// Mbps link with 10 ms one way (a 20 ms round trip), sent once the
-// connections are up.
-std::vector<double> traced_rtos(int rto_min_ms) {
+struct SocketTimers {
+  std::vector<double> rtos;                // every timeout the sockets set
+  std::vector<double> delayed_ack_timeouts;  // each socket's: listening, sending and accepted
+};
+
+// ns-3's sockets' timers while 2 MB cross a 100 Mbps link with 10 ms one
+// way (a 20 ms round trip), sent once the connections are up.
+SocketTimers socket_timers(int rto_min_ms) {
   TopologyConfig config = two_clusters(constant_link(100, 10));
   config.rto_min_ms = rto_min_ms;
   SimNetwork network(config);
-  std::vector<double> rtos;
+  SocketTimers timers;
+  std::vector<double>& rtos = timers.rtos;
   network.transport(1).on_receive([](Message&&) { ns3::Simulator::Stop(); });
   ns3::Simulator::ScheduleNow([&]() {  // after the sockets are made, before they connect
     const bool found = ns3::Config::ConnectWithoutContextFailSafe(
@@ -205,19 +210,31 @@ std::vector<double> traced_rtos(int rto_min_ms) {
                            [&]() { network.transport(0).send(1, 0, std::vector<uint8_t>(2'000'000, 1), nullptr); });
   ns3::Simulator::Stop(ns3::Seconds(30));
   ns3::Simulator::Run();
+  const auto sockets = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+  for (std::size_t i = 0; i < sockets.GetN(); ++i) {
+    ns3::TimeValue timeout;
+    sockets.Get(i)->GetAttribute("DelAckTimeout", timeout);
+    timers.delayed_ack_timeouts.push_back(timeout.Get().GetSeconds());
+  }
   ns3::Simulator::Destroy();
-  return rtos;
+  return timers;
 }
 
 // ns-3's own rule, max(1 s, srtt + 4 rttvar), is 1 s on this path;
 // links.rto_min_ms: 200 gives Linux's, srtt + max(200 ms, 4 rttvar): above
-// 200 ms by at least the round trip, never the bare 200 ms that races ns-3's
-// 200 ms delayed ACK (sim/sim_plan.h).
-TEST_F(SimNetworkTest, RtoMinGivesEverySocketLinuxsRule) {
-  const auto ns3_own = traced_rtos(0);
-  ASSERT_FALSE(ns3_own.empty());
-  for (const double rto : ns3_own) EXPECT_DOUBLE_EQ(rto, 1.0);
-  const auto linux_like = traced_rtos(200);
+// 200 ms by at least the round trip, never the bare 200 ms. Its delayed ACK
+// comes after Linux's 40 ms, not ns-3's 200 ms, which a timeout of srtt +
+// 200 ms would race (sim/sim_plan.h).
+TEST_F(SimNetworkTest, RtoMinGivesEverySocketLinuxsTimers) {
+  const SocketTimers ns3_own = socket_timers(0);
+  ASSERT_FALSE(ns3_own.rtos.empty());
+  for (const double rto : ns3_own.rtos) EXPECT_DOUBLE_EQ(rto, 1.0);
+  ASSERT_EQ(ns3_own.delayed_ack_timeouts.size(), 6u);  // two listening, two sending, two accepted
+  for (const double timeout : ns3_own.delayed_ack_timeouts) EXPECT_DOUBLE_EQ(timeout, 0.2);
+  const SocketTimers linux_timers = socket_timers(200);
+  ASSERT_EQ(linux_timers.delayed_ack_timeouts.size(), 6u);
+  for (const double timeout : linux_timers.delayed_ack_timeouts) EXPECT_DOUBLE_EQ(timeout, 0.040);
+  const std::vector<double>& linux_like = linux_timers.rtos;
   ASSERT_FALSE(linux_like.empty());
   for (const double rto : linux_like) {
     EXPECT_GE(rto, 0.200 + 0.020 - 1e-9);

@@ -67,7 +67,7 @@ struct TcpConstants {
   double handshake_rtts = 1;        // a new connection sends data one RTT after its SYN
   bool restart_after_idle = false;  // ns-3 3.37: no; Linux: yes (tcp_slow_start_after_idle)
   double min_rto_s = 1.0;           // ns-3's MinRto
-  double clock_granularity_s = 0.001;  // ns-3's ClockGranularity (sim/sim_plan.h, Ns3RtoRule)
+  double clock_granularity_s = 0.001;  // ns-3's ClockGranularity (sim/sim_plan.h, Ns3TcpTimers)
   double standing_queue_fill = 0.5; // not calibrated yet (docs/sim-flow.md)
   // The share of a link's wire rate that a connection in congestion
   // avoidance keeps busy while data also flows the other way (its ACKs

@@ -28,8 +28,8 @@ TcpConstants ns3_tcp_constants(const SimNetworkPlan& plan) {
   TcpConstants k;
   k.segment_bytes = plan.network.segment_bytes;
   k.socket_buffer_bytes = plan.network.socket_buffer_bytes;
-  k.min_rto_s = plan.rto.min_rto_s;
-  k.clock_granularity_s = plan.rto.clock_granularity_s;
+  k.min_rto_s = plan.timers.min_rto_s;
+  k.clock_granularity_s = plan.timers.clock_granularity_s;
   return k;
 }
 
