@@ -142,7 +142,7 @@ void EmuNetwork::build_lan() {
     RouteSocket& gateway = socket(router.netns);
     connect({gateway, node.router_ifname, router.netns, node.router_address},
             {inside, node.ifname, node.netns, node.address}, plan_.mtu);
-    // The congestion control and the minimum RTO ride on the node's only
+    // The congestion control and the rto_min ride on the node's only
     // route (every peer, the rendezvous too, is reached through it).
     inside.add_route("default", node.router_address, node.ifname, node.tcp, plan_.rto_min_ms);
     shape_lan_end(gateway, node.router_ifname, plan_.lan_mbps, plan_.mtu);

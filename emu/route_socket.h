@@ -42,8 +42,8 @@ class RouteSocket {
   // `congestion_control` (optional) for every TCP connection using it (the
   // route's congctl): unlike the namespace's default, a route's choice is
   // not limited to the host's net.ipv4.tcp_allowed_congestion_control.
-  // `rto_min_ms` > 0: the route's locked rto_min, the least retransmission
-  // timeout of those connections (Linux's own is 200 ms).
+  // `rto_min_ms` > 0: the route's locked rto_min: those connections time
+  // out no sooner than srtt + this (Linux's own rto_min is 200 ms).
   void add_route(const std::string& destination, const std::string& gateway, const std::string& ifname,
                  const std::string& congestion_control = "", int rto_min_ms = 0);
 

@@ -46,13 +46,13 @@ std::string ns3_tcp_type_name(const std::string& tcp) {
 }
 
 Ns3TcpTimers ns3_tcp_timers(const net::TopologyConfig& config) {
-  Ns3TcpTimers rule;
+  Ns3TcpTimers timers;
   constexpr double kLinuxDelayedAckMinS = 0.040;  // TCP_ATO_MIN
   if (config.rto_min_ms > 0) {
-    rule.min_rto_s = rule.clock_granularity_s = config.rto_min_ms / 1000.0;
-    rule.delayed_ack_timeout_s = kLinuxDelayedAckMinS;
+    timers.min_rto_s = timers.clock_granularity_s = config.rto_min_ms / 1000.0;
+    timers.delayed_ack_timeout_s = kLinuxDelayedAckMinS;
   }
-  return rule;
+  return timers;
 }
 
 SimNetworkPlan plan_sim_network(const net::TopologyConfig& config) {

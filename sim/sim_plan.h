@@ -15,7 +15,7 @@
 
 namespace st::sim {
 
-// ns-3's TCP timers that decide when a sender times out. ns-3 sets a
+// The ns-3 TCP timers that decide whether a sender times out. ns-3 sets a
 // retransmission timeout to max(MinRto, srtt + max(ClockGranularity,
 // 4 rttvar)); its defaults, MinRto 1 s and ClockGranularity 1 ms, make that
 // max(1 s, srtt + 4 rttvar). Linux's rto_min r puts the timeout at srtt +

@@ -6,7 +6,8 @@
 // WAN that drops to 0 Mbps for 10 s and for 60 s mid-run: it completes
 // every iteration without an error, and its results show the outage (a
 // synchronous system's iteration spans it; cloudless-ma trains through it
-// and skips the averaging periods it covered).
+// and skips the averaging periods it covered). A run the watchdog stops
+// keeps what explains it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
