@@ -2,6 +2,7 @@
 // traffic flows through it with the configured delay, and that nothing is
 // left once it is gone. Needs root (skips otherwise).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <memory>
@@ -69,9 +70,38 @@ TEST(EmuNetwork, BuildsNamespacesLinksAndQdiscsAndRemovesThem) {
   for (const auto& run : list_runs()) EXPECT_NE(run.run_id, plan.run_id);
 }
 
+// The retransmission timeout (TCP_INFO's tcpi_rto, ms) of a connection
+// from node 0 to node 1 after it carried 2 MB: a receiver in node 1's
+// namespace, the sender in node 0's.
+double kernel_rto_ms(const EmulationPlan& plan) {
+  const std::string server =
+      "import socket\n"
+      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+      "s.bind(('0.0.0.0', 5011)); s.listen(1); c, _ = s.accept()\n"
+      "while c.recv(1 << 20): pass\n";
+  const std::string client =
+      "import socket, struct, time\n"
+      "for _ in range(100):\n"
+      "    try: s = socket.create_connection(('" + plan.nodes[1].address + "', 5011)); break\n"
+      "    except OSError: time.sleep(0.05)\n"
+      "s.sendall(b'x' * 2000000); time.sleep(0.3)\n"
+      "info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)\n"
+      "print(struct.unpack_from('I', info, 8)[0] / 1000.0)\n";
+  SpawnOptions receiver;
+  receiver.netns = plan.nodes[1].netns;
+  receiver.argv = {"python3", "-c", server};
+  const pid_t pid = spawn(receiver);
+  const std::string rto = run_in(plan.nodes[0].netns, {"python3", "-c", client});
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return std::stod(rto);
+}
+
 // links.rto_min_ms rides on each node's route, locked (TCP reads a route's
-// rto_min only when it is locked); without it the route has none.
-TEST(EmuNetwork, RtoMinIsLockedOnEveryNodesRoute) {
+// rto_min only when it is locked); without it the route has none. The
+// kernel's timeout is srtt + at least rto_min either way: above 200 ms
+// without the key, under 200 ms with rto_min 50 (5 ms one way).
+TEST(EmuNetwork, RtoMinReachesEveryNodesRouteAndTheKernel) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   for (const int rto_min_ms : {0, 50}) {
     auto config = two_clusters(100, 5);
@@ -87,6 +117,10 @@ TEST(EmuNetwork, RtoMinIsLockedOnEveryNodesRoute) {
       else EXPECT_EQ(route.find("rto_min"), std::string::npos) << route;
       EXPECT_NE(route.find("congctl cubic"), std::string::npos) << route;
     }
+    const double rto_ms = kernel_rto_ms(plan);
+    std::printf("kernel RTO with rto_min_ms %d, 5 ms one way: %.0f ms\n", rto_min_ms, rto_ms);
+    if (rto_min_ms > 0) EXPECT_LT(rto_ms, 200);
+    else EXPECT_GE(rto_ms, 200);
   }
 }
 
