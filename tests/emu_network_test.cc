@@ -2,8 +2,8 @@
 // traffic flows through it with the configured delay, and that nothing is
 // left once it is gone. Needs root (skips otherwise).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -17,6 +17,7 @@
 namespace st::emu {
 namespace {
 
+using testing::BulkFlow;
 using testing::median;
 using testing::one_way_delays;
 
@@ -70,31 +71,14 @@ TEST(EmuNetwork, BuildsNamespacesLinksAndQdiscsAndRemovesThem) {
   for (const auto& run : list_runs()) EXPECT_NE(run.run_id, plan.run_id);
 }
 
-// The retransmission timeout (TCP_INFO's tcpi_rto, ms) of a connection
-// from node 0 to node 1 after it carried 2 MB: a receiver in node 1's
-// namespace, the sender in node 0's.
+// The retransmission timeout of a bulk flow from node 0 to node 1, read
+// once it has carried 2 MB.
 double kernel_rto_ms(const EmulationPlan& plan) {
-  const std::string server =
-      "import socket\n"
-      "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-      "s.bind(('0.0.0.0', 5011)); s.listen(1); c, _ = s.accept()\n"
-      "while c.recv(1 << 20): pass\n";
-  const std::string client =
-      "import socket, struct, time\n"
-      "for _ in range(100):\n"
-      "    try: s = socket.create_connection(('" + plan.nodes[1].address + "', 5011)); break\n"
-      "    except OSError: time.sleep(0.05)\n"
-      "s.sendall(b'x' * 2000000); time.sleep(0.3)\n"
-      "info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)\n"
-      "print(struct.unpack_from('I', info, 8)[0] / 1000.0)\n";
-  SpawnOptions receiver;
-  receiver.netns = plan.nodes[1].netns;
-  receiver.argv = {"python3", "-c", server};
-  const pid_t pid = spawn(receiver);
-  const std::string rto = run_in(plan.nodes[0].netns, {"python3", "-c", client});
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return std::stod(rto);
+  BulkFlow flow(plan.nodes[1].netns, plan.nodes[1].address, plan.nodes[0].netns, 9103);
+  for (int waited = 0; flow.received_bytes() < 2'000'000 && waited < 1000; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(flow.received_bytes(), 2'000'000u) << "the flow carried too little in 10 s";
+  return flow.sender_rto_ms();
 }
 
 // links.rto_min_ms rides on each node's route, locked (TCP reads a route's

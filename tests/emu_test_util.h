@@ -83,6 +83,14 @@ class BulkFlow {
     close(listener_);
   }
   uint64_t received_bytes() const { return received_; }
+  // The sender's retransmission timeout now (TCP_INFO's tcpi_rto), in ms.
+  double sender_rto_ms() const {
+    tcp_info info{};
+    socklen_t size = sizeof(info);
+    if (getsockopt(sender_socket_, IPPROTO_TCP, TCP_INFO, &info, &size) != 0)
+      throw std::runtime_error(std::string("BulkFlow TCP_INFO: ") + std::strerror(errno));
+    return info.tcpi_rto / 1000.0;
+  }
 
  private:
   void send_forever() {
