@@ -206,22 +206,87 @@ TEST(FlowModel, TheSenderIsHandedMessagesAsTheSocketBufferDrains) {
   EXPECT_NEAR(handed.at(2), 1 + 0.050, 1e-9);
 }
 
-TEST(FlowModel, AnOutageLongerThanAnRtoCostsTheBackedOffRetransmission) {
+// A connection in congestion avoidance whose bytes wait in the bottleneck's
+// queue through the outage: they leave when it ends and their ACKs restart
+// the sender at once, whatever timeouts fired meanwhile (ns-3 does so,
+// tests/sim_flow_test.cc).
+TEST(FlowModel, AnOutageOnlyPausesAConnectionWithoutLostBytes) {
   OneWan w(plain(), 8, 0.010, 1e6, 1);  // minimum RTO 1 s (ns-3)
   FlowModel& model = w.model;
   const int c = w.c;
   model.send(c, 10'000'000, 1, 1);
   model.advance_to(2);
-  model.set_link_rate(w.wan, 0, 2);  // stalled from t = 2
+  ASSERT_FALSE(model.in_slow_start(c));
+  const double cwnd = model.cwnd_bytes(c);
+  model.set_link_rate(w.wan, 0, 2);  // stalled from t = 2; timeouts at 3 and 5 s
+  model.advance_to(5.5);
+  EXPECT_EQ(model.rate_bytes_per_s(c), 0);
+  model.set_link_rate(w.wan, 8 * kMbps, 5.5);
+  EXPECT_DOUBLE_EQ(model.rate_bytes_per_s(c), 1e6);
+  EXPECT_FALSE(model.in_slow_start(c));
+  EXPECT_DOUBLE_EQ(model.cwnd_bytes(c), cwnd);
+}
+
+// The link closes at 1.5 s and 10 MB are sent at 2 s: a window lost into
+// the outage (the queue holds no more), stalled from 2 s in slow start.
+void send_into_an_outage(OneWan& w) {
+  w.model.set_link_rate(w.wan, 0, 1.5);
+  w.model.advance_to(2);
+  w.model.send(w.c, 10'000'000, 1, 2);
+}
+
+// Bytes lost in the outage (here: a window sent into it, in slow start)
+// must cross again; once a second timeout has fired, ns-3 waits for the
+// next backed-off retransmission and starts again from one segment.
+// Retransmissions at 2 + 1, 2 + 3, 2 + 7 s: the first after 5.5 is at 9.
+TEST(FlowModel, ASecondTimeoutWithLostBytesCostsTheBackedOffRetransmission) {
+  OneWan w(plain(), 8, 0.010, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
+  send_into_an_outage(w);
   model.advance_to(5.5);
   model.set_link_rate(w.wan, 8 * kMbps, 5.5);
-  // Retransmissions at 2 + 1, 2 + 3, 2 + 7 s: the first after 5.5 is at 9.
   EXPECT_EQ(model.rate_bytes_per_s(c), 0);
   model.advance_to(8.999);
   EXPECT_EQ(model.rate_bytes_per_s(c), 0);
   model.advance_to(9.0001);
   EXPECT_GT(model.rate_bytes_per_s(c), 0);
   EXPECT_TRUE(model.in_slow_start(c));
+  EXPECT_DOUBLE_EQ(model.cwnd_bytes(c), 1000);
+}
+
+// One timeout (at 3 s) before the link is back at 4.5: the connection
+// resumes at once.
+TEST(FlowModel, OneTimeoutWithLostBytesOnlyPausesTheStream) {
+  OneWan w(plain(), 8, 0.010, 1e6, 1);
+  FlowModel& model = w.model;
+  const int c = w.c;
+  send_into_an_outage(w);
+  model.advance_to(4.5);
+  model.set_link_rate(w.wan, 8 * kMbps, 4.5);
+  EXPECT_GT(model.rate_bytes_per_s(c), 0);
+}
+
+// A loss episode within three round trips before the stall (its holes not
+// yet filled) counts as lost bytes; one long before does not.
+TEST(FlowModel, ARecentLossEpisodeCountsAsLostBytes) {
+  for (const double since_loss_s : {0.0, 10.0}) {
+    TcpConstants k = plain();
+    k.overshoot_loss = true;
+    OneWan w(k, 8, 0.010, 10'000, 1);
+    FlowModel& model = w.model;
+    const int c = w.c;
+    model.send(c, 100'000'000, 1, 1);
+    double now = 1;
+    while (model.loss_episodes(c) == 0 && now < 5) model.advance_to(now = model.next_event_s());
+    ASSERT_EQ(model.loss_episodes(c), 1u);
+    const double start = now + since_loss_s;
+    model.advance_to(start);
+    model.set_link_rate(w.wan, 0, start);
+    model.advance_to(start + 3.5);  // timeouts 1 and 3 s into it
+    model.set_link_rate(w.wan, 8 * kMbps, start + 3.5);
+    EXPECT_EQ(model.rate_bytes_per_s(c) > 0, since_loss_s > 0) << "stalled " << since_loss_s << " s after the loss";
+  }
 }
 
 // Linux's rto_min r (ns-3's MinRto and ClockGranularity both r, as
@@ -234,9 +299,7 @@ TEST(FlowModel, LinuxsRtoMinIsAddedToTheRoundTrip) {
   OneWan w(k, 8, 0.010, 1e6, 1);
   FlowModel& model = w.model;
   const int c = w.c;
-  model.send(c, 10'000'000, 1, 1);
-  model.advance_to(2);
-  model.set_link_rate(w.wan, 0, 2);
+  send_into_an_outage(w);
   model.advance_to(5.5);
   model.set_link_rate(w.wan, 8 * kMbps, 5.5);
   model.advance_to(8.8199);

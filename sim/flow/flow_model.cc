@@ -10,6 +10,21 @@ namespace {
 
 constexpr double kSaturated = 0.999;  // a link carrying this share of its rate is full
 
+// The retransmission timeouts that fired after `from_s` (the first an RTO
+// later, each next one twice as far) and before `to_s`; `next_s` is the
+// first at or after `to_s`.
+int timeouts_between(double from_s, double to_s, double rto, double& next_s) {
+  int fired = 0;
+  double backoff = rto;
+  next_s = from_s + rto;
+  while (next_s < to_s) {
+    ++fired;
+    backoff *= 2;
+    next_s += backoff;
+  }
+  return fired;
+}
+
 }  // namespace
 
 FlowModel::FlowModel(TcpConstants constants) : k_(constants) {
@@ -210,6 +225,7 @@ void FlowModel::lose(Connection& c, double lost) {
   c.slow_start = false;
   c.in_round = false;
   c.losses += 1;
+  c.last_loss_s = now_s_;
 }
 
 void FlowModel::start_rounds(double now_s) {
@@ -372,8 +388,12 @@ double FlowModel::standing_queue_s(const Connection& c) const {
   return wait;
 }
 
-// A stall longer than an RTO costs TCP its backed-off timer: it resumes at
-// the first retransmission after the link is back, from one segment.
+// ns-3 through an outage (docs/sim-flow.md, "Outages"): the bytes waiting in
+// the closed queue leave when the link is back and their ACKs restart the
+// sender at once, however many timeouts fired. Where bytes were lost (a
+// window sent into the outage, or holes of a loss episode not yet repaired)
+// and a second timeout fired, it waits for the first retransmission after
+// the link is back and starts again from one segment.
 void FlowModel::note_stalls(double now_s) {
   bool waits_now = false;
   for (Connection& c : connections_) {
@@ -385,22 +405,18 @@ void FlowModel::note_stalls(double now_s) {
       continue;
     }
     if (c.stalled_since_s < 0) continue;
-    const double rto = rto_of(c);
-    const double stalled = now_s - c.stalled_since_s;
-    if (stalled > rto) {
-      double backoff = rto;
-      double retransmit = c.stalled_since_s + rto;
-      while (retransmit < now_s) {
-        backoff *= 2;
-        retransmit += backoff;
-      }
-      c.ready_s = std::max(c.ready_s, retransmit);
-      c.cwnd = k_.segment_bytes;
-      c.slow_start = true;
-      c.in_round = false;
-      waits_now = true;
-    }
+    const double stalled_since = c.stalled_since_s;
     c.stalled_since_s = -1;
+    // A loss is found a round trip after the drop and repaired in about
+    // another; three leave room for the queue's delay.
+    const bool lost_bytes = c.slow_start || stalled_since - c.last_loss_s < 3 * rtt_of(c);
+    double next_retransmit = 0;
+    if (!lost_bytes || timeouts_between(stalled_since, now_s, rto_of(c), next_retransmit) < 2) continue;
+    c.ready_s = std::max(c.ready_s, next_retransmit);
+    c.cwnd = k_.segment_bytes;
+    c.slow_start = true;
+    c.in_round = false;
+    waits_now = true;
   }
   if (waits_now) share_links();  // a connection that now waits gives its share back
 }

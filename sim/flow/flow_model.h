@@ -37,9 +37,12 @@
 // * Idle restart (optional: Linux does it, ns-3 3.37 does not): a
 //   connection idle for an RTO halves cwnd per RTO idle, down to the
 //   initial window, and slow-starts again.
-// * Outages: a connection stalled on a 0-rate link for longer than an RTO
-//   resumes at its next backed-off retransmission (RTO, 2 RTO, 4 RTO, ...
-//   after the stall began), in slow start from one segment.
+// * Outages: a connection stalled on a 0-rate link pauses; the bytes in the
+//   closed queue leave when it is back and their ACKs restart the sender.
+//   But one with lost bytes (in slow start, or a loss episode within 3
+//   RTTs before the stall) through two or more timeouts resumes at its next
+//   backed-off retransmission (RTO, 2 RTO, 4 RTO, ... after the stall
+//   began), in slow start from one segment (docs/sim-flow.md, "Outages").
 // * Loss per step: a congestion-avoidance connection's rate is capped by
 //   the square-root law (Mathis et al.): segment / RTT x sqrt(3/2p).
 // * Queueing: a link saturated by connections in congestion avoidance holds
@@ -170,6 +173,7 @@ class FlowModel {
     double last_arrival_s = 0;    // arrivals keep the stream's order
     std::deque<Mark> handed, delivered;
     uint64_t losses = 0;  // loss episodes so far
+    double last_loss_s = -kNever;  // when the last loss episode began
     double busy_since_passed = 0;  // the stream's offset when it last went busy
   };
 
