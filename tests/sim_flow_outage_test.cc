@@ -35,14 +35,18 @@ struct OutageCase {
   double delay_ms;  // one way
   double start_s, end_s;
   std::vector<Send> sends;
+  // The link's rates (each way) in place of 50 Mbps with 0 from `start_s`
+  // to `end_s`, and its buffer in BDPs of the mean rate.
+  std::vector<traces::TraceStep> steps = {};
+  double buffer_bdp = 1;
 };
 
 // Each message's arrival time (-1: never) over a 50 Mbps link each way
-// (buffer one BDP) that carries nothing from `start_s` to `end_s`.
+// that carries nothing from `start_s` to `end_s` (or `steps`).
 std::vector<double> arrivals(const OutageCase& c, net::NetworkModel model, int rto_min_ms) {
+  const std::vector<traces::TraceStep> outage = {{0, 50, -1, 0}, {c.start_s, 0, -1, 0}, {c.end_s, 50, -1, 0}};
   auto config = two_clusters(net::testing::traced_link(
-      traces::trace_ending_at({{0, 50, -1, 0}, {c.start_s, 0, -1, 0}, {c.end_s, 50, -1, 0}}, 100, "outage"),
-      c.delay_ms));
+      traces::trace_ending_at(c.steps.empty() ? outage : c.steps, 100, "outage"), c.delay_ms, c.buffer_bdp));
   config.model = model;
   config.rto_min_ms = rto_min_ms;
   const auto network = make_sim_wan(config);
@@ -134,6 +138,27 @@ TEST_F(SimFlowOutageTest, BothWaysInSteadyStateTheOutageAddsWhatItAddsOnNs3) {
     const double no_outage = flow_over_packet({"20 MB both ways", 10, 50, 50.5, kBothWays}, rto_min_ms);
     EXPECT_NEAR(steady, no_outage, 0.03);
   }
+}
+
+// The Starlink trace around its first outage (scenarios/real-starlink-outage.yaml
+// from 5 s): 27.5, 3.1, 0, 0 and 2.5 Mbps for a second each, then 53.5;
+// 20 ms one way, buffer 2 BDP. One way the model is within 1% of ns-3.
+// Both ways it is early (a known gap, docs/sim-flow.md "Outages"): with
+// 3.1 Mbps in place of the outage by the both-ways gap ("Known gaps"),
+// and the outage costs ns-3 more than the model. The bounds pin both.
+TEST_F(SimFlowOutageTest, TheStarlinkOutageShape) {
+  const std::vector<traces::TraceStep> starlink = {
+      {0, 27.5, -1, 0}, {1, 3.1, -1, 0}, {2, 0, -1, 0}, {4, 2.5, -1, 0}, {5, 53.5, -1, 0}};
+  EXPECT_NEAR(flow_over_packet({"20 MB, Starlink's shape", 20, 2, 4, kBulk, starlink, 2}, 0), 1, 0.01);
+  const double both_ways = flow_over_packet({"20 MB both ways, Starlink's shape", 20, 2, 4, kBothWays, starlink, 2}, 0);
+  std::vector<traces::TraceStep> no_outage = starlink;
+  no_outage[2].mbps = 3.1;
+  const double both_ways_no_outage =
+      flow_over_packet({"20 MB both ways, Starlink's shape, 3.1 Mbps for the outage", 20, 2, 4, kBothWays, no_outage, 2}, 0);
+  EXPECT_GT(both_ways, 0.85);
+  EXPECT_LT(both_ways, both_ways_no_outage);
+  EXPECT_GT(both_ways_no_outage, 0.93);
+  EXPECT_LT(both_ways_no_outage, 1);
 }
 
 // A looping trace: 10 MB at 50 Mbps take 1.66 s on the wire, of which
