@@ -36,7 +36,7 @@ struct OutageCase {
   double start_s, end_s;
   std::vector<Send> sends;
   // The link's rates (each way) in place of 50 Mbps with 0 from `start_s`
-  // to `end_s`, and its buffer in BDPs of the mean rate.
+  // to `end_s`, and its buffer in BDPs of the highest rate.
   std::vector<traces::TraceStep> steps = {};
   double buffer_bdp = 1;
 };
