@@ -15,12 +15,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "emu/host_check.h"
 #include "emu/netns.h"
+#include "emu/process.h"
 
 #define ST_SKIP_WITHOUT_EMU_PRIVILEGES()                                                                       \
   do {                                                                                                         \
@@ -155,6 +158,26 @@ inline std::vector<double> one_way_delays(const std::string& from_netns, const s
   close(sender);
   close(receiver);
   return delays;
+}
+
+// A namespace's TCP counters from /proc/net/netstat's TcpExt lines (each
+// network namespace keeps its own): name to value.
+inline std::map<std::string, long long> tcp_ext_counters(const std::string& netns) {
+  std::string text;
+  if (run_in_netns(netns, {"cat", "/proc/net/netstat"}, text) != 0)
+    throw std::runtime_error("cannot read /proc/net/netstat in " + netns + ": " + text);
+  std::istringstream lines(text);
+  std::string names, values;
+  std::map<std::string, long long> counters;
+  while (std::getline(lines, names) && std::getline(lines, values)) {
+    if (names.rfind("TcpExt:", 0) != 0) continue;
+    std::istringstream name(names), value(values);
+    std::string n, v;
+    name >> n;
+    value >> v;  // the "TcpExt:" headers
+    while (name >> n && value >> v) counters[n] = std::stoll(v);
+  }
+  return counters;
 }
 
 inline double median(std::vector<double> values) {
