@@ -121,6 +121,96 @@ class BulkFlow {
   std::atomic<bool> stopped_{false};
 };
 
+// Two nodes exchanging `bytes` each way per iteration, as a training loop
+// does: each node sends its bytes to the other over its own persistent
+// connection, waits until the peer's have all arrived, sleeps `gap_s` (its
+// compute) and goes again, until stop(). Receivers read all the time (as
+// the engine's transports do), so neither side's send blocks on the other.
+class ExchangeLoop {
+ public:
+  struct Node {
+    std::string netns, address;
+  };
+  ExchangeLoop(const Node& a, const Node& b, uint16_t port, std::size_t bytes, double gap_s)
+      : bytes_(bytes), gap_s_(gap_s) {
+    const Node nodes[2] = {a, b};
+    for (int to = 0; to < 2; ++to) {  // the connection into `to`, from the other node
+      {
+        NetnsScope inside(nodes[to].netns);
+        listeners_[to] = socket(AF_INET, SOCK_STREAM, 0);
+      }
+      const int one = 1;
+      setsockopt(listeners_[to], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      const sockaddr_in any = address_of("0.0.0.0", static_cast<uint16_t>(port + to));
+      if (bind(listeners_[to], reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 ||
+          listen(listeners_[to], 1) != 0)
+        throw std::runtime_error(std::string("ExchangeLoop listen: ") + std::strerror(errno));
+      receivers_[to] = std::thread([this, to] { receive(to); });
+      {
+        NetnsScope inside(nodes[1 - to].netns);
+        senders_[1 - to] = socket(AF_INET, SOCK_STREAM, 0);
+      }
+      const sockaddr_in address = address_of(nodes[to].address, static_cast<uint16_t>(port + to));
+      if (connect(senders_[1 - to], reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
+        throw std::runtime_error(std::string("ExchangeLoop connect: ") + std::strerror(errno));
+    }
+    for (int node = 0; node < 2; ++node) loops_[node] = std::thread([this, node] { run(node); });
+  }
+  ~ExchangeLoop() { stop(); }
+
+  void stop() {
+    if (stopped_.exchange(true)) return;
+    for (int node = 0; node < 2; ++node) shutdown(senders_[node], SHUT_RDWR);
+    for (auto& loop : loops_)
+      if (loop.joinable()) loop.join();
+    for (int node = 0; node < 2; ++node) shutdown(listeners_[node], SHUT_RDWR);
+    for (auto& receiver : receivers_)
+      if (receiver.joinable()) receiver.join();
+    for (int node = 0; node < 2; ++node) {
+      close(senders_[node]);
+      close(listeners_[node]);
+    }
+  }
+  // Iterations both nodes have finished, and the bytes received both ways.
+  int iterations() const { return std::min(iterations_[0].load(), iterations_[1].load()); }
+  uint64_t received_bytes() const { return received_[0] + received_[1]; }
+
+ private:
+  void run(int node) {
+    std::vector<char> block(bytes_, 'x');
+    while (!stopped_) {
+      for (std::size_t sent = 0; sent < bytes_ && !stopped_;) {
+        const ssize_t n = send(senders_[node], block.data() + sent, bytes_ - sent, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        sent += static_cast<std::size_t>(n);
+      }
+      const uint64_t wanted = static_cast<uint64_t>(iterations_[node] + 1) * bytes_;
+      while (received_[node] < wanted && !stopped_) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(std::chrono::duration<double>(gap_s_));
+      if (!stopped_) iterations_[node] += 1;
+    }
+  }
+  void receive(int node) {
+    const int connection = accept(listeners_[node], nullptr, nullptr);
+    if (connection < 0) return;
+    std::vector<char> block(1 << 16);
+    for (;;) {
+      const ssize_t n = recv(connection, block.data(), block.size(), 0);
+      if (n <= 0) break;
+      received_[node] += static_cast<uint64_t>(n);
+    }
+    close(connection);
+  }
+
+  std::size_t bytes_;
+  double gap_s_;
+  int listeners_[2] = {-1, -1}, senders_[2] = {-1, -1};  // senders_[n]: node n's connection to the other
+  std::thread receivers_[2], loops_[2];
+  std::atomic<uint64_t> received_[2] = {0, 0};  // by node
+  std::atomic<int> iterations_[2] = {0, 0};
+  std::atomic<bool> stopped_{false};
+};
+
 // One-way delays of `count` UDP datagrams from `from_netns` to
 // `to_netns`:`address` (both ends read the same monotonic clock), sent
 // `interval_s` apart. Returns them in seconds, in arrival order.
