@@ -133,26 +133,11 @@ class ExchangeLoop {
   };
   ExchangeLoop(const Node& a, const Node& b, uint16_t port, std::size_t bytes, double gap_s)
       : bytes_(bytes), gap_s_(gap_s) {
-    const Node nodes[2] = {a, b};
-    for (int to = 0; to < 2; ++to) {  // the connection into `to`, from the other node
-      {
-        NetnsScope inside(nodes[to].netns);
-        listeners_[to] = socket(AF_INET, SOCK_STREAM, 0);
-      }
-      const int one = 1;
-      setsockopt(listeners_[to], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-      const sockaddr_in any = address_of("0.0.0.0", static_cast<uint16_t>(port + to));
-      if (bind(listeners_[to], reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 ||
-          listen(listeners_[to], 1) != 0)
-        throw std::runtime_error(std::string("ExchangeLoop listen: ") + std::strerror(errno));
-      receivers_[to] = std::thread([this, to] { receive(to); });
-      {
-        NetnsScope inside(nodes[1 - to].netns);
-        senders_[1 - to] = socket(AF_INET, SOCK_STREAM, 0);
-      }
-      const sockaddr_in address = address_of(nodes[to].address, static_cast<uint16_t>(port + to));
-      if (connect(senders_[1 - to], reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
-        throw std::runtime_error(std::string("ExchangeLoop connect: ") + std::strerror(errno));
+    try {
+      connect_both_ways(a, b, port);
+    } catch (...) {
+      stop();  // the receiver threads already started end before the error leaves
+      throw;
     }
     for (int node = 0; node < 2; ++node) loops_[node] = std::thread([this, node] { run(node); });
   }
@@ -176,6 +161,29 @@ class ExchangeLoop {
   uint64_t received_bytes() const { return received_[0] + received_[1]; }
 
  private:
+  void connect_both_ways(const Node& a, const Node& b, uint16_t port) {
+    const Node nodes[2] = {a, b};
+    for (int to = 0; to < 2; ++to) {  // the connection into `to`, from the other node
+      {
+        NetnsScope inside(nodes[to].netns);
+        listeners_[to] = socket(AF_INET, SOCK_STREAM, 0);
+      }
+      const int one = 1;
+      setsockopt(listeners_[to], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      const sockaddr_in any = address_of("0.0.0.0", static_cast<uint16_t>(port + to));
+      if (bind(listeners_[to], reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 ||
+          listen(listeners_[to], 1) != 0)
+        throw std::runtime_error(std::string("ExchangeLoop listen: ") + std::strerror(errno));
+      receivers_[to] = std::thread([this, to] { receive(to); });
+      {
+        NetnsScope inside(nodes[1 - to].netns);
+        senders_[1 - to] = socket(AF_INET, SOCK_STREAM, 0);
+      }
+      const sockaddr_in address = address_of(nodes[to].address, static_cast<uint16_t>(port + to));
+      if (connect(senders_[1 - to], reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
+        throw std::runtime_error(std::string("ExchangeLoop connect: ") + std::strerror(errno));
+    }
+  }
   void run(int node) {
     std::vector<char> block(bytes_, 'x');
     while (!stopped_) {
