@@ -4,17 +4,15 @@
 #include <gtest/gtest.h>
 #include <ns3/core-module.h>
 #include <ns3/internet-module.h>
-#include <ns3/internet-module.h>
 
 #include <cmath>
-#include <functional>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 
 #include "sim/ns3_transport.h"
 #include "sim/sim_network.h"
 #include "tests/sim_network_test_util.h"
-#include "traces/generators.h"
 #include "traces/generators.h"
 #include "traces/trace_io.h"
 
@@ -199,8 +197,8 @@ LoopCount exchange_loop_over_the_trace(int rto_min_ms) {
   return {timeouts, std::min(nodes[0].iterations, nodes[1].iterations)};
 }
 
-// ns-3 with Linux's timer values (links.rto_min_ms: 200) takes timeouts
-// that its own 1 s minimum does not, and finishes fewer iterations; the
+// ns-3 with Linux's timer values (links.rto_min_ms: 200) takes more
+// timeouts than with its own 1 s minimum and finishes fewer iterations; the
 // kernel, on the same exchanges, took none (docs/sim-network.md,
 // "Retransmission timeout").
 TEST_F(SimNetworkTest, AnExchangeLoopOverTheTraceTakesTimeoutsWithLinuxsTimerValues) {
