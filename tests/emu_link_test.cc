@@ -135,9 +135,9 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
 // SimNetworkTest.AnExchangeLoopOverTheTraceTakesTimeoutsWithLinuxsTimerValues
 // runs it on ns-3: 2 timeouts and 79 iterations with ns-3's own timers, 12
 // and 77 with Linux's values. The kernel (rto_min 200 ms) repairs its
-// losses without a timeout (docs/sim-network.md, "Retransmission timeout");
-// the bounds leave room for a loaded host.
-TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesNoTimeoutOnTheKernel) {
+// losses with few timeouts or none (0-2 in five runs here; docs/sim-network.md,
+// "Retransmission timeout"); the bounds leave room for a loaded host.
+TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesFewTimeoutsOnTheKernel) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   const auto fluct =
       traces::crop(traces::read_trace((fs::path(ST_SOURCE_DIR) / "traces/fluct-115mbps.csv").string()), 0, kExcerptS);
@@ -165,7 +165,7 @@ TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesNoTimeoutOnTheKernel) {
   }
   std::printf("8 MB each way per iteration over fluct-115 0-60 s on the kernel: %lld timeouts, %d iterations\n",
               timeouts, iterations);
-  EXPECT_LE(timeouts, 6);  // half of what ns-3 takes with Linux's values; 0 in every run here
+  EXPECT_LE(timeouts, 6);  // half of what ns-3 takes with Linux's values; 0-2 here
   EXPECT_GE(iterations, 50);  // the loop ran; a loaded host slows it (72-78 here)
 }
 

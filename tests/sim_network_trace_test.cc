@@ -142,7 +142,7 @@ TEST_F(SimNetworkTest, OutageStopsTheLinkAndTrafficResumes) {
 // Two nodes exchanging 8 MB each way per iteration over
 // traces/fluct-115mbps.csv 0-60 s (20 ms one way, buffer 2 BDP), with 0.1 s
 // of compute between exchanges, as
-// EmuLinkReplay.AnExchangeLoopOverTheTraceTakesNoTimeoutOnTheKernel runs it
+// EmuLinkReplay.AnExchangeLoopOverTheTraceTakesFewTimeoutsOnTheKernel runs it
 // on the kernel: each node sends its bytes, waits for the peer's, computes
 // and goes again. Counts the retransmission timeouts ns-3's senders take
 // (entries into CA_LOSS) and the iterations both nodes finished.
@@ -199,7 +199,7 @@ LoopCount exchange_loop_over_the_trace(int rto_min_ms) {
 
 // ns-3 with Linux's timer values (links.rto_min_ms: 200) takes more
 // timeouts than with its own 1 s minimum and finishes fewer iterations; the
-// kernel, on the same exchanges, took none (docs/sim-network.md,
+// kernel, on the same exchanges, took 0-2 (docs/sim-network.md,
 // "Retransmission timeout").
 TEST_F(SimNetworkTest, AnExchangeLoopOverTheTraceTakesTimeoutsWithLinuxsTimerValues) {
   const LoopCount own = exchange_loop_over_the_trace(0);
