@@ -47,61 +47,65 @@ inline sockaddr_in address_of(const std::string& host, uint16_t port) {
   return a;
 }
 
-// One TCP connection from `client_netns` to `server_netns`:`address`,
-// sending as fast as the network takes it until stop(). The receiver
-// counts stream bytes; the sender's socket uses the namespace's
-// congestion control.
-class BulkFlow {
+// One TCP connection from `client_netns` to `server_netns`:`address`:`port`
+// whose receiving end reads all the time, on a thread of its own, and
+// counts the stream bytes. The sending socket is the owner's to write to;
+// it uses the client namespace's congestion control.
+class CountedConnection {
  public:
-  BulkFlow(const std::string& server_netns, const std::string& address, const std::string& client_netns, uint16_t port)
-      : server_netns_(server_netns), client_netns_(client_netns) {
+  CountedConnection(const std::string& server_netns, const std::string& address, const std::string& client_netns,
+                    uint16_t port) {
     {
-      NetnsScope inside(server_netns_);
+      NetnsScope inside(server_netns);
       listener_ = socket(AF_INET, SOCK_STREAM, 0);
     }
     const int one = 1;
     setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     const sockaddr_in any = address_of("0.0.0.0", port);
-    if (bind(listener_, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 || listen(listener_, 1) != 0)
-      throw std::runtime_error(std::string("BulkFlow listen: ") + std::strerror(errno));
+    if (bind(listener_, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 || listen(listener_, 1) != 0) {
+      const std::string error = std::strerror(errno);
+      close(listener_);
+      throw std::runtime_error("test connection listen: " + error);
+    }
     receiver_ = std::thread([this] { receive(); });
     {
-      NetnsScope inside(client_netns_);
-      sender_socket_ = socket(AF_INET, SOCK_STREAM, 0);
+      NetnsScope inside(client_netns);
+      sender_ = socket(AF_INET, SOCK_STREAM, 0);
     }
     const sockaddr_in to = address_of(address, port);
-    if (connect(sender_socket_, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0)
-      throw std::runtime_error(std::string("BulkFlow connect: ") + std::strerror(errno));
-    sender_ = std::thread([this] { send_forever(); });
+    if (connect(sender_, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) {
+      const std::string error = std::strerror(errno);
+      close_down();  // the receiver thread ends before the error leaves
+      throw std::runtime_error("test connection connect: " + error);
+    }
   }
-  ~BulkFlow() { stop(); }
+  ~CountedConnection() { close_down(); }
+  CountedConnection(const CountedConnection&) = delete;
+  CountedConnection& operator=(const CountedConnection&) = delete;
 
-  void stop() {
-    if (stopped_.exchange(true)) return;
-    shutdown(sender_socket_, SHUT_RDWR);
-    if (sender_.joinable()) sender_.join();
+  int sender() const { return sender_; }
+  uint64_t received_bytes() const { return received_; }
+  // Ends the sending side: a send() blocked on it returns.
+  void shut_sender() { shutdown(sender_, SHUT_RDWR); }
+  // Ends both sides and waits for the receiver thread.
+  void close_down() {
+    if (closed_.exchange(true)) return;
+    shutdown(sender_, SHUT_RDWR);
     shutdown(listener_, SHUT_RDWR);
     if (receiver_.joinable()) receiver_.join();
-    close(sender_socket_);
+    close(sender_);
     close(listener_);
   }
-  uint64_t received_bytes() const { return received_; }
   // The sender's retransmission timeout now (TCP_INFO's tcpi_rto), in ms.
   double sender_rto_ms() const {
     tcp_info info{};
     socklen_t size = sizeof(info);
-    if (getsockopt(sender_socket_, IPPROTO_TCP, TCP_INFO, &info, &size) != 0)
-      throw std::runtime_error(std::string("BulkFlow TCP_INFO: ") + std::strerror(errno));
+    if (getsockopt(sender_, IPPROTO_TCP, TCP_INFO, &info, &size) != 0)
+      throw std::runtime_error(std::string("test connection TCP_INFO: ") + std::strerror(errno));
     return info.tcpi_rto / 1000.0;
   }
 
  private:
-  void send_forever() {
-    std::vector<char> block(1 << 16, 'x');
-    while (!stopped_) {
-      if (send(sender_socket_, block.data(), block.size(), MSG_NOSIGNAL) <= 0) break;
-    }
-  }
   void receive() {
     const int connection = accept(listener_, nullptr, nullptr);
     if (connection < 0) return;
@@ -114,10 +118,43 @@ class BulkFlow {
     close(connection);
   }
 
-  std::string server_netns_, client_netns_;
-  int listener_ = -1, sender_socket_ = -1;
-  std::thread receiver_, sender_;
+  int listener_ = -1, sender_ = -1;
+  std::thread receiver_;
   std::atomic<uint64_t> received_{0};
+  std::atomic<bool> closed_{false};
+};
+
+// One TCP connection from `client_netns` to `server_netns`:`address`,
+// sending as fast as the network takes it until stop(). The receiver
+// counts stream bytes; the sender's socket uses the namespace's
+// congestion control.
+class BulkFlow {
+ public:
+  BulkFlow(const std::string& server_netns, const std::string& address, const std::string& client_netns, uint16_t port)
+      : connection_(server_netns, address, client_netns, port) {
+    sender_ = std::thread([this] { send_forever(); });
+  }
+  ~BulkFlow() { stop(); }
+
+  void stop() {
+    if (stopped_.exchange(true)) return;
+    connection_.shut_sender();
+    if (sender_.joinable()) sender_.join();
+    connection_.close_down();
+  }
+  uint64_t received_bytes() const { return connection_.received_bytes(); }
+  double sender_rto_ms() const { return connection_.sender_rto_ms(); }
+
+ private:
+  void send_forever() {
+    std::vector<char> block(1 << 16, 'x');
+    while (!stopped_) {
+      if (send(connection_.sender(), block.data(), block.size(), MSG_NOSIGNAL) <= 0) break;
+    }
+  }
+
+  CountedConnection connection_;
+  std::thread sender_;
   std::atomic<bool> stopped_{false};
 };
 
@@ -132,89 +169,46 @@ class ExchangeLoop {
     std::string netns, address;
   };
   ExchangeLoop(const Node& a, const Node& b, uint16_t port, std::size_t bytes, double gap_s)
-      : bytes_(bytes), gap_s_(gap_s) {
-    try {
-      connect_both_ways(a, b, port);
-    } catch (...) {
-      stop();  // the receiver threads already started end before the error leaves
-      throw;
-    }
+      : bytes_(bytes),
+        gap_s_(gap_s),
+        into_{{a.netns, a.address, b.netns, port}, {b.netns, b.address, a.netns, static_cast<uint16_t>(port + 1)}} {
     for (int node = 0; node < 2; ++node) loops_[node] = std::thread([this, node] { run(node); });
   }
   ~ExchangeLoop() { stop(); }
 
   void stop() {
     if (stopped_.exchange(true)) return;
-    for (int node = 0; node < 2; ++node) shutdown(senders_[node], SHUT_RDWR);
+    for (auto& connection : into_) connection.shut_sender();
     for (auto& loop : loops_)
       if (loop.joinable()) loop.join();
-    for (int node = 0; node < 2; ++node) shutdown(listeners_[node], SHUT_RDWR);
-    for (auto& receiver : receivers_)
-      if (receiver.joinable()) receiver.join();
-    for (int node = 0; node < 2; ++node) {
-      close(senders_[node]);
-      close(listeners_[node]);
-    }
+    for (auto& connection : into_) connection.close_down();
   }
   // Iterations both nodes have finished, and the bytes received both ways.
   int iterations() const { return std::min(iterations_[0].load(), iterations_[1].load()); }
-  uint64_t received_bytes() const { return received_[0] + received_[1]; }
+  uint64_t received_bytes() const { return into_[0].received_bytes() + into_[1].received_bytes(); }
 
  private:
-  void connect_both_ways(const Node& a, const Node& b, uint16_t port) {
-    const Node nodes[2] = {a, b};
-    for (int to = 0; to < 2; ++to) {  // the connection into `to`, from the other node
-      {
-        NetnsScope inside(nodes[to].netns);
-        listeners_[to] = socket(AF_INET, SOCK_STREAM, 0);
-      }
-      const int one = 1;
-      setsockopt(listeners_[to], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-      const sockaddr_in any = address_of("0.0.0.0", static_cast<uint16_t>(port + to));
-      if (bind(listeners_[to], reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0 ||
-          listen(listeners_[to], 1) != 0)
-        throw std::runtime_error(std::string("ExchangeLoop listen: ") + std::strerror(errno));
-      receivers_[to] = std::thread([this, to] { receive(to); });
-      {
-        NetnsScope inside(nodes[1 - to].netns);
-        senders_[1 - to] = socket(AF_INET, SOCK_STREAM, 0);
-      }
-      const sockaddr_in address = address_of(nodes[to].address, static_cast<uint16_t>(port + to));
-      if (connect(senders_[1 - to], reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
-        throw std::runtime_error(std::string("ExchangeLoop connect: ") + std::strerror(errno));
-    }
-  }
   void run(int node) {
+    const int out = into_[1 - node].sender();
     std::vector<char> block(bytes_, 'x');
     while (!stopped_) {
       for (std::size_t sent = 0; sent < bytes_ && !stopped_;) {
-        const ssize_t n = send(senders_[node], block.data() + sent, bytes_ - sent, MSG_NOSIGNAL);
+        const ssize_t n = send(out, block.data() + sent, bytes_ - sent, MSG_NOSIGNAL);
         if (n <= 0) return;
         sent += static_cast<std::size_t>(n);
       }
       const uint64_t wanted = static_cast<uint64_t>(iterations_[node] + 1) * bytes_;
-      while (received_[node] < wanted && !stopped_) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      while (into_[node].received_bytes() < wanted && !stopped_)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
       std::this_thread::sleep_for(std::chrono::duration<double>(gap_s_));
       if (!stopped_) iterations_[node] += 1;
     }
   }
-  void receive(int node) {
-    const int connection = accept(listeners_[node], nullptr, nullptr);
-    if (connection < 0) return;
-    std::vector<char> block(1 << 16);
-    for (;;) {
-      const ssize_t n = recv(connection, block.data(), block.size(), 0);
-      if (n <= 0) break;
-      received_[node] += static_cast<uint64_t>(n);
-    }
-    close(connection);
-  }
 
   std::size_t bytes_;
   double gap_s_;
-  int listeners_[2] = {-1, -1}, senders_[2] = {-1, -1};  // senders_[n]: node n's connection to the other
-  std::thread receivers_[2], loops_[2];
-  std::atomic<uint64_t> received_[2] = {0, 0};  // by node
+  CountedConnection into_[2];  // into_[n]: the connection into node n, from the other
+  std::thread loops_[2];
   std::atomic<int> iterations_[2] = {0, 0};
   std::atomic<bool> stopped_{false};
 };
