@@ -209,7 +209,7 @@ TEST(FlowModel, TheSenderIsHandedMessagesAsTheSocketBufferDrains) {
 // A connection in congestion avoidance whose bytes wait in the bottleneck's
 // queue through the outage: they leave when it ends and their ACKs restart
 // the sender at once, whatever timeouts fired meanwhile (ns-3 does so,
-// tests/sim_flow_test.cc).
+// tests/sim_flow_outage_test.cc).
 TEST(FlowModel, AnOutageOnlyPausesAConnectionWithoutLostBytes) {
   OneWan w(plain(), 8, 0.010, 1e6, 1);  // minimum RTO 1 s (ns-3)
   FlowModel& model = w.model;
