@@ -31,6 +31,11 @@ struct DelayLineOptions {
 struct DelayLineStats {
   uint64_t packets = 0;  // accepted after their delay
   uint64_t lost = 0;     // dropped by the loss draw
+  // Released a millisecond or more after their due time: the thread was not
+  // scheduled in time (a loaded host), so those packets saw a longer delay
+  // than the link's. How far the emulation strayed from its delay.
+  uint64_t late_packets = 0;
+  double worst_late_ms = 0;
 };
 
 class DelayLine {

@@ -230,8 +230,12 @@ nlohmann::json EmuNetwork::counters() {
   uint64_t bytes = 0, drops = 0, lost = 0;
   for (auto& shaper : shapers_) {
     const LinkCounters c = shaper->counters();
-    links[shaper->direction().name] = {{"wire_bytes", c.bytes}, {"packets", c.packets}, {"queue_drops", c.drops},
-                                       {"trace_losses", c.lost}};
+    nlohmann::json& link = links[shaper->direction().name];
+    link = {{"wire_bytes", c.bytes}, {"packets", c.packets}, {"queue_drops", c.drops}, {"trace_losses", c.lost}};
+    if (c.delay_measured) {
+      link["delay_late_packets"] = c.late_packets;
+      link["delay_worst_late_ms"] = c.worst_late_ms;
+    }
     bytes += c.bytes;
     drops += c.drops;
     lost += c.lost;

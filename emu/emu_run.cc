@@ -66,11 +66,16 @@ void log_cleanup(const CleanupReport& report) {
                report.removed_namespaces.size(), report.killed_processes.size());
 }
 
+struct HostAtStart {
+  nlohmann::json description;
+  CpuTimes cpu;
+};
+
 // The ranks wrote their own folders (rank 0: the run folder, rank R:
 // rank<R>/); the run's manifest gets the backend's description, the host's
-// load, every rank's checksum and the WAN totals.
+// load and CPU use over the run, every rank's checksum and the WAN totals.
 void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRequest& request,
-                   const nlohmann::json& host_start, const LaunchReport& launch, double peer_timeout_s,
+                   const HostAtStart& host_start, const LaunchReport& launch, double peer_timeout_s,
                    EmuTrainingResult& result) {
   write_file(dir / "link.csv", network.replay().link_csv());
   nlohmann::json manifest = read_json(dir / "manifest.json");
@@ -92,8 +97,8 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
   }
   const nlohmann::json counters = network.counters();
   for (auto& [name, link] : links.items()) {
-    link["queue_drops"] = counters["links"][name]["queue_drops"];
-    link["trace_losses"] = counters["links"][name]["trace_losses"];
+    for (const auto& [key, value] : counters["links"][name].items())
+      if (key != "wire_bytes" && key != "packets") link[key] = value;  // drops, losses, the delay line's lateness
   }
   summary["checksums"] = checksums;
   summary["wan_bytes"] = wire;
@@ -110,7 +115,9 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
                   launch.clock_started_after_s);
   manifest["emulation"]["replay"] = {{"steps_applied", network.replay().steps_applied()},
                                      {"worst_step_lateness_s", network.replay().worst_step_lateness_s()}};
-  manifest["host"] = {{"at_start", host_start}, {"at_end", host_description()}};
+  manifest["host"] = {{"at_start", host_start.description},
+                      {"at_end", host_description()},
+                      {"cpu_over_run", cpu_use_between(host_start.cpu, cpu_times())}};
   manifest["summary"] = summary;
   write_file(dir / "manifest.json", manifest.dump(2) + "\n");
 }
@@ -132,7 +139,7 @@ EmuTrainingResult run_emulated_training(const EmuTrainingRequest& request) {
   const fs::path dir = request.config.out_dir;
   if (dir.empty()) throw EmuError("an emulated run needs a results folder (out_dir)");
   fs::create_directories(dir);
-  const nlohmann::json host_start = host_description();
+  const HostAtStart host_start{host_description(), cpu_times()};
   // A Ctrl-C from here on is handled, never fatal: the emu backend holds
   // StopOnSignals while it runs (emu/emu_backend.h).
   EmulationPlan plan = plan_emulation(request.network, unused_run_id());

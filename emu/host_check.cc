@@ -60,4 +60,22 @@ nlohmann::json host_description() {
           {"kernel", fmt::format("{} {}", system.release, system.version)}};
 }
 
+CpuTimes cpu_times() {
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq) || label != "cpu") return {};
+  stat >> steal;  // absent on kernels before 2.6.11: zero
+  return {user + nice + system + irq + softirq, idle + iowait, steal};
+}
+
+nlohmann::json cpu_use_between(const CpuTimes& start, const CpuTimes& end) {
+  const double busy = static_cast<double>(end.busy - start.busy);
+  const double idle = static_cast<double>(end.idle - start.idle);
+  const double steal = static_cast<double>(end.steal - start.steal);
+  const double total = busy + idle + steal;
+  if (end.busy < start.busy || end.idle < start.idle || end.steal < start.steal || total <= 0) return nullptr;
+  return {{"busy", busy / total}, {"idle", idle / total}, {"steal", steal / total}};
+}
+
 }  // namespace st::emu

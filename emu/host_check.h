@@ -5,6 +5,7 @@
 // of an emulated run is real and on the wall clock.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,20 @@ std::vector<std::string> available_congestion_controls();
 
 // {"cpus": N, "load_average": [1, 5, 15 min], "kernel": "6.1.0 ..."}
 nlohmann::json host_description();
+
+// The host's CPU time over all CPUs, in clock ticks (/proc/stat's "cpu"
+// line; all zero when it cannot be read).
+struct CpuTimes {
+  uint64_t busy = 0;   // user, nice, system, irq, softirq
+  uint64_t idle = 0;   // idle, iowait
+  uint64_t steal = 0;  // taken by the hypervisor for other guests
+};
+CpuTimes cpu_times();
+
+// Shares of the CPU time between two readings, {"busy", "idle", "steal"}
+// (they sum to 1): an emulated run's timing is real, so a host that was
+// busy or stolen from during the run explains a slow one. Null when
+// /proc/stat could not be read.
+nlohmann::json cpu_use_between(const CpuTimes& start, const CpuTimes& end);
 
 }  // namespace st::emu

@@ -178,7 +178,13 @@ LinkCounters LinkShaper::counters() {
   c.bytes = sent.bytes;
   c.packets = sent.packets;
   c.drops = queue.drops;
-  if (delay_line_) c.lost = delay_line_->stats().lost;
+  if (delay_line_) {
+    const DelayLineStats delay = delay_line_->stats();
+    c.lost = delay.lost;
+    c.delay_measured = true;
+    c.late_packets = delay.late_packets;
+    c.worst_late_ms = delay.worst_late_ms;
+  }
   return c;
 }
 

@@ -41,6 +41,9 @@ struct LinkCounters {
   uint64_t packets = 0;
   uint64_t drops = 0;    // at the bottleneck queue (overflow)
   uint64_t lost = 0;     // dropped by the trace's loss (delay line; netem counts them in drops)
+  bool delay_measured = false;  // by the delay line (netem's timing is the kernel's and is not seen)
+  uint64_t late_packets = 0;    // the delay line's DelayLineStats
+  double worst_late_ms = 0;
 };
 
 class LinkShaper {

@@ -28,7 +28,7 @@
 #   tests/emu_compare_test.sh path/to/stellatrain [work dir]
 #
 # Timing-sensitive: ctest runs it alone (RUN_SERIAL), and a disagreement gets
-# one more emulator attempt (below). Needs root and the
+# up to two more emulator attempts (below). Needs root and the
 # sim backend; skips (exit 77) otherwise.
 set -euo pipefail
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,8 +86,18 @@ def column(path, name):
 # longer than the 3 iterations that used to be left out.
 WARMUP = 15
 failed = []
-load = json.load(open("emu/ddp/manifest.json"))["host"]["at_start"]["load_average"]
-print(f"emu host load average at the start: {load}")
+# How the host held up: an emulated run's timing is real, so a host busy or
+# stolen from (a shared CI machine) or a delay line released late explains
+# an attempt that disagrees (emu/host_check.h, emu/delay_line.h).
+for folder, system in (("emu", "ddp"), ("emu", "stellatrain"), ("emu", "ddp-gloo"), ("gloo", "ddp"), ("gloo", "ddp-gloo")):
+    manifest = json.load(open(f"{folder}/{system}/manifest.json"))
+    host, links = manifest["host"], manifest["summary"]["wan_links"]
+    use = host.get("cpu_over_run") or {}
+    late = ", ".join(f"{name} {link.get('delay_late_packets', '-')} of {link['packets']} "
+                     f"(worst {link.get('delay_worst_late_ms', float('nan')):.1f} ms)" for name, link in links.items())
+    print(f"emu host, {folder}/{system}: load at the start {[round(x, 2) for x in host['at_start']['load_average']]}, "
+          f"CPU over the run busy {use.get('busy', float('nan')):.2f} steal {use.get('steal', float('nan')):.3f}; "
+          f"delay line, packets released >= 1 ms late: {late}")
 for (system, model) in (("ddp", "sim"), ("stellatrain", "sim"), ("ddp", "flow"), ("stellatrain", "flow")):
     sim = column(f"{model}/{system}/iterations.csv", "exchange_ms")
     rank0 = column(f"emu/{system}/iterations.csv", "exchange_ms")
@@ -121,12 +131,17 @@ print("emu_compare_test: all passed")
 PY
 }
 
-# Timing on a shared machine: one fresh emulator attempt (new namespaces,
-# new connections) when the first disagrees; both are printed. The sim runs
-# are deterministic and are not repeated.
-run_emulator
-if ! check_agreement; then
-  echo "emu_compare_test: the emulator disagreed; one more emulator attempt"
+# Timing on a shared machine: up to two fresh emulator attempts (new
+# namespaces, new connections) when the first disagrees; every attempt is
+# printed with how its host held up. A CI host once failed two attempts in a
+# row (each emulated exchange up to 5x the sim's, easing over 40
+# iterations; this machine agrees within 3% run after run). The sim runs are
+# deterministic and are not repeated.
+ATTEMPTS=3
+for attempt in $(seq "$ATTEMPTS"); do
   run_emulator
-  check_agreement
-fi
+  if check_agreement; then exit 0; fi
+  [ "$attempt" -lt "$ATTEMPTS" ] && echo "emu_compare_test: the emulator disagreed (attempt $attempt of $ATTEMPTS); another attempt"
+done
+echo "emu_compare_test: the emulator disagreed in all $ATTEMPTS attempts"
+exit 1

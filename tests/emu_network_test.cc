@@ -124,6 +124,20 @@ TEST(EmuNetwork, OneWayDelayIsTheConfiguredOne) {
               to_string(network.delay_method()).c_str(), a_to_b, b_to_a);
   EXPECT_NEAR(a_to_b, 20.0, 1.0);
   EXPECT_NEAR(b_to_a, 20.0, 1.0);
+  // The delay line reports how late it released packets (the manifest's
+  // wan_links); netem's timing is the kernel's and is not reported.
+  const nlohmann::json links = network.counters()["links"];
+  for (const auto& [name, link] : links.items()) {
+    if (network.delay_method() != DelayMethod::kNfqueue) {
+      EXPECT_FALSE(link.contains("delay_late_packets")) << name;
+      continue;
+    }
+    std::printf("%s: %s packets released a millisecond or more late, the worst by %.3f ms\n", name.c_str(),
+                link.at("delay_late_packets").dump().c_str(), link.at("delay_worst_late_ms").get<double>());
+    // A median within a millisecond (above) leaves at most half of them late.
+    EXPECT_LE(link.at("delay_late_packets").get<uint64_t>(), link.at("packets").get<uint64_t>() / 2) << name;
+    EXPECT_GE(link.at("delay_worst_late_ms").get<double>(), 0.0) << name;
+  }
 }
 
 TEST(EmuCleanup, OrphansOfADeadOwnerAreRemovedAndLiveRunsKept) {
