@@ -88,28 +88,28 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
   if (have_real)
     config.wan[{2, 1}] = direction(traces::crop(traces::read_trace(real_path.string()), 20, 20 + kExcerptS), 0, 20);
 
-  const auto plan = plan_emulation(config, make_run_id());
-  EmuNetworkOptions options;
-  options.kind = "test";
-  EmuNetwork network(plan, options);
+  const auto network = testing::make_test_network(config);
+  const EmulationPlan& plan = network->plan();
   const auto& a = plan.nodes[0];
   const auto& b = plan.nodes[1];
   const auto& c = plan.nodes[2];
-  network.replay().start_clock();
+  const CpuTimes host_start = cpu_times();
+  network->replay().start_clock();
   BulkFlow from_a(b.netns, b.address, a.netns, 9100);
   std::unique_ptr<BulkFlow> from_c;
   if (have_real) from_c = std::make_unique<BulkFlow>(b.netns, b.address, c.netns, 9101);
   std::this_thread::sleep_for(std::chrono::duration<double>(kExcerptS + 0.2));
-  network.replay().stop();
+  network->replay().stop();
   from_a.stop();
   if (from_c) from_c->stop();
 
-  const auto rows = parse_link_csv(network.replay().link_csv());
+  testing::print_host_cpu_since(host_start);
+  const auto rows = parse_link_csv(network->replay().link_csv());
   const auto until = static_cast<int64_t>(kExcerptS);
   double mean = 0;
   const double fluct_mae = relative_mae(rows, "a->b", until, &mean);
   std::printf("a->b traces/fluct-115mbps.csv 0-60 s: link.csv MAE %.2f%% of the mean %.1f Mbps (nfqueue delay %s)\n",
-              100 * fluct_mae, mean, to_string(network.delay_method()).c_str());
+              100 * fluct_mae, mean, to_string(network->delay_method()).c_str());
   EXPECT_LE(fluct_mae, 0.03);
   if (have_real) {
     const double real_mae = relative_mae(rows, "c->b", until, &mean);
@@ -144,18 +144,18 @@ TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesFewTimeoutsOnTheKernel) {
   net::TopologyConfig config;
   config.clusters = {{"a", 1}, {"b", 1}};
   config.wan[{0, 1}] = config.wan[{1, 0}] = direction(fluct, 0, 20);
-  const auto plan = plan_emulation(config, make_run_id());
-  EmuNetworkOptions options;
-  options.kind = "test";
-  EmuNetwork network(plan, options);
+  const auto network = testing::make_test_network(config);
+  const EmulationPlan& plan = network->plan();
   const auto& a = plan.nodes[0];
   const auto& b = plan.nodes[1];
-  network.replay().start_clock();
+  const CpuTimes host_start = cpu_times();
+  network->replay().start_clock();
   testing::ExchangeLoop loop({a.netns, a.address}, {b.netns, b.address}, 9200, 8'000'000, 0.1);
   std::this_thread::sleep_for(std::chrono::duration<double>(kExcerptS));
   const int iterations = loop.iterations();
-  network.replay().stop();
+  network->replay().stop();
   loop.stop();
+  testing::print_host_cpu_since(host_start);
   long long timeouts = 0;
   for (const auto* node : {&a, &b}) {
     const auto counters = testing::tcp_ext_counters(node->netns);
@@ -166,7 +166,9 @@ TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesFewTimeoutsOnTheKernel) {
   std::printf("8 MB each way per iteration over fluct-115 0-60 s on the kernel: %lld timeouts, %d iterations\n",
               timeouts, iterations);
   EXPECT_LE(timeouts, 6);  // half of what ns-3 takes with Linux's values; 0-2 here
-  EXPECT_GE(iterations, 50);  // the loop ran; a loaded host slows it (72-78 here)
+  // The loop ran: 72-78 here. A host the hypervisor steals from slows every
+  // emulated exchange (up to 1.8x measured, docs/emu.md), so the bound is low.
+  EXPECT_GE(iterations, 30);
 }
 
 TEST(EmuLinkReplay, ClosedGateHoldsPacketsAndReopensWithoutDebt) {
@@ -177,16 +179,14 @@ TEST(EmuLinkReplay, ClosedGateHoldsPacketsAndReopensWithoutDebt) {
   config.clusters = {{"a", 1}, {"b", 1}};
   config.wan[{0, 1}] = direction(trace, 0, 5);
   config.wan[{1, 0}] = direction(traces::Trace(), 1000, 5);
-  const auto plan = plan_emulation(config, make_run_id());
-  EmuNetworkOptions options;
-  options.kind = "test";
-  EmuNetwork network(plan, options);
-  network.replay().start_clock();
+  const auto network = testing::make_test_network(config);
+  const EmulationPlan& plan = network->plan();
+  network->replay().start_clock();
   BulkFlow flow(plan.nodes[1].netns, plan.nodes[1].address, plan.nodes[0].netns, 9102);
   std::this_thread::sleep_for(std::chrono::duration<double>(7.2));
-  network.replay().stop();
+  network->replay().stop();
   flow.stop();
-  const auto rows = parse_link_csv(network.replay().link_csv());
+  const auto rows = parse_link_csv(network->replay().link_csv());
   for (const auto& row : rows) {
     if (row.link != "a->b" || row.second > 6) continue;
     std::printf("  second %lld: configured %.1f delivered %.3f Mbps\n", static_cast<long long>(row.second),

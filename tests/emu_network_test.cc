@@ -34,38 +34,35 @@ std::string run_in(const std::string& netns, const std::vector<std::string>& arg
 
 TEST(EmuNetwork, BuildsNamespacesLinksAndQdiscsAndRemovesThem) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
-  const auto plan = plan_emulation(two_clusters(100, 5, 2, 1), make_run_id());
+  auto network = testing::make_test_network(two_clusters(100, 5, 2, 1));
+  const EmulationPlan plan = network->plan();  // a copy: checked after the network is gone
   std::vector<ino_t> inodes;
-  {
-    EmuNetworkOptions options;
-    options.kind = "test";
-    EmuNetwork network(plan, options);
-    for (const auto& name : plan.namespaces()) {
-      EXPECT_TRUE(netns_exists(name)) << name;
-      inodes.push_back(netns_inode(name));
-    }
-    // The run is registered with this process as its owner.
-    bool registered = false;
-    for (const auto& run : list_runs()) registered |= run.run_id == plan.run_id && owner_alive(run);
-    EXPECT_TRUE(registered);
-    const std::string router = run_in(plan.routers[0].netns, {"tc", "qdisc", "show", "dev", plan.wan[0].out_ifname});
-    EXPECT_NE(router.find("qdisc htb 1:"), std::string::npos) << router;
-    EXPECT_NE(router.find("qdisc tbf 10:"), std::string::npos) << router;
-    const std::string delay = network.delay_method() == DelayMethod::kNfqueue ? "bfifo 20:" : "netem 20:";
-    EXPECT_NE(router.find(delay), std::string::npos) << router;
-    if (network.delay_method() == DelayMethod::kNfqueue) {
-      const std::string rules = run_in(plan.routers[1].netns, {"iptables", "-t", "mangle", "-S", "PREROUTING"});
-      EXPECT_NE(rules.find("NFQUEUE --queue-num 0"), std::string::npos) << rules;
-    }
-    const std::string routes = run_in(plan.routers[0].netns, {"ip", "route", "show"});
-    EXPECT_NE(routes.find("10.2.0.0/16 via 100.64.0.2 dev " + plan.wan[0].out_ifname), std::string::npos) << routes;
-    // Nodes in one cluster reach each other, and the other cluster.
-    EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[1].netns, plan.nodes[1].address, 9000, 3, 0.01).size(), 3u);
-    EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[2].netns, plan.nodes[2].address, 9000, 3, 0.01).size(), 3u);
-    EXPECT_EQ(read_sysctl(plan.routers[0].netns, "ipv4/ip_forward"), "1");
-    const std::string node_routes = run_in(plan.nodes[0].netns, {"ip", "route", "show", "default"});
-    EXPECT_NE(node_routes.find("congctl cubic"), std::string::npos) << node_routes;
+  for (const auto& name : plan.namespaces()) {
+    EXPECT_TRUE(netns_exists(name)) << name;
+    inodes.push_back(netns_inode(name));
   }
+  // The run is registered with this process as its owner.
+  bool registered = false;
+  for (const auto& run : list_runs()) registered |= run.run_id == plan.run_id && owner_alive(run);
+  EXPECT_TRUE(registered);
+  const std::string router = run_in(plan.routers[0].netns, {"tc", "qdisc", "show", "dev", plan.wan[0].out_ifname});
+  EXPECT_NE(router.find("qdisc htb 1:"), std::string::npos) << router;
+  EXPECT_NE(router.find("qdisc tbf 10:"), std::string::npos) << router;
+  const std::string delay = network->delay_method() == DelayMethod::kNfqueue ? "bfifo 20:" : "netem 20:";
+  EXPECT_NE(router.find(delay), std::string::npos) << router;
+  if (network->delay_method() == DelayMethod::kNfqueue) {
+    const std::string rules = run_in(plan.routers[1].netns, {"iptables", "-t", "mangle", "-S", "PREROUTING"});
+    EXPECT_NE(rules.find("NFQUEUE --queue-num 0"), std::string::npos) << rules;
+  }
+  const std::string routes = run_in(plan.routers[0].netns, {"ip", "route", "show"});
+  EXPECT_NE(routes.find("10.2.0.0/16 via 100.64.0.2 dev " + plan.wan[0].out_ifname), std::string::npos) << routes;
+  // Nodes in one cluster reach each other, and the other cluster.
+  EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[1].netns, plan.nodes[1].address, 9000, 3, 0.01).size(), 3u);
+  EXPECT_EQ(one_way_delays(plan.nodes[0].netns, plan.nodes[2].netns, plan.nodes[2].address, 9000, 3, 0.01).size(), 3u);
+  EXPECT_EQ(read_sysctl(plan.routers[0].netns, "ipv4/ip_forward"), "1");
+  const std::string node_routes = run_in(plan.nodes[0].netns, {"ip", "route", "show", "default"});
+  EXPECT_NE(node_routes.find("congctl cubic"), std::string::npos) << node_routes;
+  network.reset();
   for (const auto& name : plan.namespaces()) EXPECT_FALSE(netns_exists(name)) << name;
   for (const ino_t inode : inodes) EXPECT_TRUE(processes_in_netns(inode).empty());
   for (const auto& run : list_runs()) EXPECT_NE(run.run_id, plan.run_id);
@@ -90,11 +87,9 @@ TEST(EmuNetwork, RtoMinReachesEveryNodesRouteAndTheKernel) {
   for (const int rto_min_ms : {0, 50}) {
     auto config = two_clusters(100, 5);
     config.rto_min_ms = rto_min_ms;
-    const auto plan = plan_emulation(config, make_run_id());
-    EmuNetworkOptions options;
-    options.kind = "test";
-    EmuNetwork network(plan, options);
-    EXPECT_EQ(network.describe().at("rto_min_ms"), rto_min_ms > 0 ? rto_min_ms : kLinuxDefaultRtoMinMs);
+    const auto network = testing::make_test_network(config);
+    const EmulationPlan& plan = network->plan();
+    EXPECT_EQ(network->describe().at("rto_min_ms"), rto_min_ms > 0 ? rto_min_ms : kLinuxDefaultRtoMinMs);
     for (const auto& node : plan.nodes) {
       const std::string route = run_in(node.netns, {"ip", "route", "show", "default"});
       if (rto_min_ms > 0) EXPECT_NE(route.find("rto_min lock 50ms"), std::string::npos) << route;
@@ -110,25 +105,23 @@ TEST(EmuNetwork, RtoMinReachesEveryNodesRouteAndTheKernel) {
 
 TEST(EmuNetwork, OneWayDelayIsTheConfiguredOne) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
-  const auto plan = plan_emulation(two_clusters(100, 20), make_run_id());
-  EmuNetworkOptions options;
-  options.kind = "test";
-  EmuNetwork network(plan, options);
-  network.replay().start_clock();
+  const auto network = testing::make_test_network(two_clusters(100, 20));
+  const EmulationPlan& plan = network->plan();
+  network->replay().start_clock();
   const auto forward = one_way_delays(plan.nodes[0].netns, plan.nodes[1].netns, plan.nodes[1].address, 9001, 50, 0.02);
   const auto backward = one_way_delays(plan.nodes[1].netns, plan.nodes[0].netns, plan.nodes[0].address, 9002, 50, 0.02);
   ASSERT_EQ(forward.size(), 50u);
   ASSERT_EQ(backward.size(), 50u);
   const double a_to_b = median(forward) * 1000, b_to_a = median(backward) * 1000;
   std::printf("one-way delay (%s), configured 20 ms: a->b median %.3f ms, b->a median %.3f ms\n",
-              to_string(network.delay_method()).c_str(), a_to_b, b_to_a);
+              to_string(network->delay_method()).c_str(), a_to_b, b_to_a);
   EXPECT_NEAR(a_to_b, 20.0, 1.0);
   EXPECT_NEAR(b_to_a, 20.0, 1.0);
   // The delay line reports how late it released packets (the manifest's
   // wan_links); netem's timing is the kernel's and is not reported.
-  const nlohmann::json links = network.counters()["links"];
+  const nlohmann::json links = network->counters()["links"];
   for (const auto& [name, link] : links.items()) {
-    if (network.delay_method() != DelayMethod::kNfqueue) {
+    if (network->delay_method() != DelayMethod::kNfqueue) {
       EXPECT_FALSE(link.contains("delay_late_packets")) << name;
       continue;
     }
@@ -143,10 +136,8 @@ TEST(EmuNetwork, OneWayDelayIsTheConfiguredOne) {
 TEST(EmuCleanup, OrphansOfADeadOwnerAreRemovedAndLiveRunsKept) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   // A live run (this process) must survive a cleanup.
-  const auto plan = plan_emulation(two_clusters(50, 1), make_run_id());
-  EmuNetworkOptions options;
-  options.kind = "test";
-  EmuNetwork live(plan, options);
+  const auto live = testing::make_test_network(two_clusters(50, 1));
+  const EmulationPlan& plan = live->plan();
   // An orphan: namespaces named by the scheme with no record (as after a
   // SIGKILL between creating them and... or a deleted record).
   const std::string orphan_id = make_run_id();

@@ -14,13 +14,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "emu/emu_network.h"
+#include "emu/emu_plan.h"
 #include "emu/host_check.h"
 #include "emu/netns.h"
 #include "emu/process.h"
@@ -32,6 +36,24 @@
   } while (0)
 
 namespace st::emu::testing {
+
+// The host's CPU use since `start`, printed: the emulator's timing is real,
+// so a measurement that falls short while the hypervisor stole the CPU (a
+// shared CI machine) says so in the test's output.
+inline void print_host_cpu_since(const CpuTimes& start) {
+  const nlohmann::json use = cpu_use_between(start, cpu_times());
+  if (use.is_null()) return;
+  std::printf("host CPU over the measurement: busy %.2f, stolen by the hypervisor %.3f\n", use["busy"].get<double>(),
+              use["steal"].get<double>());
+}
+
+// One test's network: a run id of its own, registered as kind "test",
+// removed when the object goes. network->plan() is what was built.
+inline std::unique_ptr<EmuNetwork> make_test_network(const net::TopologyConfig& config) {
+  EmuNetworkOptions options;
+  options.kind = "test";
+  return std::make_unique<EmuNetwork>(plan_emulation(config, make_run_id()), options);
+}
 
 inline double monotonic_s() {
   timespec now{};
