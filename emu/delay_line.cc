@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 #include <linux/netfilter.h>  // NF_ACCEPT, NF_DROP
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -27,6 +25,7 @@ extern "C" {
 #include <vector>
 
 #include "emu/netns.h"
+#include "emu/realtime_thread.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -152,22 +151,9 @@ class DelayLine::Impl {
     setsockopt(fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
   }
 
-  // A kernel qdisc's timer runs ahead of every process; this thread stands
-  // in for one, so it should not queue behind the nodes' training compute on
-  // a busy host (each packet it wakes late for sees a longer delay). The
-  // lowest real-time priority does that: the thread sleeps in ppoll almost
-  // all the time, and the kernel's real-time throttling caps it in any case.
-  // Without the privilege (the emulator runs as root, so never) it keeps the
-  // normal policy, and its lateness still shows in stats().
-  static void run_before_processes() {
-    sched_param param{};
-    param.sched_priority = sched_get_priority_min(SCHED_FIFO);
-    pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
-  }
-
   void run(std::promise<std::string>& ready) {
     prctl(PR_SET_TIMERSLACK, 1UL);  // wake up on time, not up to 50 us late
-    run_before_processes();
+    run_ahead_of_processes();  // emu/realtime_thread.h
     std::unique_ptr<NetnsScope> inside;
     try {
       inside = std::make_unique<NetnsScope>(options_.netns);

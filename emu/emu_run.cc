@@ -1,6 +1,7 @@
 #include "emu/emu_run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -115,9 +116,16 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
                   launch.clock_started_after_s);
   manifest["emulation"]["replay"] = {{"steps_applied", network.replay().steps_applied()},
                                      {"worst_step_lateness_s", network.replay().worst_step_lateness_s()}};
+  const nlohmann::json cpu_use = cpu_use_between(host_start.cpu, cpu_times());
+  const std::vector<std::string> behind = host_fell_behind(cpu_use, links);
   manifest["host"] = {{"at_start", host_start.description},
                       {"at_end", host_description()},
-                      {"cpu_over_run", cpu_use_between(host_start.cpu, cpu_times())}};
+                      {"cpu_over_run", cpu_use},
+                      {"fell_behind", behind}};
+  if (!behind.empty())
+    spdlog::warn("emu{}: the host fell behind: {}; this run's times hold the host's delays as well as the network's "
+                 "(manifest.json host.fell_behind): rerun on a quieter host before quoting them",
+                 request.label.empty() ? "" : " " + request.label, fmt::join(behind, "; "));
   manifest["summary"] = summary;
   write_file(dir / "manifest.json", manifest.dump(2) + "\n");
 }

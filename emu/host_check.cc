@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "emu/netns.h"
 
@@ -76,6 +78,22 @@ nlohmann::json cpu_use_between(const CpuTimes& start, const CpuTimes& end) {
   const double total = busy + idle + steal;
   if (end.busy < start.busy || end.idle < start.idle || end.steal < start.steal || total <= 0) return nullptr;
   return {{"busy", busy / total}, {"idle", idle / total}, {"steal", steal / total}};
+}
+
+std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const nlohmann::json& wan_links) {
+  std::vector<std::string> reasons;
+  const double steal = cpu_use.is_object() ? cpu_use.value("steal", 0.0) : 0.0;
+  if (steal > 0.05) reasons.push_back(fmt::format("the hypervisor took {:.0f}% of the host's CPU time", 100 * steal));
+  uint64_t late = 0, packets = 0;
+  for (const auto& [name, link] : wan_links.items()) {
+    if (!link.contains("delay_late_packets")) continue;
+    late += link.value("delay_late_packets", uint64_t{0});
+    packets += link.value("packets", uint64_t{0});
+  }
+  if (packets > 0 && late * 100 > packets)
+    reasons.push_back(fmt::format("the delay line released {:.1f}% of the WAN packets a millisecond or more late",
+                                  100.0 * static_cast<double>(late) / static_cast<double>(packets)));
+  return reasons;
 }
 
 }  // namespace st::emu

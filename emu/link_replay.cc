@@ -1,5 +1,6 @@
 #include "emu/link_replay.h"
 #include "emu/monotonic_clock.h"
+#include "emu/realtime_thread.h"
 
 #include <sys/prctl.h>
 #include <time.h>
@@ -145,6 +146,7 @@ void LinkReplay::walk(double next_sample_s) {
 
 void LinkReplay::run() {
   prctl(PR_SET_TIMERSLACK, 1UL);
+  run_ahead_of_processes();  // steps and samples on time on a busy host (emu/realtime_thread.h)
   {
     std::unique_lock<std::mutex> lock(mutex_);
     wake_.wait(lock, [this] { return started_ || stopping_; });

@@ -1,5 +1,6 @@
 // What an emulated run's manifest says about its host (emu/host_check.h):
-// the CPU's busy, idle and stolen shares over the run. Pure: no privileges.
+// the CPU's busy, idle and stolen shares over the run, and whether the host
+// fell behind. Pure: no privileges.
 #include <gtest/gtest.h>
 
 #include "emu/host_check.h"
@@ -30,6 +31,28 @@ TEST(EmuHost, ThisHostsCpuTimesGrow) {
   ASSERT_FALSE(use.is_null());
   EXPECT_NEAR(use["busy"].get<double>() + use["idle"].get<double>() + use["steal"].get<double>(), 1.0, 1e-9);
   EXPECT_GT(use["busy"].get<double>(), 0.0);
+}
+
+nlohmann::json link(uint64_t packets, uint64_t late) {
+  return {{"packets", packets}, {"delay_late_packets", late}, {"delay_worst_late_ms", late > 0 ? 12.5 : 0.3}};
+}
+
+TEST(EmuHost, AHostThatKeptUpGivesNoReason) {
+  const nlohmann::json use = {{"busy", 0.6}, {"idle", 0.39}, {"steal", 0.01}};
+  // 1% late exactly is still kept up; netem links (no delay line fields) count nothing.
+  const nlohmann::json links = {{"a->b", link(1000, 10)}, {"b->a", link(1000, 10)}, {"c->a", {{"packets", 5}}}};
+  EXPECT_TRUE(host_fell_behind(use, links).empty());
+  EXPECT_TRUE(host_fell_behind(nullptr, nlohmann::json::object()).empty());  // nothing was measured
+}
+
+TEST(EmuHost, StolenCpuAndLatePacketsAreEachAReason) {
+  const nlohmann::json stolen = {{"busy", 0.3}, {"idle", 0.46}, {"steal", 0.24}};
+  const nlohmann::json late = {{"a->b", link(1000, 30)}, {"b->a", link(1000, 0)}};  // 1.5% of 2000
+  const auto both = host_fell_behind(stolen, late);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0], "the hypervisor took 24% of the host's CPU time");
+  EXPECT_EQ(both[1], "the delay line released 1.5% of the WAN packets a millisecond or more late");
+  EXPECT_EQ(host_fell_behind(stolen, nlohmann::json::object()).size(), 1u);
 }
 
 }  // namespace
