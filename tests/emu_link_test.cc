@@ -70,6 +70,36 @@ net::WanDirection direction(const traces::Trace& trace, double mbps, double dela
   return d;
 }
 
+// One 60 s replay with a bulk TCP flow through a->b (and c->b with the
+// real trace): link.csv's rows and the CPU share stolen meanwhile.
+struct Replayed {
+  std::vector<Row> rows;
+  double stolen_share = 0;
+  std::string delay_method;
+};
+
+Replayed replay_with_bulk_flows(const net::TopologyConfig& config, bool have_real) {
+  const auto network = testing::make_test_network(config);
+  const EmulationPlan& plan = network->plan();
+  const auto& a = plan.nodes[0];
+  const auto& b = plan.nodes[1];
+  const auto& c = plan.nodes[2];
+  const CpuTimes host_start = cpu_times();
+  network->replay().start_clock();
+  BulkFlow from_a(b.netns, b.address, a.netns, 9100);
+  std::unique_ptr<BulkFlow> from_c;
+  if (have_real) from_c = std::make_unique<BulkFlow>(b.netns, b.address, c.netns, 9101);
+  std::this_thread::sleep_for(std::chrono::duration<double>(kExcerptS + 0.2));
+  network->replay().stop();
+  from_a.stop();
+  if (from_c) from_c->stop();
+  Replayed replayed;
+  replayed.stolen_share = testing::print_host_cpu_since(host_start);
+  replayed.rows = parse_link_csv(network->replay().link_csv());
+  replayed.delay_method = to_string(network->delay_method());
+  return replayed;
+}
+
 TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   const fs::path root = fs::path(ST_SOURCE_DIR);
@@ -88,28 +118,23 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
   if (have_real)
     config.wan[{2, 1}] = direction(traces::crop(traces::read_trace(real_path.string()), 20, 20 + kExcerptS), 0, 20);
 
-  const auto network = testing::make_test_network(config);
-  const EmulationPlan& plan = network->plan();
-  const auto& a = plan.nodes[0];
-  const auto& b = plan.nodes[1];
-  const auto& c = plan.nodes[2];
-  const CpuTimes host_start = cpu_times();
-  network->replay().start_clock();
-  BulkFlow from_a(b.netns, b.address, a.netns, 9100);
-  std::unique_ptr<BulkFlow> from_c;
-  if (have_real) from_c = std::make_unique<BulkFlow>(b.netns, b.address, c.netns, 9101);
-  std::this_thread::sleep_for(std::chrono::duration<double>(kExcerptS + 0.2));
-  network->replay().stop();
-  from_a.stop();
-  if (from_c) from_c->stop();
-
-  testing::print_host_cpu_since(host_start);
-  const auto rows = parse_link_csv(network->replay().link_csv());
+  // A measurement that misses while the hypervisor stole the CPU is taken
+  // again, up to three in all; one the host kept up with stands.
   const auto until = static_cast<int64_t>(kExcerptS);
+  Replayed replayed;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    replayed = replay_with_bulk_flows(config, have_real);
+    const bool within = relative_mae(replayed.rows, "a->b", until, nullptr) <= 0.03 &&
+                        (!have_real || relative_mae(replayed.rows, "c->b", until, nullptr) <= 0.03);
+    if (within || replayed.stolen_share <= testing::kStolenShareThatVoidsATiming) break;
+    std::printf("missed while the hypervisor stole %.0f%% of the CPU (attempt %d of 3)\n",
+                100 * replayed.stolen_share, attempt);
+  }
+  const auto& rows = replayed.rows;
   double mean = 0;
   const double fluct_mae = relative_mae(rows, "a->b", until, &mean);
-  std::printf("a->b traces/fluct-115mbps.csv 0-60 s: link.csv MAE %.2f%% of the mean %.1f Mbps (nfqueue delay %s)\n",
-              100 * fluct_mae, mean, to_string(network->delay_method()).c_str());
+  std::printf("a->b traces/fluct-115mbps.csv 0-60 s: link.csv MAE %.2f%% of the mean %.1f Mbps (delay by %s)\n",
+              100 * fluct_mae, mean, replayed.delay_method.c_str());
   EXPECT_LE(fluct_mae, 0.03);
   if (have_real) {
     const double real_mae = relative_mae(rows, "c->b", until, &mean);
