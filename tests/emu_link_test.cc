@@ -196,6 +196,40 @@ TEST(EmuLinkReplay, AnExchangeLoopOverTheTraceTakesFewTimeoutsOnTheKernel) {
   EXPECT_GE(iterations, 30);
 }
 
+// A bulk flow through a->b for 7.2 s of the gate's trace: link.csv's rows,
+// and the CPU share the hypervisor stole meanwhile.
+std::vector<Row> replay_gate(const net::TopologyConfig& config, double* stolen_share) {
+  const auto network = testing::make_test_network(config);
+  const EmulationPlan& plan = network->plan();
+  const CpuTimes host_start = cpu_times();
+  network->replay().start_clock();
+  BulkFlow flow(plan.nodes[1].netns, plan.nodes[1].address, plan.nodes[0].netns, 9102);
+  std::this_thread::sleep_for(std::chrono::duration<double>(7.2));
+  network->replay().stop();
+  flow.stop();
+  *stolen_share = testing::print_host_cpu_since(host_start);
+  return parse_link_csv(network->replay().link_csv());
+}
+
+// Second 3 lies wholly inside the outage: nothing passes the gate. The
+// counters are sampled at each second by the replay thread, which on a
+// loaded host can run a millisecond or so late, so second 2 may carry the
+// bytes of that millisecond before the gate closed (1 ms at 100 Mbps is 0.1
+// Mbps): it is held to 1% of the rate. Reopened: the rate is back within a
+// second (no token debt), once TCP's retransmission timer lets the sender
+// go on: seconds 5 and 6 within 5 Mbps of 100.
+constexpr double kInsideOutageMbps = 0.05, kClosingSecondMbps = 1.0, kReopenedWithinMbps = 5;
+
+bool gate_held_and_reopened(const std::vector<Row>& rows) {
+  for (const auto& row : rows) {
+    if (row.link != "a->b") continue;
+    if (row.second == 3 && row.delivered >= kInsideOutageMbps) return false;
+    if (row.second == 2 && row.delivered >= kClosingSecondMbps) return false;
+    if ((row.second == 5 || row.second == 6) && std::abs(row.delivered - 100) > kReopenedWithinMbps) return false;
+  }
+  return true;
+}
+
 TEST(EmuLinkReplay, ClosedGateHoldsPacketsAndReopensWithoutDebt) {
   ST_SKIP_WITHOUT_EMU_PRIVILEGES();
   // 100 Mbps, 0 Mbps from 2 to 4 s, then 100 Mbps again.
@@ -204,33 +238,27 @@ TEST(EmuLinkReplay, ClosedGateHoldsPacketsAndReopensWithoutDebt) {
   config.clusters = {{"a", 1}, {"b", 1}};
   config.wan[{0, 1}] = direction(trace, 0, 5);
   config.wan[{1, 0}] = direction(traces::Trace(), 1000, 5);
-  const auto network = testing::make_test_network(config);
-  const EmulationPlan& plan = network->plan();
-  network->replay().start_clock();
-  BulkFlow flow(plan.nodes[1].netns, plan.nodes[1].address, plan.nodes[0].netns, 9102);
-  std::this_thread::sleep_for(std::chrono::duration<double>(7.2));
-  network->replay().stop();
-  flow.stop();
-  const auto rows = parse_link_csv(network->replay().link_csv());
+  // Measured again (up to three times in all) when it misses while the
+  // hypervisor stole the CPU, as DeliveredFollowsTheTrace is.
+  std::vector<Row> rows;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    double stolen = 0;
+    rows = replay_gate(config, &stolen);
+    if (gate_held_and_reopened(rows) || stolen <= testing::kStolenShareThatVoidsATiming) break;
+    std::printf("missed while the hypervisor stole %.0f%% of the CPU (attempt %d of 3)\n", 100 * stolen, attempt);
+  }
   for (const auto& row : rows) {
     if (row.link != "a->b" || row.second > 6) continue;
     std::printf("  second %lld: configured %.1f delivered %.3f Mbps\n", static_cast<long long>(row.second),
                 row.configured, row.delivered);
-    // Second 3 lies wholly inside the outage: nothing passes the gate. The
-    // counters are sampled at each second by the replay thread, which on a
-    // loaded host can run a millisecond or so late, so second 2 may carry
-    // the bytes of that millisecond before the gate closed (1 ms at 100 Mbps
-    // is 0.1 Mbps): it is held to 1% of the rate.
     if (row.second == 3) {
-      EXPECT_LT(row.delivered, 0.05) << row.second;
+      EXPECT_LT(row.delivered, kInsideOutageMbps) << row.second;
     }
     if (row.second == 2) {
-      EXPECT_LT(row.delivered, 1.0) << row.second;
+      EXPECT_LT(row.delivered, kClosingSecondMbps) << row.second;
     }
-    // Reopened: the rate is back within a second (no token debt), once TCP's
-    // retransmission timer lets the sender go on.
     if (row.second == 5 || row.second == 6) {
-      EXPECT_NEAR(row.delivered, 100, 5) << row.second;
+      EXPECT_NEAR(row.delivered, 100, kReopenedWithinMbps) << row.second;
     }
   }
 }
