@@ -1,6 +1,7 @@
 #pragma once
-// Compute-time models for the simulated executor (the Executor seam, docs/architecture.md): the
-// real work always runs; a model decides how much virtual time it costs.
+// Compute-time models for the simulated executor (the Executor seam, docs/architecture.md) and the
+// paced one that prices a real-time run (core/runtime/paced_executor.h): the
+// real work always runs; a model decides how much time it costs.
 //   measured  wall time of the real work on this machine x scale
 //   profile   a YAML table per device: forward/backward ms per model and
 //             batch, CPU and accelerator kernel rates (docs/sim.md)
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/compute_time_model.h"
 #include "core/runtime/executor.h"
 
 namespace st::sim {
@@ -42,34 +44,9 @@ struct ComputeModelConfig {
   std::vector<double> node_tflops;
 };
 
-class ComputeTimeModel {
- public:
-  virtual ~ComputeTimeModel() = default;
-  // Virtual time charged for `task`, whose real work took `measured` here.
-  // Throws std::invalid_argument for a task kind the model does not know.
-  virtual runtime::Nanos cost(const runtime::ComputeCost& task, runtime::Nanos measured) const = 0;
-  // For a task whose work reported progress marks (a backward reports one
-  // per parameter as its gradient appears: Executor::post_progress), the
-  // share of the task's charged time at which `mark` is reached, in [0, 1].
-  // `measured_share` is where in the real work's wall time the mark came.
-  virtual double progress_share(const runtime::ComputeCost& task, int mark, double measured_share) const = 0;
-  virtual bool deterministic() const = 0;
-  virtual nlohmann::json describe() const = 0;  // for the manifest
-  // CPU cores of the machine that `node` models (a profile's `cpu_cores`):
-  // the simulated executor gives the node that many CPU slots unless the
-  // scenario says otherwise. 0: the model does not say.
-  virtual int cpu_cores(int node) const {
-    (void)node;
-    return 0;
-  }
-  // Where cpu_cores(node) comes from, for the manifest: "profile" (a
-  // profile's count) or "this machine" (the `measured` model, which prices
-  // this machine's own work and so has its cores).
-  virtual std::string cpu_cores_origin(int node) const {
-    (void)node;
-    return "profile";
-  }
-};
+// The interface every model implements (core/runtime/compute_time_model.h),
+// named here as the sim backend has always named it.
+using runtime::ComputeTimeModel;
 
 // Throws std::invalid_argument (bad kind or parameter) or std::runtime_error
 // (an unreadable or malformed profile, naming the file and key).
