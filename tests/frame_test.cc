@@ -162,7 +162,7 @@ TEST(Frame, RejectsEveryMalformedHeaderField) {
   expect_frame_error(header_with(4, {0}), "version", 0);
   expect_frame_error(header_with(4, {2}), "version", 2);
   expect_frame_error(header_with(5, {0}), "type", 0);
-  expect_frame_error(header_with(5, {5}), "type", 5);
+  expect_frame_error(header_with(5, {6}), "type", 6);
   expect_frame_error(header_with(5, {255}), "type", 255);
   expect_frame_error(header_with(6, {1, 0}), "flags", 1);
   expect_frame_error(header_with(6, {0, 0x80}), "flags", 0x8000);
@@ -177,6 +177,48 @@ TEST(Frame, RejectsEveryMalformedHeaderField) {
   expect_frame_error(header_with(16, {1}, control_header(FrameType::kGoodbye, 1)), "payload_bytes", 1);
   expect_frame_error(header_with(16, {15}, control_header(FrameType::kHello, 1)), "payload_bytes", 15);
   expect_frame_error(header_with(12, {9}, control_header(FrameType::kHeartbeat, 1)), "tag", 9);
+}
+
+// Padding (send_standing_for on real sockets): 1 byte to the maximum, no
+// tag; its payload is read and dropped, whichever way it is read.
+TEST(Frame, PaddingIsBoundedAndItsBytesAreDropped) {
+  FrameHeader padding = control_header(FrameType::kPadding, 1);
+  padding.payload_bytes = 1000;
+  const auto head = encode_header(padding);
+  std::vector<uint8_t> stream(head.begin(), head.end());
+  stream.resize(stream.size() + 1000, 0xAB);
+  const auto data = encode_frame(data_header(1, 7), pattern(300, 5));
+  stream.insert(stream.end(), data.begin(), data.end());
+  for (std::size_t piece : {1u, 7u, 4096u}) {
+    const auto frames = decode_all(stream, piece, FrameLimits{1000, 0});
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_EQ(frames[0].header.type, FrameType::kPadding);
+    EXPECT_EQ(frames[0].header.payload_bytes, 1000u);
+    EXPECT_TRUE(frames[0].payload.empty());
+    EXPECT_EQ(frames[1].payload, pattern(300, 5));
+  }
+  // Read straight into payload_space(), short reads included.
+  FrameDecoder decoder(FrameLimits{1000, 0});
+  std::vector<Frame> frames;
+  const auto sink = [&](Frame&& frame) { frames.push_back(std::move(frame)); };
+  decoder.feed(stream.data(), kFrameHeaderBytes, sink);
+  std::size_t offset = kFrameHeaderBytes;
+  while (decoder.payload_space_size() > 0) {
+    uint8_t* space = decoder.payload_space(600);
+    const std::size_t received = std::min<std::size_t>(decoder.payload_space_size(), 333);
+    std::memcpy(space, stream.data() + offset, received);
+    offset += received;
+    decoder.commit_payload(received, sink);
+  }
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(frames[0].payload.empty());
+  EXPECT_TRUE(decoder.at_frame_boundary());
+
+  FrameLimits small{1000, 0};
+  expect_frame_error(header_with(16, {0}, control_header(FrameType::kPadding, 1)), "payload_bytes", 0, small);
+  expect_frame_error(header_with(16, {0xE9, 0x03}, control_header(FrameType::kPadding, 1)), "payload_bytes", 1001,
+                     small);
+  expect_frame_error(header_with(12, {9}, control_header(FrameType::kPadding, 1)), "tag", 9);
 }
 
 TEST(Frame, ChecksHelloPayload) {

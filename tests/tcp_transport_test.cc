@@ -103,6 +103,36 @@ TEST(TcpTransport, MessagesBeforeTheHandlerAreKept) {
   EXPECT_EQ(inbox.messages[0].tag, 5u);
 }
 
+// A sampled timing run's message stands for its full size: the padding
+// crosses the socket before the payload, and the receiver, which counts
+// the padding frames it read, says what the message stood for.
+TEST(TcpTransport, ASampleStandsForItsWholeSizeOnTheWire) {
+  Inbox inbox;
+  auto transports = start_world(2, exchange_options());
+  inbox.attach(*transports[1]);
+  const uint64_t stood_for = (uint64_t{40} << 20) + 1000;  // three padding frames, the last one partial
+  std::atomic<int> sent{0};
+  transports[0]->send_standing_for(1, 3, make_payload(1000, 11), stood_for, [&](std::exception_ptr e) {
+    if (!e) ++sent;
+  });
+  transports[0]->send(1, 4, make_payload(10, 12), [&](std::exception_ptr e) {
+    if (!e) ++sent;
+  });
+  ASSERT_TRUE(wait_until([&] { return inbox.message_count() == 2 && sent == 2; }, milliseconds(20000)));
+  EXPECT_EQ(inbox.messages[0].tag, 3u);
+  EXPECT_EQ(inbox.messages[0].payload, make_payload(1000, 11));
+  EXPECT_EQ(inbox.messages[0].wire_bytes, stood_for);
+  EXPECT_EQ(wire_size(inbox.messages[1]), 10u);  // the next message is its own size again
+  EXPECT_EQ(transports[0]->stats().bytes_sent, 1010u);  // payload bytes only
+  EXPECT_THROW(transports[0]->send_standing_for(1, 5, make_payload(10, 1), 9, nullptr), std::invalid_argument);
+  // To itself: nothing crosses a wire, the message still says what it stood for.
+  Inbox own;
+  own.attach(*transports[0]);
+  transports[0]->send_standing_for(0, 6, make_payload(5, 2), 500, nullptr);
+  ASSERT_TRUE(wait_until([&] { return own.message_count() == 1; }, milliseconds(2000)));
+  EXPECT_EQ(own.messages[0].wire_bytes, 500u);
+}
+
 TEST(TcpTransport, BadSendsCompleteWithErrors) {
   TcpOptions base = test_options(0, 1, 0);
   base.max_message_bytes = 1000;

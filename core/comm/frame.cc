@@ -37,7 +37,7 @@ uint64_t get_u64(const uint8_t* in) {
 }
 
 bool is_known_type(uint8_t type) {
-  return type >= static_cast<uint8_t>(FrameType::kData) && type <= static_cast<uint8_t>(FrameType::kGoodbye);
+  return type >= static_cast<uint8_t>(FrameType::kData) && type <= static_cast<uint8_t>(FrameType::kPadding);
 }
 
 // The only payload size a control frame may carry.
@@ -53,6 +53,7 @@ const char* frame_type_name(FrameType type) {
     case FrameType::kHeartbeat: return "heartbeat";
     case FrameType::kHello: return "hello";
     case FrameType::kGoodbye: return "goodbye";
+    case FrameType::kPadding: return "padding";
   }
   return "unknown";
 }
@@ -82,7 +83,7 @@ FrameHeader decode_header(const uint8_t* bytes, const FrameLimits& limits) {
   if (bytes[4] != kFrameVersion) {
     throw FrameError("version", bytes[4], fmt::format("this build speaks version {}", kFrameVersion));
   }
-  if (!is_known_type(bytes[5])) throw FrameError("type", bytes[5], "expected 1 (data) to 4 (goodbye)");
+  if (!is_known_type(bytes[5])) throw FrameError("type", bytes[5], "expected 1 (data) to 5 (padding)");
   const uint16_t flags = get_u16(&bytes[6]);
   if (flags != 0) throw FrameError("flags", flags, "reserved, must be 0");
 
@@ -105,6 +106,13 @@ FrameHeader decode_header(const uint8_t* bytes, const FrameLimits& limits) {
   }
   if (header.tag != 0) {
     throw FrameError("tag", header.tag, fmt::format("must be 0 in a {} frame", frame_type_name(header.type)));
+  }
+  if (header.type == FrameType::kPadding) {
+    if (header.payload_bytes == 0 || header.payload_bytes > limits.max_payload_bytes) {
+      throw FrameError("payload_bytes", header.payload_bytes,
+                       fmt::format("a padding frame carries 1 to {} bytes", limits.max_payload_bytes));
+    }
+    return header;
   }
   if (header.payload_bytes != control_payload_bytes(header.type)) {
     throw FrameError("payload_bytes", header.payload_bytes,
@@ -181,9 +189,10 @@ void FrameDecoder::start_frame(const FrameSink& sink) {
   poisoned_ = true;  // cleared once the header has passed every check
   frame_ = Frame{};
   frame_.header = decode_header(header_bytes_.data(), limits_);
+  discarding_ = frame_.header.type == FrameType::kPadding;
   // Allocation happens only here, after decode_header bounded the length;
   // the bytes are written later, as payload_space() readies them.
-  frame_.payload.reserve(frame_.header.payload_bytes);
+  if (!discarding_) frame_.payload.reserve(frame_.header.payload_bytes);
   payload_expected_ = frame_.header.payload_bytes;
   header_filled_ = 0;
   payload_filled_ = 0;
@@ -194,6 +203,14 @@ void FrameDecoder::start_frame(const FrameSink& sink) {
 
 uint8_t* FrameDecoder::payload_space(std::size_t bytes) {
   if (!in_payload_) return nullptr;
+  if (discarding_) {
+    // Scratch as large as the largest window asked for; what is read into
+    // it is never looked at.
+    const std::size_t window = std::min(bytes, payload_space_size());
+    if (scratch_.size() < window) scratch_.resize(window);
+    scratch_ready_ = window;
+    return scratch_.data();
+  }
   const std::size_t readied = payload_filled_ + std::min(bytes, payload_space_size());
   // Within the reserved capacity: no reallocation, only these bytes written.
   if (frame_.payload.size() < readied) frame_.payload.resize(readied);
@@ -206,11 +223,13 @@ std::size_t FrameDecoder::payload_space_size() const {
 
 void FrameDecoder::commit_payload(std::size_t bytes, const FrameSink& sink) {
   check_usable();
-  const std::size_t readied = in_payload_ ? frame_.payload.size() - payload_filled_ : 0;
+  const std::size_t readied =
+      !in_payload_ ? 0 : (discarding_ ? scratch_ready_ : frame_.payload.size() - payload_filled_);
   if (bytes > readied) {
     poisoned_ = true;
     throw FrameError("commit", bytes, "more bytes committed than payload_space() readied");
   }
+  if (discarding_) scratch_ready_ -= bytes;
   payload_filled_ += bytes;
   if (in_payload_ && payload_filled_ == payload_expected_) finish_frame(sink);
 }

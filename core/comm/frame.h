@@ -5,13 +5,21 @@
 //   offset size field          meaning
 //   0      4    magic          0x31465453 (the bytes "STF1")
 //   4      1    version        1
-//   5      1    type           1 data, 2 heartbeat, 3 hello, 4 goodbye
+//   5      1    type           1 data, 2 heartbeat, 3 hello, 4 goodbye,
+//                              5 padding
 //   6      2    flags          0 (reserved; anything else is rejected)
 //   8      4    source         sending rank, int32, >= 0 (< world size when known)
 //   12     4    tag            data: the message tag; other types: 0
 //   16     8    payload_bytes  data: <= the configured maximum;
+//                              padding: 1 to the configured maximum;
 //                              hello: 16; heartbeat and goodbye: 0
 //   24     ...  payload
+//
+// Padding: bytes that make the next data frame stand for a larger message
+// (Transport::send_standing_for, a sampled timing run's messages): the
+// receiver reads and drops them without storing them, and the data frame
+// that follows carries their count in Message::wire_bytes. They go before
+// it, so the message arrives when its whole size has crossed the wire.
 //
 // Hello payload (the handshake, both directions):
 //   0 4 world_size (u32), 4 4 reserved (0), 8 8 session_id (u64)
@@ -38,7 +46,7 @@ constexpr std::size_t kFrameHeaderBytes = 24;
 constexpr std::size_t kHelloPayloadBytes = 16;
 constexpr uint64_t kDefaultMaxPayloadBytes = uint64_t{1} << 30;  // 1 GiB
 
-enum class FrameType : uint8_t { kData = 1, kHeartbeat = 2, kHello = 3, kGoodbye = 4 };
+enum class FrameType : uint8_t { kData = 1, kHeartbeat = 2, kHello = 3, kGoodbye = 4, kPadding = 5 };
 
 const char* frame_type_name(FrameType type);
 
@@ -104,6 +112,10 @@ HelloInfo decode_hello(const std::vector<uint8_t>& payload);  // throws FrameErr
 // returns where they go; read from the socket straight into it and call
 // commit_payload() with the count received (at most n).
 //
+// A padding frame's payload is read into one scratch buffer, reused, and
+// dropped: its frame reaches `sink` with an empty payload and the count in
+// header.payload_bytes.
+//
 // The payload's memory is reserved when its header arrives but written
 // (zero-filled, as std::vector must) only window by window, as
 // payload_space() readies it. Zero-filling a 100 MB message at once costs
@@ -137,6 +149,9 @@ class FrameDecoder {
   std::size_t header_filled_ = 0;
   bool in_payload_ = false;
   Frame frame_;  // payload: capacity for the whole, size() = bytes readied so far
+  bool discarding_ = false;      // a padding frame's payload: into scratch_, then dropped
+  std::vector<uint8_t> scratch_;
+  std::size_t scratch_ready_ = 0;  // bytes of scratch_ the last payload_space() readied
   std::size_t payload_expected_ = 0;
   std::size_t payload_filled_ = 0;
   bool poisoned_ = false;

@@ -39,6 +39,16 @@ OutgoingFrame make_control_frame(FrameType type, Rank source, std::vector<uint8_
   return OutgoingFrame{encode_header(header), std::move(payload), nullptr};
 }
 
+OutgoingFrame make_padding_frame(Rank source, uint64_t bytes) {
+  FrameHeader header;
+  header.type = FrameType::kPadding;
+  header.source = source;
+  header.payload_bytes = bytes;
+  OutgoingFrame frame{encode_header(header), {}, nullptr};
+  frame.zero_bytes = bytes;
+  return frame;
+}
+
 std::string endpoint_string(const asio::ip::tcp::socket& socket) {
   std::error_code error;
   const auto endpoint = socket.remote_endpoint(error);
@@ -107,6 +117,23 @@ void TcpConnection::enqueue(OutgoingFrame frame) {
   write_next();
 }
 
+namespace {
+
+// A padding frame's payload: this block, given to the socket as often as the
+// frame needs (writes only read it).
+constexpr std::size_t kZeroBlockBytes = std::size_t{1} << 20;
+
+void add_zeros(std::vector<asio::const_buffer>& buffers, uint64_t bytes) {
+  static const std::vector<uint8_t> zeros(kZeroBlockBytes, 0);
+  while (bytes > 0) {
+    const std::size_t block = static_cast<std::size_t>(std::min<uint64_t>(bytes, kZeroBlockBytes));
+    buffers.emplace_back(asio::buffer(zeros.data(), block));
+    bytes -= block;
+  }
+}
+
+}  // namespace
+
 void TcpConnection::write_next() {
   if (writing_ || !open_) return;
   if (queue_.empty()) {
@@ -125,6 +152,7 @@ void TcpConnection::write_next() {
   for (std::size_t i = 0; i < frames; ++i) {
     buffers.emplace_back(asio::buffer(queue_[i].header));
     if (!queue_[i].payload.empty()) buffers.emplace_back(asio::buffer(queue_[i].payload));
+    add_zeros(buffers, queue_[i].zero_bytes);
   }
   in_flight_ = frames;
   writing_ = true;

@@ -25,11 +25,16 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 struct OutgoingFrame {
   HeaderBytes header;
   std::vector<uint8_t> payload;
-  SendCallback on_done;  // empty for control frames
+  SendCallback on_done;  // empty for control and padding frames
+  uint64_t zero_bytes = 0;  // a padding frame's payload: zeros from one shared block, never allocated per frame
 };
 
 // A heartbeat, hello or goodbye frame from `source`.
 OutgoingFrame make_control_frame(FrameType type, Rank source, std::vector<uint8_t> payload = {});
+
+// A padding frame of `bytes` (1 to kMaxPaddingFrameBytes) from `source`.
+inline constexpr uint64_t kMaxPaddingFrameBytes = uint64_t{16} << 20;
+OutgoingFrame make_padding_frame(Rank source, uint64_t bytes);
 
 class TcpConnection;
 
@@ -86,6 +91,7 @@ class TcpConnection : public std::enable_shared_from_this<TcpConnection> {
   // Bookkeeping the transport keeps here, for its own use.
   ConnectionState state = ConnectionState::kHandshaking;
   Rank peer = -1;           // known once the hello has been checked
+  uint64_t padding_received = 0;  // padding since the last data frame: what that frame stood for beyond its payload
   Rank expected_peer = -1;  // outgoing connections: whom we dialled
   SteadyTime opened_at;
   SteadyTime handshake_deadline;  // dropped if still handshaking then

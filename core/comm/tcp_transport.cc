@@ -121,7 +121,8 @@ void TcpTransport::Impl::install_error_handler(ErrorHandler handler) {
   });
 }
 
-void TcpTransport::Impl::send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) {
+void TcpTransport::Impl::send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done,
+                             uint64_t padding) {
   if (destination < 0 || destination >= config.world_size) {  // a caller bug, as in the in-process transport
     throw std::invalid_argument(
         fmt::format("rank {}: send to rank {}: no such rank in a world of {}", config.rank, destination,
@@ -142,8 +143,8 @@ void TcpTransport::Impl::send(Rank destination, uint32_t tag, std::vector<uint8_
     return;
   }
   // Posting under the lock orders every accepted send before close()'s post.
-  asio::post(io_, [this, destination, tag, payload = std::move(payload), counted = std::move(counted)]() mutable {
-    do_send(destination, tag, std::move(payload), std::move(counted));
+  asio::post(io_, [this, destination, tag, payload = std::move(payload), counted = std::move(counted), padding]() mutable {
+    do_send(destination, tag, std::move(payload), std::move(counted), padding);
   });
 }
 
@@ -158,7 +159,8 @@ TransportStats TcpTransport::Impl::stats() const {
 
 // --- data path (io thread) -------------------------------------------------------
 
-void TcpTransport::Impl::do_send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) {
+void TcpTransport::Impl::do_send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done,
+                                uint64_t padding) {
   auto refuse = [&](Rank peer, const std::string& why) {
     on_done(std::make_exception_ptr(TransportError(peer, fmt::format("rank {}: send to rank {} failed: {}",
                                                                      config.rank, destination, why))));
@@ -168,7 +170,8 @@ void TcpTransport::Impl::do_send(Rank destination, uint32_t tag, std::vector<uin
   }
   if (shutting_down_) return on_done(closed_error());
   if (destination == config.rank) {
-    deliver(Message{config.rank, tag, std::move(payload)});
+    const uint64_t stood_for = padding > 0 ? payload.size() + padding : 0;
+    deliver(Message{config.rank, tag, std::move(payload), stood_for});
     return on_done(nullptr);
   }
   PeerSlot& slot = peers_[destination];
@@ -181,6 +184,11 @@ void TcpTransport::Impl::do_send(Rank destination, uint32_t tag, std::vector<uin
   header.source = config.rank;
   header.tag = tag;
   header.payload_bytes = payload.size();
+  for (uint64_t left = padding; left > 0;) {
+    const uint64_t bytes = std::min(left, detail::kMaxPaddingFrameBytes);
+    slot.connection->enqueue(detail::make_padding_frame(config.rank, bytes));
+    left -= bytes;
+  }
   slot.connection->enqueue(OutgoingFrame{encode_header(header), std::move(payload), std::move(on_done)});
 }
 
@@ -201,8 +209,14 @@ void TcpTransport::Impl::handle_peer_frame(const Connection& connection, Frame&&
                      fmt::format("this connection belongs to rank {}", connection->peer));
   }
   switch (frame.header.type) {
-    case FrameType::kData:
-      return deliver(Message{frame.header.source, frame.header.tag, std::move(frame.payload)});
+    case FrameType::kData: {
+      const uint64_t padding = std::exchange(connection->padding_received, 0);
+      const uint64_t stood_for = padding > 0 ? frame.payload.size() + padding : 0;
+      return deliver(Message{frame.header.source, frame.header.tag, std::move(frame.payload), stood_for});
+    }
+    case FrameType::kPadding:
+      connection->padding_received += frame.header.payload_bytes;
+      return;
     case FrameType::kHeartbeat:
       return;  // its arrival already refreshed last_received
     case FrameType::kGoodbye:
@@ -309,6 +323,13 @@ void TcpTransport::on_receive(ReceiveHandler handler) { impl_->install_receive_h
 void TcpTransport::on_error(ErrorHandler handler) { impl_->install_error_handler(std::move(handler)); }
 void TcpTransport::send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) {
   impl_->send(destination, tag, std::move(payload), std::move(on_done));
+}
+void TcpTransport::send_standing_for(Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                                     SendCallback on_done) {
+  if (wire_bytes < payload.size())
+    throw std::invalid_argument(fmt::format("send_standing_for: a {}-byte payload cannot stand for {} bytes",
+                                            payload.size(), wire_bytes));
+  impl_->send(destination, tag, std::move(payload), std::move(on_done), wire_bytes - payload.size());
 }
 TransportStats TcpTransport::stats() const { return impl_->stats(); }
 void TcpTransport::close() { impl_->close(); }

@@ -98,6 +98,13 @@ class TcpTransport final : public Transport {
   // on the calling thread). A destination outside the world is a caller bug:
   // std::invalid_argument, as in the in-process transport.
   void send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) override;
+  // A sample standing for `wire_bytes` (a sampled timing run paced on real
+  // sockets): padding frames of wire_bytes - payload bytes go first, then
+  // the data frame, so the kernel carries and times the whole message and
+  // the receiver's Message::wire_bytes says what it stood for
+  // (core/comm/frame.h). stats() counts payload bytes only.
+  void send_standing_for(Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
+                         SendCallback on_done) override;
   TransportStats stats() const override;
   // Sends goodbye to every connected peer (after the frame being written, if
   // any; queued sends complete with an error) and waits, at most

@@ -33,7 +33,8 @@ class TcpTransport::Impl final : public detail::ConnectionOwner {
   bool peer_departed(Rank peer) const;
   void install_receive_handler(ReceiveHandler handler);
   void install_error_handler(ErrorHandler handler);
-  void send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done);
+  // `padding`: bytes sent before the payload's frame (send_standing_for).
+  void send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done, uint64_t padding = 0);
   TransportStats stats() const;
   void close();
 
@@ -62,7 +63,7 @@ class TcpTransport::Impl final : public detail::ConnectionOwner {
   void run_io();
   void configure_socket(asio::ip::tcp::socket& socket) const;
   Connection make_connection(asio::ip::tcp::socket socket);
-  void do_send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done);
+  void do_send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done, uint64_t padding);
   void handle_peer_frame(const Connection& connection, Frame&& frame);
   void on_goodbye(const Connection& connection);
   void deliver(Message&& message);
