@@ -11,6 +11,7 @@
 #include "core/train/run/real_backend.h"
 #ifdef ST_HAVE_SIM
 #include "sim/backend_info.h"
+#include "sim/compute_model.h"
 #include "sim/sim_backend.h"
 #endif
 #ifdef ST_HAVE_EMU
@@ -33,6 +34,34 @@ std::unique_ptr<train::Backend> make_sim(const BackendInputs& inputs) {
 #endif
 }
 
+// A deterministic model (profile, analytic) prices the modelled hardware and
+// can pace a real-time timing run; `measured` would price this machine.
+bool prices_modelled_hardware(const BackendInputs& inputs) {
+#ifdef ST_HAVE_SIM
+  return inputs.sim_compute && inputs.sim_compute->compute.kind != "measured";
+#else
+  (void)inputs;
+  return false;  // the models are built with the sim backend
+#endif
+}
+
+// The real backend paces a timing run by the scenario's compute model, as
+// the simulated executor prices it.
+train::RealPacing real_pacing(const BackendInputs& inputs) {
+  train::RealPacing pacing;
+#ifdef ST_HAVE_SIM
+  if (!prices_modelled_hardware(inputs)) return pacing;
+  const auto settings = inputs.sim_compute;
+  pacing.model_for = [settings](const train::TrainConfig& training) -> std::shared_ptr<const runtime::ComputeTimeModel> {
+    return sim::make_compute_model(sim::priced_for(settings->compute, training));
+  };
+  pacing.cpu_cores = settings->executor.cpu_cores;
+#else
+  (void)inputs;
+#endif
+  return pacing;
+}
+
 std::unique_ptr<train::Backend> make_emu(const BackendInputs& inputs) {
 #ifdef ST_HAVE_EMU
   emu::EmuBackendOptions options;
@@ -46,6 +75,7 @@ std::unique_ptr<train::Backend> make_emu(const BackendInputs& inputs) {
   };
   options.delay = inputs.emu_delay;
   options.show_rank0 = inputs.show_progress;
+  options.nodes_price_compute = prices_modelled_hardware(inputs);
   return std::make_unique<emu::EmuBackend>(std::move(options));
 #else
   (void)inputs;
@@ -85,6 +115,8 @@ std::vector<std::string> node_arguments(const std::string& scenario_file, const 
                                    // place of the scenario file's.
                                    "--label-skew", number(c.label_skew)};
   if (!c.advertise_host.empty()) args.insert(args.end(), {"--advertise-host", c.advertise_host});
+  // The run's share, which `run --stage-sample` may have set in place of the file's.
+  if (c.stage_sample.enabled()) args.insert(args.end(), {"--stage-sample", number(c.stage_sample.fraction)});
   if (!c.out_dir.empty()) args.insert(args.end(), {"--out", c.out_dir});
   if (c.quiet) args.push_back("--quiet");
   return args;
@@ -96,7 +128,7 @@ const std::vector<std::string>& backend_names() {
 }
 
 std::unique_ptr<train::Backend> make_backend(const std::string& name, const BackendInputs& inputs) {
-  if (name == "real") return std::make_unique<train::RealBackend>();
+  if (name == "real") return std::make_unique<train::RealBackend>(real_pacing(inputs));
   if (name == "sim") return make_sim(inputs);
   if (name == "emu") return make_emu(inputs);
   throw std::invalid_argument(fmt::format("backend: '{}' is not one of: {}", name, fmt::join(backend_names(), ", ")));

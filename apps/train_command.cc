@@ -49,10 +49,11 @@ struct BackendChoice {
 // The backend from the factory (apps/backends.h). The sim backend takes the
 // node count from its topology unless --nodes says otherwise (then they
 // must agree).
-std::unique_ptr<train::Backend> choose_backend(const BackendChoice& choice, train::TrainConfig& c, const CLI::App& cmd) {
+std::unique_ptr<train::Backend> choose_backend(const BackendChoice& choice, train::TrainConfig& c, const CLI::App& cmd,
+                                               const BackendInputs& scenario_inputs) {
   if (choice.name != "sim") {
     if (!choice.sim_config.empty()) throw std::invalid_argument("--sim-config: only with --backend sim");
-    return make_backend(choice.name, {});
+    return make_backend(choice.name, scenario_inputs);
   }
   if (choice.sim_config.empty()) throw std::invalid_argument("--backend sim needs --sim-config FILE (docs/sim.md)");
   const auto inputs = backend_inputs_from_sim_config(choice.sim_config);
@@ -63,9 +64,11 @@ std::unique_ptr<train::Backend> choose_backend(const BackendChoice& choice, trai
 
 // `--scenario FILE --scenario-system LABEL`: the system's settings are the
 // scenario's, parsed by the same code as `stellatrain run`; only what the
-// caller decides per node and per run comes from the flags given.
-void apply_scenario_system(train::TrainConfig& c, const std::string& file, const std::string& label,
-                           const CLI::App& cmd) {
+// caller decides per node and per run comes from the flags given. Returns
+// the scenario's backend inputs: an emulated node paces a timing run by its
+// compute model.
+BackendInputs apply_scenario_system(train::TrainConfig& c, const std::string& file, const std::string& label,
+                                    const CLI::App& cmd) {
   const Scenario scenario = load_scenario(file);
   const ScenarioSystem* system = nullptr;
   std::string labels;
@@ -96,9 +99,12 @@ void apply_scenario_system(train::TrainConfig& c, const std::string& file, const
   take("--timeline", &train::TrainConfig::timeline);
   take("--compute-device", &train::TrainConfig::compute_device);
   take("--label-skew", &train::TrainConfig::label_skew);
+  // The share only: the smallest sample stays the scenario's.
+  if (cmd.count("--stage-sample") > 0) chosen.stage_sample.fraction = c.stage_sample.fraction;
   if (cmd.count("--nodes") > 0 && c.nodes != chosen.nodes)
     throw std::invalid_argument(fmt::format("--nodes {}: the scenario {} has {} node(s)", c.nodes, file, chosen.nodes));
   c = chosen;
+  return backend_inputs(scenario);
 }
 
 // --model-file: the model is named by --model, else by the file's stem; a
@@ -175,6 +181,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--advertise-host", c.advertise_host,
                   "Address peers reach this rank at (tcp; default: the listen address, or the one towards the master)");
   cmd->add_option("--threads", c.executor_threads, "Executor threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--stage-sample", c.stage_sample.fraction,
+                  "Timing runs: run the CPU stages on this share of each layer, priced and sent at full size (0: "
+                  "full size; docs/sim-compute.md \"Sampled stages\")")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", c.seed, "Seed of initialisation, data order and compressors")->capture_default_str();
   cmd->add_option("--trace-offset", c.trace_offset_s,
                   "sim: where the WAN traces start replaying, seconds into them (a scenario derives it from the seed)")
@@ -184,10 +194,11 @@ void add_train_command(CLI::App& app) {
   cmd->callback([config, backend, scenario, system_flags, cmd] {
     if (scenario->first.empty() != scenario->second.empty())
       throw std::invalid_argument("--scenario and --scenario-system go together");
+    BackendInputs scenario_inputs;
     if (!scenario->first.empty()) {
       if (system_flags->any_given())
         throw std::invalid_argument("--scenario: the system's options come from the scenario file; give no option flags");
-      apply_scenario_system(*config, scenario->first, scenario->second, *cmd);
+      scenario_inputs = apply_scenario_system(*config, scenario->first, scenario->second, *cmd);
     } else {
       const std::string system = config->system;
       config->use_system(system);
@@ -196,7 +207,7 @@ void add_train_command(CLI::App& app) {
       name_model_file(*config, *cmd);
     }
     apply_environment(*config, *cmd);
-    const auto chosen = choose_backend(*backend, *config, *cmd);
+    const auto chosen = choose_backend(*backend, *config, *cmd, scenario_inputs);
     runtime::clear_stop_request();
     runtime::StopOnSignals interrupts;
     const auto result = chosen->train(*config);

@@ -21,6 +21,10 @@ struct EmuBackendOptions {
   std::function<std::vector<std::string>(const train::TrainConfig&)> arguments;
   std::string delay = "auto";  // auto, netem, nfqueue
   bool show_rank0 = true;      // echo rank 0's output
+  // True when the scenario prices compute by a profile or analytic model:
+  // the node processes then pace a timing run's compute by it
+  // (core/runtime/paced_executor.h), so timing runs are allowed.
+  bool nodes_price_compute = false;
 };
 
 class EmuBackend final : public train::Backend {
@@ -30,6 +34,7 @@ class EmuBackend final : public train::Backend {
   explicit EmuBackend(EmuBackendOptions options);
   std::string name() const override { return "emu"; }
   bool simulated() const override { return false; }
+  bool prices_compute() const override { return options_.nodes_price_compute; }
   void check(const train::TrainConfig& config) const override;
   void check_host() const override;
   bool cleans_up_after_interrupt() const override { return true; }

@@ -76,14 +76,40 @@ TEST_F(ScenarioFile, EmuNodesAreToldTheRunsLabelSkew) {
   EXPECT_EQ(*(flag + 1), "0.5");
 }
 
-// Timing runs skip the math and need the simulator's compute model to price
-// it: the backends that run real math refuse them before anything starts.
-TEST_F(ScenarioFile, TimingRunsNeedTheSimBackend) {
-  const auto s = load_scenario(write(text({{"target_accuracy", ""}}, "compute: {model: analytic, math: timing}\n")));
-  EXPECT_NE(backend_error(s, "real").find("math: timing runs need the sim backend"), std::string::npos);
+// Timing runs skip the math, and only a compute-time model prices it: a
+// profile or analytic model lets every backend run them (the real and emu
+// nodes pace their compute by it, core/runtime/paced_executor.h); the
+// measured model, which prices this machine, is refused before anything
+// starts, on every backend.
+TEST_F(ScenarioFile, TimingRunsNeedAModelThatPricesTheirCompute) {
+  const auto priced = load_scenario(write(text({{"target_accuracy", ""}}, "compute: {model: analytic, math: timing}\n")));
+  EXPECT_EQ(backend_error(priced, "real"), "");
 #ifdef ST_HAVE_EMU
-  EXPECT_NE(backend_error(s, "emu").find("math: timing runs need the sim backend"), std::string::npos);
+  EXPECT_EQ(backend_error(priced, "emu"), "");
 #endif
+  const auto measured = load_scenario(write(text({{"target_accuracy", ""}}, "compute: {model: measured, math: timing}\n")));
+  EXPECT_NE(backend_error(measured, "real").find("math: timing runs need a backend that prices compute by a model"),
+            std::string::npos);
+#ifdef ST_HAVE_EMU
+  EXPECT_NE(backend_error(measured, "emu").find("math: timing runs need a backend that prices compute by a model"),
+            std::string::npos);
+#endif
+}
+
+// The emu backend's node processes reload the scenario file: the run's
+// share of sampled stages (`run --stage-sample` may differ from the file's)
+// travels as a flag, and only when stages are sampled.
+TEST_F(ScenarioFile, EmuNodesAreToldTheRunsStageSample) {
+  const auto s = load_scenario(write(text({{"target_accuracy", ""}}, "compute: {model: analytic, math: timing}\n")));
+  auto config = s.systems.front().config;
+  auto args = node_arguments("s.yaml", s.systems.front().label, config);
+  EXPECT_EQ(std::find(args.begin(), args.end(), "--stage-sample"), args.end());
+  config.stage_sample.fraction = 0.01;
+  args = node_arguments("s.yaml", s.systems.front().label, config);
+  const auto flag = std::find(args.begin(), args.end(), "--stage-sample");
+  ASSERT_NE(flag, args.end());
+  ASSERT_NE(flag + 1, args.end());
+  EXPECT_EQ(*(flag + 1), "0.01");
 }
 
 // A time budget alone bounds a run: as many iterations as fit (the

@@ -74,12 +74,13 @@ class Transport {
   virtual void send(Rank destination, uint32_t tag, std::vector<uint8_t> payload, SendCallback on_done) = 0;
 
   // Sends `payload` as a message of `wire_bytes`: a sample that stands for a
-  // larger message (sampled CPU stages in timing mode, docs/sim.md). A
-  // simulated network times, counts and delivers it as `wire_bytes`
-  // (Message::wire_bytes); the receiver gets the payload. Only simulated
-  // transports can: this default sends a message whose size is its own and
-  // throws std::logic_error for any other, since a real network would carry
-  // the sample and time the wrong thing.
+  // larger message (sampled CPU stages in timing mode, docs/sim-compute.md).
+  // A simulated network times, counts and delivers it as `wire_bytes`
+  // (Message::wire_bytes); the TCP transport pads it to that size on the
+  // wire (core/comm/frame.h); the receiver gets the payload. This default,
+  // for transports that can do neither (in-process), sends a message whose
+  // size is its own and throws std::logic_error for any other, since it
+  // would carry the sample and time the wrong thing.
   virtual void send_standing_for(Rank destination, uint32_t tag, std::vector<uint8_t> payload, uint64_t wire_bytes,
                                  SendCallback on_done) {
     if (wire_bytes != payload.size())

@@ -12,12 +12,11 @@ namespace st::train {
 void Backend::check(const TrainConfig& config) const {
   validate(config);
   require_real_network(system_named(config.system), name(), simulated());
-  // A timing run skips the math and only a simulated backend's compute model
-  // prices it; real and emu nodes run every stage's real math.
-  if (config.math == "timing" && !simulated())
+  // A timing run skips the math, and only a compute-time model prices it.
+  if (config.math == "timing" && !prices_compute())
     throw std::invalid_argument(fmt::format(
-        "math: timing runs need the sim backend (its compute model prices the skipped math); the {} backend runs "
-        "the real math",
+        "math: timing runs need a backend that prices compute by a model (sim; emu with compute.model profile or "
+        "analytic); the {} backend here measures the real math",
         name()));
 }
 

@@ -23,6 +23,11 @@ class Backend {
   // False for a backend without a network of its own to configure (real:
   // no links, no MTU).
   virtual bool has_network() const { return true; }
+  // True when the backend prices compute by a compute-time model instead of
+  // measuring it (sim; a real or emulated run paced by the scenario's
+  // profile or analytic model): only such a backend can run a timing run,
+  // whose skipped math only a model can price.
+  virtual bool prices_compute() const { return simulated(); }
   // What a reader of summary.json should know about this backend's numbers
   // ("": nothing).
   virtual std::string summary_note() const { return ""; }

@@ -1,6 +1,7 @@
 #include "core/train/run/real_backend.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 
 #include "core/comm/inproc_transport.h"
 #include "core/comm/rendezvous.h"
+#include "core/runtime/paced_executor.h"
 #include "core/train/config.h"
 #include "core/train/run/trainer.h"
 
@@ -28,9 +30,44 @@ comm::TcpOptions tcp_options(const TrainConfig& c) {
   return o;
 }
 
+// Over this share of tasks late, a paced run took longer than its model
+// says, and it says so.
+constexpr double kLateShareThatBreaksPacing = 0.01;
+
+double late_share(const runtime::PacingCounts& c) {
+  return c.tasks ? static_cast<double>(c.late_tasks) / static_cast<double>(c.tasks) : 0.0;
+}
+
+nlohmann::json pacing_json(const runtime::PacingCounts& c) {
+  return {{"tasks", c.tasks},       {"late_tasks", c.late_tasks}, {"late_share", late_share(c)},
+          {"worst_late_ms", c.worst_late_ms}, {"priced_s", c.priced_s}, {"work_s", c.work_s}};
+}
+
+void warn_if_pacing_failed(const runtime::PacingStats& stats) {
+  if (late_share(stats) <= kLateShareThatBreaksPacing) return;
+  std::string worst;
+  double worst_late = -1;
+  for (int kind = 0; kind < runtime::kTaskKinds; ++kind)
+    if (stats.by_kind[kind].late_tasks > 0 && late_share(stats.by_kind[kind]) > worst_late) {
+      worst_late = late_share(stats.by_kind[kind]);
+      worst = runtime::to_string(static_cast<runtime::TaskKind>(kind));
+    }
+  spdlog::warn(
+      "paced compute did not hold: {} of {} compute tasks ended after their priced time (worst {:.1f} ms late; "
+      "most often {}): this host's real work is slower than the modelled hardware, so iterations ran longer than "
+      "the model says (a smaller --stage-sample, fewer nodes per host, or fewer workers)",
+      stats.late_tasks, stats.tasks, stats.worst_late_ms, worst);
+}
+
 class RealNodeHost final : public NodeHost {
  public:
-  explicit RealNodeHost(const TrainConfig& config) : config_(config) {}
+  RealNodeHost(const TrainConfig& config, const RealPacing& pacing) : config_(config) {
+    // Only a timing run is paced: full math is measured as it runs.
+    if (pacing && config.math == "timing") {
+      pacing_model_ = pacing.model_for(config);
+      pacing_cores_ = pacing.cpu_cores;
+    }
+  }
 
   std::string name() const override { return "real"; }
   int world_size() const override { return config_.nodes; }
@@ -47,6 +84,11 @@ class RealNodeHost final : public NodeHost {
                               ? config_.executor_threads
                               : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
       pool_ = runtime::make_thread_pool_executor(threads);
+      if (pacing_model_) {
+        auto paced = runtime::make_paced_executor(std::move(pool_), pacing_model_, pacing_cores_);
+        paced_ = paced.get();
+        pool_ = std::move(paced);
+      }
     }
     return *pool_;
   }
@@ -70,10 +112,32 @@ class RealNodeHost final : public NodeHost {
   bool wall_clock() const override { return true; }
 
   nlohmann::json manifest() const override {
-    return {{"backend", "real"}, {"transport", config_.transport}, {"compute_time_model", "measured (wall clock)"}};
+    nlohmann::json manifest = {{"backend", "real"}, {"transport", config_.transport}};
+    if (!pacing_model_) {
+      manifest["compute_time_model"] = "measured (wall clock)";
+      return manifest;
+    }
+    manifest["compute_time_model"] = pacing_model_->describe();
+    manifest["compute_paced"] = true;  // the wall clock takes the model's prices (core/runtime/paced_executor.h)
+    nlohmann::json cores = nlohmann::json::array();
+    for (int rank : local_ranks()) cores.push_back(runtime::paced_cpu_cores(*pacing_model_, pacing_cores_, rank));
+    manifest["cpu_cores_per_node"] = cores;
+    return manifest;
   }
 
-  nlohmann::json finish(const std::string&) override { return nlohmann::json::object(); }
+  // A paced run says whether its pacing held: tasks whose real work ran
+  // past their price made the run slower than the model. Per task kind too,
+  // so a reader sees which stage this host could not keep up with.
+  nlohmann::json finish(const std::string&) override {
+    if (!paced_) return nlohmann::json::object();
+    const auto stats = paced_->stats();
+    nlohmann::json pacing = pacing_json(stats);
+    for (int kind = 0; kind < runtime::kTaskKinds; ++kind)
+      if (stats.by_kind[kind].tasks > 0)
+        pacing["by_kind"][runtime::to_string(static_cast<runtime::TaskKind>(kind))] = pacing_json(stats.by_kind[kind]);
+    warn_if_pacing_failed(stats);
+    return {{"pacing", pacing}};
+  }
 
   void stop() override {
     if (tcp_) tcp_->close();
@@ -83,25 +147,29 @@ class RealNodeHost final : public NodeHost {
     // nodes were gone (a collective's completion touching a destroyed
     // communicator: a crash on 5 of 27 interrupted runs under load).
     if (fabric_) fabric_->shutdown();
+    paced_ = nullptr;
     pool_.reset();  // joins its threads, drops queued tasks
   }
 
  private:
   const TrainConfig& config_;
+  std::shared_ptr<const runtime::ComputeTimeModel> pacing_model_;  // null: compute is measured
+  int pacing_cores_ = 0;
   std::unique_ptr<runtime::Executor> pool_;
+  runtime::PacedExecutor* paced_ = nullptr;  // pool_ when paced
   std::unique_ptr<comm::InProcFabric> fabric_;
   std::unique_ptr<comm::Transport> tcp_;
 };
 
 }  // namespace
 
-std::unique_ptr<NodeHost> make_real_node_host(const TrainConfig& config) {
-  return std::make_unique<RealNodeHost>(config);
+std::unique_ptr<NodeHost> make_real_node_host(const TrainConfig& config, const RealPacing& pacing) {
+  return std::make_unique<RealNodeHost>(config, pacing);
 }
 
 TrainResult RealBackend::train(const TrainConfig& config) {
   check(config);
-  const auto host = make_real_node_host(config);
+  const auto host = make_real_node_host(config, pacing_);
   return run_training(config, *host);
 }
 

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# A timing run on the emulator (docs/emu.md, "Timing runs"): its node
+# processes skip the forward and backward math and pace every compute task
+# by the scenario's analytic model (core/runtime/paced_executor.h), run
+# their CPU stages on a 2% sample, and pad each message to its full size on
+# the wire (core/comm/frame.h, padding frames), so real kernel TCP carries
+# the full model's bytes. ResNet-18 priced by an RTX 3090, 2 clusters x 1
+# node, 100 Mbps constant, 20 ms one way, 8 iterations, against the sim
+# backend's flow-level network (docs/sim-flow.md) on the same scenario:
+# * stellatrain at a fixed 5% (compute-bound): median iteration time within
+#   5% of the sim's, and never more than 1% under it (pacing never lets a
+#   task end early);
+# * ddp (network-bound, 47 MB per iteration each way): median iteration time
+#   within 10%, and WAN bytes within 3% of the sim's (unpadded, the sampled
+#   payloads would be a fiftieth of that);
+# * the manifests say the compute was paced, with the pacing's late tasks.
+#
+#   tests/emu_timing_test.sh path/to/stellatrain [work dir]
+#
+# Timing-sensitive: ctest runs it alone (RUN_SERIAL), and a disagreement gets
+# one more emulator attempt. Needs root and the sim backend; skips (exit 77)
+# otherwise.
+set -euo pipefail
+SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
+source "$SOURCE_DIR/tests/emu_test_lib.sh"
+STELLATRAIN=$(absolute_binary "${1:?usage: emu_timing_test.sh path/to/stellatrain [work dir]}")
+require_root
+if ! "$STELLATRAIN" info 2>/dev/null | grep -q "sim backend: ns-3"; then
+  echo "SKIP: this build has no sim backend (it also builds the compute-time models)"
+  exit 77
+fi
+enter_work_dir emu_timing_test "${2:-}"
+
+cat > paced.yaml <<'SCENARIO'
+name: paced
+clusters:
+  - {name: a, nodes: 1, gpus_per_node: 1}
+  - {name: b, nodes: 1, gpus_per_node: 1}
+links:
+  wan:
+    default: {mbps: 100, delay_ms: 20, buffer_bdp: 2}
+compute: {model: analytic, math: timing, device_tflops: 35.6, device_gbps: 936, cpu_gbps: 5, h2d_gbps: 25,
+          stage_sample: {fraction: 0.02}}
+model: resnet18
+dataset: {name: synthetic, shape: [3, 224, 224], classes: 100}
+optimizer: {name: sgd, lr: 0.1, momentum: 0.9}
+batch: {per_gpu: 64}
+systems: [ddp, {name: stellatrain, controller: off}]
+budget: {iterations: 8}
+SCENARIO
+
+"$STELLATRAIN" run paced.yaml --backend sim --network flow --out sim --quiet > sim.log 2>&1 ||
+  { cat sim.log; fail "sim run"; }
+
+check_agreement() {
+python3 - <<'PY'
+import csv, json, statistics, sys
+
+WARMUP = 2  # connection start-up
+failed = []
+def iterations(folder, system):
+    return [float(r["iteration_ms"]) for r in csv.DictReader(open(f"{folder}/{system}/iterations.csv"))]
+for system, within in (("stellatrain", 0.05), ("ddp", 0.10)):
+    sim_manifest = json.load(open(f"sim/{system}/manifest.json"))
+    emu_manifest = json.load(open(f"emu/{system}/manifest.json"))
+    summary = emu_manifest["summary"]
+    if emu_manifest.get("compute_paced") is not True:
+        failed.append(f"{system}: the emulated node's manifest does not say its compute was paced")
+    pacing = summary.get("pacing")
+    if not pacing or pacing["tasks"] == 0:
+        failed.append(f"{system}: no pacing statistics in the manifest")
+        continue
+    host = emu_manifest["host"].get("cpu_over_run") or {}
+    print(f"{system}: paced tasks {pacing['tasks']}, late {pacing['late_tasks']} (worst {pacing['worst_late_ms']:.1f} ms); "
+          f"host CPU over the run busy {host.get('busy', float('nan')):.2f} steal {host.get('steal', float('nan')):.3f}")
+    sim, emu = iterations("sim", system), iterations("emu", system)
+    print(f"  iteration ms, sim (flow): {[round(x) for x in sim]}")
+    print(f"  iteration ms, emu:        {[round(x) for x in emu]}")
+    sim_median, emu_median = statistics.median(sim[WARMUP:]), statistics.median(emu[WARMUP:])
+    ratio = emu_median / sim_median
+    print(f"  median after {WARMUP}: sim {sim_median:.1f} ms, emu {emu_median:.1f} ms, emu/sim {ratio:.3f}")
+    if abs(ratio - 1) > within:
+        failed.append(f"{system}: iteration time emu/sim {ratio:.3f}, outside 1 +- {within}")
+    if system == "stellatrain" and ratio < 0.99:
+        failed.append(f"stellatrain: paced iterations {ratio:.3f} of the model's: a task ended before its price")
+    if system == "ddp":
+        bytes_ratio = summary["wan_bytes"] / sim_manifest["summary"]["wan_bytes"]
+        print(f"  WAN bytes: sim {sim_manifest['summary']['wan_bytes']}, emu {summary['wan_bytes']}, emu/sim {bytes_ratio:.4f}")
+        if abs(bytes_ratio - 1) > 0.03:
+            failed.append(f"ddp: WAN bytes emu/sim {bytes_ratio:.4f}: the padding did not carry the full size")
+if failed:
+    sys.exit("FAIL: " + "; ".join(failed))
+print("emu_timing_test: all passed")
+PY
+}
+
+ATTEMPTS=2
+for attempt in $(seq "$ATTEMPTS"); do
+  rm -rf emu
+  "$STELLATRAIN" run paced.yaml --backend emu --out emu --quiet > emu.log 2>&1 || { cat emu.log; fail "emu run"; }
+  if check_agreement; then exit 0; fi
+  [ "$attempt" -lt "$ATTEMPTS" ] && echo "emu_timing_test: the emulator disagreed (attempt $attempt of $ATTEMPTS); another attempt"
+done
+echo "emu_timing_test: the emulator disagreed in all $ATTEMPTS attempts"
+exit 1
