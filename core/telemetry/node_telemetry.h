@@ -11,15 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/control_tags.h"
+
 namespace st::telemetry {
 
-// Control traffic keeps bit 31 clear (the collectives own tags with it set).
-constexpr uint32_t kTelemetryTag = 0x7E000001u;
-constexpr uint32_t kPlanTag = 0x7E000002u;
+// Control traffic keeps bit 31 clear (the collectives own tags with it
+// set); every such tag is listed in core/comm/control_tags.h.
+constexpr uint32_t kTelemetryTag = comm::control_tags::kTelemetry;
+constexpr uint32_t kPlanTag = comm::control_tags::kPlan;
 // Latency probes: rank 0 sends one to each node at every controller tick,
 // the node echoes it at once; the round trip is timed on rank 0's clock.
-constexpr uint32_t kProbeTag = 0x7E000003u;
-constexpr uint32_t kProbeReplyTag = 0x7E000004u;
+constexpr uint32_t kProbeTag = comm::control_tags::kProbe;
+constexpr uint32_t kProbeReplyTag = comm::control_tags::kProbeReply;
 
 struct NodeTelemetry {
   int rank = 0;

@@ -19,6 +19,7 @@
 #include "core/runtime/stop_request.h"
 #include "core/telemetry/metered_transport.h"
 #include "core/train/run/node_host.h"
+#include "core/train/run/run_end.h"
 #include "core/train/system_registry.h"
 #include "core/train/node/control_agent.h"
 #include "core/train/node/local_workers.h"
@@ -83,6 +84,9 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
 // One node run in this process.
 struct Node {
   comm::Transport* transport = nullptr;  // the host's
+  // A rank of a run across processes: its word to the others at the end
+  // (declared before the mailbox, whose receives point into it).
+  std::unique_ptr<RunEndHandshake> run_end;
   std::unique_ptr<telemetry::TimelineTransport> timed;    // with a timeline: records each send
   std::unique_ptr<telemetry::MeteredTransport> metered;  // with the controller: counts bytes per peer
   std::unique_ptr<comm::Mailbox> mailbox;
@@ -311,6 +315,8 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
       wire = node->metered.get();
     }
     node->mailbox = std::make_unique<comm::Mailbox>(*wire);
+    if (!host.all_ranks_here())
+      node->run_end = std::make_unique<RunEndHandshake>(*wire, *node->mailbox, rank, config.nodes);
     node->comm = std::make_unique<collective::Communicator>(*wire, *node->mailbox, *executor);
     node->workers = std::make_unique<LocalWorkers>(config, rank, *train, *executor);
     node->master = std::make_unique<VersionedParameters>(*executor, node->workers->initial_parameters());
@@ -354,7 +360,14 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
       if (budget.count() > 0 && executor->now() - start >= budget) return out_of_time = true;
       for (auto& node : nodes)
         if (!node->finished) return false;
-      return monitor.idle();
+      if (!monitor.idle()) return false;
+      // Across processes: done when every rank is (run_end.h).
+      for (auto& node : nodes) {
+        if (!node->run_end) continue;
+        node->run_end->announce();
+        if (!node->run_end->everyone_done()) return false;
+      }
+      return true;
     });
   } catch (const std::exception& error) {
     // A failed run (the simulator's deadlock watchdog, a lost peer) keeps

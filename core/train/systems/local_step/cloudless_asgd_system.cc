@@ -31,6 +31,7 @@
 #include <mutex>
 
 #include "core/collective/communicator.h"
+#include "core/comm/control_tags.h"
 #include "core/comm/mailbox.h"
 #include "core/train/systems/local_step/local_step_options.h"
 #include "core/train/systems/local_step/local_step_system.h"
@@ -41,7 +42,7 @@ namespace {
 
 using runtime::Nanos;
 
-constexpr uint32_t kAccumulationTag = 0x7E000010u;  // beside the control tags (core/telemetry/node_telemetry.h)
+constexpr uint32_t kAccumulationTag = comm::control_tags::kAccumulation;  // core/comm/control_tags.h
 constexpr std::size_t kHeaderBytes = 12;
 
 struct Accumulation {
