@@ -24,7 +24,7 @@ void RunEndHandshake::announce() {
   if (announced_) return;
   announced_ = true;
   for (int peer = 0; peer < world_size_; ++peer)
-    if (peer != rank_) transport_.send(peer, kRunEndTag, {}, nullptr);
+    if (peer != rank_) transport_.send(peer, kRunEndTag, {}, [this](std::exception_ptr) { ++told_; });
 }
 
 }  // namespace st::train

@@ -30,8 +30,9 @@ class RunEndHandshake {
   // Tells every other rank this one is done; idempotent.
   void announce();
   // True once every other rank has said it is done, or failed (its
-  // failure is the peer's own, reported by its process).
-  bool everyone_done() const { return heard_.load() == world_size_ - 1; }
+  // failure is the peer's own, reported by its process), and this rank's
+  // own word has left: closing the transport drops sends still queued.
+  bool everyone_done() const { return heard_.load() == world_size_ - 1 && told_.load() == world_size_ - 1; }
   // Peers whose connection failed instead of saying so.
   int failed_peers() const { return failed_.load(); }
 
@@ -40,6 +41,7 @@ class RunEndHandshake {
   const int rank_;
   const int world_size_;
   std::atomic<int> heard_{0};
+  std::atomic<int> told_{0};  // announcements sent (or failed: that peer is gone)
   std::atomic<int> failed_{0};
   bool announced_ = false;
 };
