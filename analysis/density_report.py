@@ -54,7 +54,10 @@ scenario and seeds whose system (`--backlogged-system`, ddp by default)
 keeps the link backlogged both ways: the share of what the transport
 carries when it always has bytes to send (ns-3's TCP with both directions
 loaded delivers under the configured rate), and that run's utilisation on
-those seconds.
+those seconds. `--versus FOLDER` (timing runs) pairs every system and seed
+with the same system and seed in FOLDER, a run of the same scenario on
+another backend (the emulator's kernel TCP against ns-3's): link
+utilisation and mean iteration on each, and the paired difference.
 
 The measures are read by analysis/run_measures.py.
 
@@ -67,6 +70,7 @@ The measures are read by analysis/run_measures.py.
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 --losses
     analysis/density_report.py results/paper/resnet152-fluct-115-controller-10seeds --after 10 \
         --backlogged results/paper/resnet152-fluct-115-ddp-10seeds
+    analysis/density_report.py results/emu-drain/emu --after 10 --versus results/emu-drain/sim
 """
 import argparse
 import os
@@ -76,7 +80,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tta  # noqa: E402
-from run_measures import (backlogged_share, link_utilisation, plan_delays, run_measures,  # noqa: E402
+from run_measures import (backlogged_share, check_same_stretch, link_utilisation, plan_delays, run_measures,  # noqa: E402
                           tick_rates, timing_measures, unused_by_tick)
 from tta import median_or_none  # noqa: E402
 
@@ -160,6 +164,37 @@ def print_paired_utilisation(root, summary, after_s, base):
         above = sum(d > 0 for d in paired)
         print(f"| {label} | {' | '.join(cells)} | {statistics.median(paired):+.1f} ({min(paired):+.1f} to "
               f"{max(paired):+.1f}) | {above} of {len(paired)} |")
+
+
+def print_versus(root, summary, after_s, other_root):
+    """Per system, link utilisation and mean iteration per seed here and in
+    `other_root` (the same scenario, systems and seeds on another backend:
+    the emulator against the sim), paired on the seed: each seed replays
+    the same stretch of its trace on both."""
+    other = summary_or_exit(other_root, "--versus")
+    print_table_head(f"Against {other_root} ({other.get('backend', '?')} backend), same system and seed:",
+                     ["system", "link utilisation here", "there", "paired difference, points: median (range)",
+                      "seeds higher here", "mean iteration here / there (ms)"])
+    for label in systems_that_ran(summary):
+        if label not in systems_that_ran(other):
+            print(f"| {label} | not in {other_root} |")
+            continue
+        here = {p["seed"]: run_measures(root / p["run"], after_s) for p in tta.seed_runs(summary, label)}
+        there = {p["seed"]: run_measures(other_root / p["run"], after_s) for p in tta.seed_runs(other, label)}
+        seeds = sorted(set(here) & set(there))
+        if not seeds:
+            print(f"| {label} | no seed in common with {other_root} |")
+            continue
+        runs_there = {p["seed"]: p["run"] for p in tta.seed_runs(other, label)}
+        for p in tta.seed_runs(summary, label):
+            if p["seed"] in seeds:
+                check_same_stretch(root / p["run"], other_root / runs_there[p["seed"]])
+        paired = [(here[s][3] - there[s][3]) * 100 for s in seeds]
+        higher = sum(d > 0 for d in paired)
+        print(f"| {label} | {spread([here[s][3] for s in seeds], '.1%')} | {spread([there[s][3] for s in seeds], '.1%')} "
+              f"| {statistics.median(paired):+.1f} ({min(paired):+.1f} to {max(paired):+.1f}) | {higher} of "
+              f"{len(seeds)} | {statistics.median(here[s][0] for s in seeds):.0f} / "
+              f"{statistics.median(there[s][0] for s in seeds):.0f} |")
 
 
 def percentile(values, q):
@@ -290,6 +325,9 @@ def main(argv):
     parser.add_argument("--backlogged", metavar="FOLDER",
                         help="timing runs: link use against a backlogged run's (FOLDER, a run of the same scenario "
                              "and seeds) on the same seconds")
+    parser.add_argument("--versus", metavar="FOLDER",
+                        help="timing runs: link utilisation and iteration against the same systems and seeds in "
+                             "FOLDER (another backend's run of the scenario), paired on the seed")
     parser.add_argument("--backlogged-system", metavar="LABEL", default="ddp",
                         help="the system of --backlogged's folder that keeps the link backlogged (default ddp)")
     args = parser.parse_args(argv[1:])
@@ -311,10 +349,12 @@ def main(argv):
             print_loss_table(root, summary, after_s)
         if args.backlogged:
             print_backlogged_table(root, summary, after_s, Path(args.backlogged), args.backlogged_system)
+        if args.versus:
+            print_versus(root, summary, after_s, Path(args.versus))
         return
-    if args.paired or args.rates or args.plan_delay or args.losses or args.backlogged:
-        sys.exit(f"error: --paired, --rates, --plan-delay, --losses and --backlogged read timing runs; {root} holds "
-                 "accuracy runs")
+    if args.paired or args.rates or args.plan_delay or args.losses or args.backlogged or args.versus:
+        sys.exit(f"error: --paired, --rates, --plan-delay, --losses, --backlogged and --versus read timing runs; "
+                 f"{root} holds accuracy runs")
     targets = summary["report_targets"] or [summary["target_accuracy"]]
     main_target = f"{summary['target_accuracy']:g}"
     span = f"; measures from simulated second {after_s:g} on" if after_s > 0 else ""

@@ -212,3 +212,16 @@ def backlogged_share(folder, reference, after_s):
     if ref_delivered <= 0 or configured <= 0:
         return None, None
     return delivered / ref_delivered, ref_delivered / configured
+
+
+def check_same_stretch(folder, other):
+    """Exits unless the two runs' link.csv give every second both hold the
+    same configured rate: the same stretch of the trace (a seed replayed on
+    two backends)."""
+    mine = {(int(r["second"]), r["link"]): r for r in counted_link_seconds(folder)}
+    for r in counted_link_seconds(other):
+        key = (int(r["second"]), r["link"])
+        if key in mine and abs(float(mine[key]["configured_mbps"]) - float(r["configured_mbps"])) > 1e-3:
+            sys.exit(f"error: {other / 'link.csv'}: second {key[0]} on {key[1]} is configured to "
+                     f"{r['configured_mbps']} Mbps, {folder / 'link.csv'} to {mine[key]['configured_mbps']}: "
+                     "not the same stretch of the trace")

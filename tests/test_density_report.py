@@ -7,8 +7,9 @@ start-up out, `--paired` comparing seed by seed, `--rates` comparing the
 controller's measured rate with the link, `--plan-delay` timing each plan
 from its tick to rank 0's first iteration at its density, `--losses`
 splitting the unused link by the tick in force, `--backlogged` comparing
-each seed's link use with a backlogged run's on the same seconds, and a clear
-error for a missing folder. Standard library only.
+each seed's link use with a backlogged run's on the same seconds, `--versus`
+pairing each seed with the same seed on another backend, and a clear error
+for a missing folder. Standard library only.
 """
 import json
 import os
@@ -131,7 +132,7 @@ class DensityReport(unittest.TestCase):
         self.assertIn("| fixed | 0 of 0 | - | - | - |", out.stdout)
         self.assertIn("| rule | 4 of 5 | 0.85 (0.50-0.90) | 150 | 1 |", whole.stdout)
         self.assertNotEqual(accuracy.returncode, 0)
-        self.assertIn("--losses and --backlogged read timing runs", accuracy.stderr)
+        self.assertIn("--backlogged and --versus read timing runs", accuracy.stderr)
 
     def test_plan_delay_times_each_plan_from_its_tick(self):
         # Plans (time_s, iteration, effective_iteration, density) on runs
@@ -234,6 +235,28 @@ class DensityReport(unittest.TestCase):
         self.assertNotEqual(shorter.returncode, 0)
         self.assertIn("ddp/seed-1/link.csv: no whole second 2 on a->b", shorter.stderr)
         self.assertIn("must last at least as long", shorter.stderr)
+
+    def test_versus_pairs_each_seed_with_the_same_seed_on_another_backend(self):
+        with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
+            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
+                                        (420, 0.01, 1000, 80, None)]}, timing=True)
+            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None), (400, 0.01, 1000, 50, None),
+                                        (400, 0.01, 1000, 50, None)]}, timing=True)
+            out = report(emu, "--after", "1", "--versus", sim)
+            with open(os.path.join(sim, "rule/seed-2/link.csv")) as f:
+                text = f.read()
+            with open(os.path.join(sim, "rule/seed-2/link.csv"), "w") as f:
+                f.write(text.replace("1,a->b,100,", "1,a->b,90,"))
+            other_stretch = report(emu, "--versus", sim)
+            missing = report(emu, "--versus", os.path.join(sim, "nowhere"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| rule | 60.0% (40.0%-80.0%) | 50.0% (50.0%-50.0%) | +10.0 (-10.0 to +30.0) | 2 of 3 | 420 / 400 |",
+                      out.stdout)
+        self.assertNotEqual(other_stretch.returncode, 0)
+        self.assertIn("rule/seed-2/link.csv: second 1 on a->b is configured to 90 Mbps", other_stretch.stderr)
+        self.assertIn("not the same stretch of the trace", other_stretch.stderr)
+        self.assertNotEqual(missing.returncode, 0)
+        self.assertIn("--versus", missing.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
