@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/train/run/results.h"
 #include "emu/emu_network.h"
 #include "emu/host_check.h"
 #include "emu/launcher.h"
@@ -111,8 +112,9 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
   manifest["emulation"] = network.describe();
   manifest["emulation"]["peer_timeout_s"] = peer_timeout_s;
   manifest["emulation"]["clock"] =
-      fmt::format("network (trace) time 0 is when rank 0 opened its results files, {:.2f} s after the node processes "
-                  "started (they load their data first); until then every link holds its first step",
+      fmt::format("network (trace) time 0 is when rank 0 started training, {:.2f} s after the node processes "
+                  "started (they load their data, build their nodes and connect first); every rank's times count "
+                  "from its own start of training; until then every link holds its first step",
                   launch.clock_started_after_s);
   manifest["emulation"]["replay"] = {{"steps_applied", network.replay().steps_applied()},
                                      {"worst_step_lateness_s", network.replay().worst_step_lateness_s()}};
@@ -182,12 +184,17 @@ EmuTrainingResult run_emulated_training(const EmuTrainingRequest& request) {
   }
   LaunchOptions launch_options;
   launch_options.logs_dir = (dir / "logs").string();
-  launch_options.clock_file = (dir / "iterations.csv").string();
+  // The trace starts with training, as it does on the sim backend: rank 0
+  // marks the moment (core/train/run/training_clock.h), after its setup.
+  launch_options.clock_file = (dir / train::kTrainingStartedFile).string();
+  launch_options.activity_file = (dir / "iterations.csv").string();
   launch_options.show_rank0 = request.show_rank0;
   launch_options.progress_interval_s = request.show_rank0 ? 10 : 30;
   launch_options.stall_timeout_s = request.stall_timeout_s;
   launch_options.label = request.label;
   const LaunchReport launch = run_nodes(network, nodes, launch_options);
+  std::error_code ignored;
+  fs::remove(launch_options.clock_file, ignored);  // a signal between processes, not a result
   network.replay().stop();  // a replay error fails the run here, named
   EmuTrainingResult result;
   result.wall_s = launch.wall_s;

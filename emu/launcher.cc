@@ -166,7 +166,8 @@ LaunchReport run_nodes(EmuNetwork& network, const std::vector<NodeProcess>& node
       report.clock_started_after_s = seconds_since(launched);
     }
     if (options.show_rank0) echo.poll();
-    const uint64_t size = file_size(log_of(nodes.front().rank)) + (options.clock_file.empty() ? 0 : file_size(options.clock_file));
+    const uint64_t size =
+        file_size(log_of(nodes.front().rank)) + (options.activity_file.empty() ? 0 : file_size(options.activity_file));
     if (size != activity_size) {
       activity_size = size;
       last_activity = Clock::now();

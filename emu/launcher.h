@@ -43,6 +43,7 @@ struct NodeProcess {
 struct LaunchOptions {
   std::string logs_dir;          // rank<R>.log for each rank (created)
   std::string clock_file;        // start the replay clock when this file exists ("" = at launch)
+  std::string activity_file;     // rank 0's output besides its log: its growth counts as progress
   bool show_rank0 = true;        // echo rank 0's output lines
   double progress_interval_s = 10;
   double stall_timeout_s = 600;  // no new output from rank 0 for this long: failed

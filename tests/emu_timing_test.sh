@@ -13,7 +13,9 @@
 # * ddp (network-bound, 47 MB per iteration each way): median iteration time
 #   within 10%, and WAN bytes within 3% of the sim's (unpadded, the sampled
 #   payloads would be a fiftieth of that);
-# * the manifests say the compute was paced, with the pacing's late tasks.
+# * the manifests say the compute was paced, with the pacing's late tasks;
+# * the first iteration starts at the emulator's time 0 (its clock and trace
+#   start with training, not with the nodes' setup).
 #
 #   tests/emu_timing_test.sh path/to/stellatrain [work dir]
 #
@@ -54,7 +56,7 @@ SCENARIO
 
 check_agreement() {
 python3 - <<'PY'
-import csv, json, statistics, sys
+import csv, json, os, statistics, sys
 
 WARMUP = 2  # connection start-up
 failed = []
@@ -73,6 +75,13 @@ for system, within in (("stellatrain", 0.05), ("ddp", 0.10)):
     host = emu_manifest["host"].get("cpu_over_run") or {}
     print(f"{system}: paced tasks {pacing['tasks']}, late {pacing['late_tasks']} (worst {pacing['worst_late_ms']:.1f} ms); "
           f"host CPU over the run busy {host.get('busy', float('nan')):.2f} steal {host.get('steal', float('nan')):.3f}")
+    # The emulator's clock and trace start with training, as the sim's do
+    # (core/train/run/training_clock.h), after seconds of setup.
+    first = next(csv.DictReader(open(f"emu/{system}/iterations.csv")))
+    if float(first["start_s"]) > 1.0:
+        failed.append(f"{system}: the first iteration starts at {first['start_s']} s: the clock counts setup")
+    if os.path.exists(f"emu/{system}/.training_started"):
+        failed.append(f"{system}: the launcher left rank 0's start mark behind")
     sim, emu = iterations("sim", system), iterations("emu", system)
     print(f"  iteration ms, sim (flow): {[round(x) for x in sim]}")
     print(f"  iteration ms, emu:        {[round(x) for x in emu]}")

@@ -30,8 +30,8 @@ comm::TcpOptions tcp_options(const TrainConfig& c) {
   return o;
 }
 
-// Over this share of tasks late, a paced run took longer than its model
-// says, and it says so.
+// Over this share of tasks late, a paced run may have taken longer than its
+// model says, and it says so.
 constexpr double kLateShareThatBreaksPacing = 0.01;
 
 double late_share(const runtime::PacingCounts& c) {
@@ -53,10 +53,12 @@ void warn_if_pacing_failed(const runtime::PacingStats& stats) {
       worst = runtime::to_string(static_cast<runtime::TaskKind>(kind));
     }
   spdlog::warn(
-      "paced compute did not hold: {} of {} compute tasks ended after their priced time (worst {:.1f} ms late; "
-      "most often {}): this host's real work is slower than the modelled hardware, so iterations ran longer than "
-      "the model says (a smaller --stage-sample, fewer nodes per host, or fewer workers)",
-      stats.late_tasks, stats.tasks, stats.worst_late_ms, worst);
+      "paced compute did not hold: {} of {} compute tasks ended over {} ms after their priced time (worst {:.1f} "
+      "ms late; most often {}): this host's real work did not keep to the modelled hardware's times, so "
+      "iterations may be longer than the model's (a smaller --stage-sample, fewer nodes per host, or fewer "
+      "workers help); summary.pacing in manifest.json has the counts per task kind",
+      stats.late_tasks, stats.tasks, std::chrono::duration_cast<std::chrono::milliseconds>(runtime::kPacingTolerance).count(),
+      stats.worst_late_ms, worst);
 }
 
 class RealNodeHost final : public NodeHost {

@@ -50,6 +50,12 @@ ResultsWriter::ResultsWriter(const std::string& dir, const nlohmann::json& manif
   eval_ = open_csv(dir_ + "/eval.csv", "time_s,iteration,accuracy,loss,samples");
 }
 
+void ResultsWriter::mark_training_started() {
+  if (dir_.empty()) return;
+  const std::string path = dir_ + "/" + kTrainingStartedFile;
+  if (!std::ofstream(path)) throw std::runtime_error(fmt::format("cannot create {}", path));
+}
+
 void ResultsWriter::add_iteration(const IterationRecord& r) {
   if (dir_.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);

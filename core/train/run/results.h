@@ -56,6 +56,9 @@ struct EvalRecord {
   std::size_t samples = 0;
 };
 
+// The file a rank of a run across processes creates as training starts.
+inline constexpr const char* kTrainingStartedFile = ".training_started";
+
 class ResultsWriter {
  public:
   // Creates `dir` (and parents) and writes manifest.json at once. An empty
@@ -68,6 +71,9 @@ class ResultsWriter {
   void add_control(const control::ControlRecord& record);
   // Rewrites manifest.json with extra fields (e.g. the final summary).
   void update_manifest(const nlohmann::json& extra);
+  // Creates kTrainingStartedFile in the folder: the emulator's launcher
+  // starts the network's trace when rank 0's appears (emu/launcher.h).
+  void mark_training_started();
 
   const std::string& dir() const { return dir_; }
 

@@ -25,6 +25,7 @@
 #include "core/train/node/local_workers.h"
 #include "core/train/node/synthetic_gradients.h"
 #include "core/train/run/sampled_cost_executor.h"
+#include "core/train/run/training_clock.h"
 #include "core/train/run/training_data.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
@@ -241,6 +242,12 @@ TrainResult finish_interrupted(ResultsWriter& results, Monitor& monitor, Nodes& 
 
 }  // namespace
 
+// Rank 0 of a run across processes (it marks training's start for the
+// emulator's trace).
+static bool rank0_of_several(const NodeHost& host) {
+  return !host.all_ranks_here() && host.local_ranks().front() == 0;
+}
+
 // A system that brings its own process group (ddp-gloo) trains the whole
 // run itself; the host's executor and transports stay unused.
 TrainResult run_own(const SystemDescriptor& system, const TrainConfig& config, const data::Dataset& train,
@@ -266,13 +273,21 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
   const std::unique_ptr<data::Dataset> test = std::move(data.evaluation);
   const std::string out_dir = results_dir(config, host);
   ResultsWriter results(out_dir, manifest_of(config, host));
-  if (system.run_own) return run_own(system, config, *train, *test, results);
+  if (system.run_own) {
+    if (rank0_of_several(host)) results.mark_training_started();
+    return run_own(system, config, *train, *test, results);
+  }
   // With a timeline, every engine task and send goes through recording
   // decorators (the host's own executor and transports stay as they are).
   // The host's pool joins its threads in stop(), before the timeline goes.
   runtime::Timeline timeline;
   std::unique_ptr<runtime::TimelineExecutor> timed_executor;
   runtime::Executor* executor = &host.executor();
+  std::unique_ptr<TrainingClock> training_clock;
+  if (host.wall_clock()) {
+    training_clock = std::make_unique<TrainingClock>(*executor);
+    executor = training_clock.get();
+  }
   if (config.timeline) {
     timed_executor = std::make_unique<runtime::TimelineExecutor>(*executor, timeline);
     executor = timed_executor.get();
@@ -342,6 +357,10 @@ TrainResult run_training(const TrainConfig& config, NodeHost& host) {
                  config.iterations < kUnboundedIterations ? std::to_string(config.iterations) : "unbounded",
                  host.name(), config.options->to_json().dump());
   TrainResult result;
+  // Wall-clock runs count from here, as simulated ones do (training_clock.h);
+  // across processes, rank 0's mark starts the emulator's trace.
+  if (training_clock) training_clock->restart();
+  if (rank0_of_several(host)) results.mark_training_started();
   const auto start = executor->now();
   for (auto& node : nodes) {
     Node* raw = node.get();
