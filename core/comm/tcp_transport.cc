@@ -329,7 +329,8 @@ void TcpTransport::send_standing_for(Rank destination, uint32_t tag, std::vector
   if (wire_bytes < payload.size())
     throw std::invalid_argument(fmt::format("send_standing_for: a {}-byte payload cannot stand for {} bytes",
                                             payload.size(), wire_bytes));
-  impl_->send(destination, tag, std::move(payload), std::move(on_done), wire_bytes - payload.size());
+  const uint64_t padding = wire_bytes - payload.size();  // before the payload is moved from
+  impl_->send(destination, tag, std::move(payload), std::move(on_done), padding);
 }
 TransportStats TcpTransport::stats() const { return impl_->stats(); }
 void TcpTransport::close() { impl_->close(); }

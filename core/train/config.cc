@@ -40,7 +40,9 @@ void validate(const TrainConfig& c) {
   require(c.dataset == "npz" || c.data_file.empty(), "data_file", "only the npz dataset reads a file");
   require(c.math == "full" || c.math == "timing", "math", fmt::format("'{}' is not one of full, timing", c.math));
   require(c.math == "full" || !descriptor.real_network_only, "math",
-          fmt::format("timing runs need the simulator's compute model; {} runs only on real networks", c.system));
+          fmt::format("timing runs price their compute through the engine's executor; {} trains in its own "
+                      "process group, which nothing prices or paces",
+                      c.system));
   require(c.stage_sample.fraction >= 0 && c.stage_sample.fraction <= 1, "stage_sample.fraction",
           fmt::format("{} is not in [0, 1] (0: full-size stages)", c.stage_sample.fraction));
   require(c.stage_sample.min_elements >= 16, "stage_sample.min_elements",
