@@ -35,10 +35,7 @@ SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 source "$SOURCE_DIR/tests/emu_test_lib.sh"
 STELLATRAIN=$(absolute_binary "${1:?usage: emu_compare_test.sh path/to/stellatrain [work dir]}")
 require_root
-if ! "$STELLATRAIN" info 2>/dev/null | grep -q "sim backend: ns-3"; then
-  echo "SKIP: this build has no sim backend to compare with"
-  exit 77
-fi
+require_sim_backend "$STELLATRAIN" "the test compares with it"
 enter_work_dir emu_compare_test "${2:-}"
 
 write_scenario() {  # name, systems, one-way delay (ms), iterations
@@ -137,11 +134,4 @@ PY
 # row (each emulated exchange up to 5x the sim's, easing over 40
 # iterations; this machine agrees within 3% run after run). The sim runs are
 # deterministic and are not repeated.
-ATTEMPTS=3
-for attempt in $(seq "$ATTEMPTS"); do
-  run_emulator
-  if check_agreement; then exit 0; fi
-  [ "$attempt" -lt "$ATTEMPTS" ] && echo "emu_compare_test: the emulator disagreed (attempt $attempt of $ATTEMPTS); another attempt"
-done
-echo "emu_compare_test: the emulator disagreed in all $ATTEMPTS attempts"
-exit 1
+attempt_until_agreed 3 emu_compare_test run_emulator check_agreement

@@ -23,4 +23,27 @@ enter_work_dir() {  # test name, [folder]
   cd "$WORK"
 }
 
+# Exit status 77 (ctest: skipped) with the reason unless the binary has the
+# sim backend.
+require_sim_backend() {  # stellatrain binary, why the test needs it
+  if ! "$1" info 2>/dev/null | grep -q "sim backend: ns-3"; then
+    echo "SKIP: this build has no sim backend ($2)"
+    exit 77
+  fi
+}
+
+# Timing on a shared machine: runs `run` (fresh namespaces, fresh
+# connections) and then `check`, up to `attempts` times, and exits 0 at the
+# first agreement, 1 when none agreed.
+attempt_until_agreed() {  # attempts, test name, run function, check function
+  local attempts=$1 name=$2 run=$3 check=$4 attempt
+  for attempt in $(seq "$attempts"); do
+    "$run"
+    if "$check"; then exit 0; fi
+    [ "$attempt" -lt "$attempts" ] && echo "$name: the emulator disagreed (attempt $attempt of $attempts); another attempt"
+  done
+  echo "$name: the emulator disagreed in all $attempts attempts"
+  exit 1
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }

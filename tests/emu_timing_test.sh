@@ -20,17 +20,14 @@
 #   tests/emu_timing_test.sh path/to/stellatrain [work dir]
 #
 # Timing-sensitive: ctest runs it alone (RUN_SERIAL), and a disagreement gets
-# one more emulator attempt. Needs root and the sim backend; skips (exit 77)
-# otherwise.
+# up to two more emulator attempts (about 60 s each), as emu_compare_test.sh
+# does. Needs root and the sim backend; skips (exit 77) otherwise.
 set -euo pipefail
 SOURCE_DIR=$(cd "$(dirname "$0")/.." && pwd)
 source "$SOURCE_DIR/tests/emu_test_lib.sh"
 STELLATRAIN=$(absolute_binary "${1:?usage: emu_timing_test.sh path/to/stellatrain [work dir]}")
 require_root
-if ! "$STELLATRAIN" info 2>/dev/null | grep -q "sim backend: ns-3"; then
-  echo "SKIP: this build has no sim backend (it also builds the compute-time models)"
-  exit 77
-fi
+require_sim_backend "$STELLATRAIN" "it also builds the compute-time models"
 enter_work_dir emu_timing_test "${2:-}"
 
 cat > paced.yaml <<'SCENARIO'
@@ -103,12 +100,8 @@ print("emu_timing_test: all passed")
 PY
 }
 
-ATTEMPTS=2
-for attempt in $(seq "$ATTEMPTS"); do
+run_emulator() {
   rm -rf emu
   "$STELLATRAIN" run paced.yaml --backend emu --out emu --quiet > emu.log 2>&1 || { cat emu.log; fail "emu run"; }
-  if check_agreement; then exit 0; fi
-  [ "$attempt" -lt "$ATTEMPTS" ] && echo "emu_timing_test: the emulator disagreed (attempt $attempt of $ATTEMPTS); another attempt"
-done
-echo "emu_timing_test: the emulator disagreed in all $ATTEMPTS attempts"
-exit 1
+}
+attempt_until_agreed 3 emu_timing_test run_emulator check_agreement

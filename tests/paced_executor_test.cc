@@ -166,6 +166,9 @@ TEST_F(PacedExecutorTest, WorkLongerThanItsPriceIsCountedLateAndStillCompletes) 
   EXPECT_EQ(stats.late_tasks, 1u);
   EXPECT_GE(stats.worst_late_ms, 49);
   EXPECT_GE(stats.work_s, 0.060);
+  // Counted under its task kind too, and under no other.
+  EXPECT_EQ(stats.by_kind[static_cast<int>(TaskKind::kForward)].late_tasks, 1u);
+  EXPECT_EQ(stats.by_kind[static_cast<int>(TaskKind::kGather)].tasks, 0u);
 }
 
 TEST_F(PacedExecutorTest, AnErrorInTheWorkReachesRunUntil) {
