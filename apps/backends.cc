@@ -38,7 +38,7 @@ std::unique_ptr<train::Backend> make_sim(const BackendInputs& inputs) {
 // can pace a real-time timing run; `measured` would price this machine.
 bool prices_modelled_hardware(const BackendInputs& inputs) {
 #ifdef ST_HAVE_SIM
-  return inputs.sim_compute && inputs.sim_compute->compute.kind != "measured";
+  return inputs.sim_compute && sim::prices_modelled_hardware(inputs.sim_compute->compute);
 #else
   (void)inputs;
   return false;  // the models are built with the sim backend

@@ -48,6 +48,11 @@ struct ComputeModelConfig {
 // named here as the sim backend has always named it.
 using runtime::ComputeTimeModel;
 
+// True for the models that price the modelled hardware (profile, analytic)
+// rather than this machine's wall time (measured): only they can price a
+// timing run's skipped math, in virtual time or paced on the wall clock.
+inline bool prices_modelled_hardware(const ComputeModelConfig& config) { return config.kind != "measured"; }
+
 // Throws std::invalid_argument (bad kind or parameter) or std::runtime_error
 // (an unreadable or malformed profile, naming the file and key).
 std::unique_ptr<ComputeTimeModel> make_compute_model(const ComputeModelConfig& config);

@@ -85,7 +85,7 @@ class SimulatorLease {
 };
 
 void check_timing_is_priced(const ComputeModelConfig& compute, const train::TrainConfig& train) {
-  if (train.math == "timing" && compute.kind == "measured")
+  if (train.math == "timing" && !prices_modelled_hardware(compute))
     throw std::invalid_argument(
         "math: timing skips the forward and backward math, so the measured compute model would charge nothing "
         "for them: use compute.model profile or analytic");

@@ -108,11 +108,7 @@ class SimExecutorImpl final : public SimExecutor {
   }
 
   int workers() const override { return cpu_cores(0); }
-  int cpu_cores(int node) const override {
-    if (options_.cpu_cores > 0) return options_.cpu_cores;
-    const int modelled = model_->cpu_cores(node);
-    return modelled > 0 ? modelled : kDefaultCpuCores;
-  }
+  int cpu_cores(int node) const override { return runtime::cpu_slots(*model_, options_.cpu_cores, node); }
   std::string cpu_cores_source(int node) const override {
     if (options_.cpu_cores > 0) return "scenario";
     return model_->cpu_cores(node) > 0 ? model_->cpu_cores_origin(node) : "default";

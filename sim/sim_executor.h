@@ -28,7 +28,7 @@
 
 namespace st::sim {
 
-inline constexpr int kDefaultCpuCores = 8;
+inline constexpr int kDefaultCpuCores = runtime::kDefaultCpuSlots;
 
 struct SimExecutorOptions {
   // Parallel CPU slots per node (load, gather, compress, sparse step). 0:

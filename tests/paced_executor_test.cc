@@ -101,7 +101,7 @@ TEST_F(PacedExecutorTest, ANodesCpuHasItsSlots) {
 TEST_F(PacedExecutorTest, CpuSlotsComeFromTheScenarioElseTheModelElseTheDefault) {
   EXPECT_EQ(make(3, 16)->cpu_cores(0), 3);
   EXPECT_EQ(make(0, 16)->cpu_cores(0), 16);
-  EXPECT_EQ(make(0, 0)->cpu_cores(0), kDefaultPacedCpuCores);
+  EXPECT_EQ(make(0, 0)->cpu_cores(0), kDefaultCpuSlots);
 }
 
 TEST_F(PacedExecutorTest, WhatTheWorkPostsWaitsForThePricedEnd) {

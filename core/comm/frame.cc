@@ -189,10 +189,9 @@ void FrameDecoder::start_frame(const FrameSink& sink) {
   poisoned_ = true;  // cleared once the header has passed every check
   frame_ = Frame{};
   frame_.header = decode_header(header_bytes_.data(), limits_);
-  discarding_ = frame_.header.type == FrameType::kPadding;
   // Allocation happens only here, after decode_header bounded the length;
   // the bytes are written later, as payload_space() readies them.
-  if (!discarding_) frame_.payload.reserve(frame_.header.payload_bytes);
+  if (!discarding()) frame_.payload.reserve(frame_.header.payload_bytes);
   payload_expected_ = frame_.header.payload_bytes;
   header_filled_ = 0;
   payload_filled_ = 0;
@@ -203,7 +202,7 @@ void FrameDecoder::start_frame(const FrameSink& sink) {
 
 uint8_t* FrameDecoder::payload_space(std::size_t bytes) {
   if (!in_payload_) return nullptr;
-  if (discarding_) {
+  if (discarding()) {
     // Scratch as large as the largest window asked for; what is read into
     // it is never looked at.
     const std::size_t window = std::min(bytes, payload_space_size());
@@ -224,12 +223,12 @@ std::size_t FrameDecoder::payload_space_size() const {
 void FrameDecoder::commit_payload(std::size_t bytes, const FrameSink& sink) {
   check_usable();
   const std::size_t readied =
-      !in_payload_ ? 0 : (discarding_ ? scratch_ready_ : frame_.payload.size() - payload_filled_);
+      !in_payload_ ? 0 : (discarding() ? scratch_ready_ : frame_.payload.size() - payload_filled_);
   if (bytes > readied) {
     poisoned_ = true;
     throw FrameError("commit", bytes, "more bytes committed than payload_space() readied");
   }
-  if (discarding_) scratch_ready_ -= bytes;
+  if (discarding()) scratch_ready_ -= bytes;
   payload_filled_ += bytes;
   if (in_payload_ && payload_filled_ == payload_expected_) finish_frame(sink);
 }

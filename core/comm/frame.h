@@ -149,7 +149,8 @@ class FrameDecoder {
   std::size_t header_filled_ = 0;
   bool in_payload_ = false;
   Frame frame_;  // payload: capacity for the whole, size() = bytes readied so far
-  bool discarding_ = false;      // a padding frame's payload: into scratch_, then dropped
+  // A padding frame's payload goes into scratch_ and is dropped.
+  bool discarding() const { return frame_.header.type == FrameType::kPadding; }
   std::vector<uint8_t> scratch_;
   std::size_t scratch_ready_ = 0;  // bytes of scratch_ the last payload_space() readied
   std::size_t payload_expected_ = 0;

@@ -36,6 +36,12 @@ void validate(const TcpTransportConfig& config) {
   }
 }
 
+// Message::wire_bytes of a message whose payload came after `padding`
+// bytes of padding frames: 0 (its own size) when there were none.
+uint64_t stood_for_with(std::size_t payload_bytes, uint64_t padding) {
+  return padding > 0 ? payload_bytes + padding : 0;
+}
+
 }  // namespace
 
 // --- construction and the public API ------------------------------------------
@@ -170,7 +176,7 @@ void TcpTransport::Impl::do_send(Rank destination, uint32_t tag, std::vector<uin
   }
   if (shutting_down_) return on_done(closed_error());
   if (destination == config.rank) {
-    const uint64_t stood_for = padding > 0 ? payload.size() + padding : 0;
+    const uint64_t stood_for = stood_for_with(payload.size(), padding);
     deliver(Message{config.rank, tag, std::move(payload), stood_for});
     return on_done(nullptr);
   }
@@ -211,7 +217,7 @@ void TcpTransport::Impl::handle_peer_frame(const Connection& connection, Frame&&
   switch (frame.header.type) {
     case FrameType::kData: {
       const uint64_t padding = std::exchange(connection->padding_received, 0);
-      const uint64_t stood_for = padding > 0 ? frame.payload.size() + padding : 0;
+      const uint64_t stood_for = stood_for_with(frame.payload.size(), padding);
       return deliver(Message{frame.header.source, frame.header.tag, std::move(frame.payload), stood_for});
     }
     case FrameType::kPadding:

@@ -44,4 +44,14 @@ class ComputeTimeModel {
   }
 };
 
+// Node `node`'s CPU slots in an executor that prices compute by `model`:
+// `scenario_cores` when above 0, else the model's machine's count, else
+// kDefaultCpuSlots. The simulated and the paced executors both take it.
+inline constexpr int kDefaultCpuSlots = 8;
+inline int cpu_slots(const ComputeTimeModel& model, int scenario_cores, int node) {
+  if (scenario_cores > 0) return scenario_cores;
+  const int modelled = model.cpu_cores(node);
+  return modelled > 0 ? modelled : kDefaultCpuSlots;
+}
+
 }  // namespace st::runtime

@@ -79,7 +79,7 @@ class PacedExecutorImpl final : public PacedExecutor {
     return stats_;
   }
   const ComputeTimeModel& compute_model() const override { return *model_; }
-  int cpu_cores(int node) const override { return paced_cpu_cores(*model_, cpu_cores_, node); }
+  int cpu_cores(int node) const override { return cpu_slots(*model_, cpu_cores_, node); }
 
  private:
   // When the task may start: the earliest its resource has a slot free in
@@ -153,12 +153,6 @@ void PacingCounts::add(Nanos price, Nanos work, Nanos late) {
     ++late_tasks;
     worst_late_ms = std::max(worst_late_ms, seconds(late) * 1e3);
   }
-}
-
-int paced_cpu_cores(const ComputeTimeModel& model, int scenario_cores, int node) {
-  if (scenario_cores > 0) return scenario_cores;
-  const int modelled = model.cpu_cores(node);
-  return modelled > 0 ? modelled : kDefaultPacedCpuCores;
 }
 
 std::unique_ptr<PacedExecutor> make_paced_executor(std::unique_ptr<Executor> inner,

@@ -47,16 +47,10 @@ class PacedExecutor : public Executor {
  public:
   virtual PacingStats stats() const = 0;
   virtual const ComputeTimeModel& compute_model() const = 0;
-  // Node `node`'s CPU slots (the scenario's count, else the model's, else
-  // kDefaultPacedCpuCores).
+  // Node `node`'s CPU slots (runtime::cpu_slots: the scenario's count, else
+  // the model's, else kDefaultCpuSlots).
   virtual int cpu_cores(int node) const = 0;
 };
-
-inline constexpr int kDefaultPacedCpuCores = 8;  // as the simulated executor's default
-
-// Node `node`'s CPU slots: `scenario_cores` when above 0, else the model's
-// count, else kDefaultPacedCpuCores.
-int paced_cpu_cores(const ComputeTimeModel& model, int scenario_cores, int node);
 
 // `inner` runs the work and the timers (a thread pool); `model` must be
 // deterministic (a measured model would price this machine by itself) and

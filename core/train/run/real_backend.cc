@@ -122,7 +122,7 @@ class RealNodeHost final : public NodeHost {
     manifest["compute_time_model"] = pacing_model_->describe();
     manifest["compute_paced"] = true;  // the wall clock takes the model's prices (core/runtime/paced_executor.h)
     nlohmann::json cores = nlohmann::json::array();
-    for (int rank : local_ranks()) cores.push_back(runtime::paced_cpu_cores(*pacing_model_, pacing_cores_, rank));
+    for (int rank : local_ranks()) cores.push_back(runtime::cpu_slots(*pacing_model_, pacing_cores_, rank));
     manifest["cpu_cores_per_node"] = cores;
     return manifest;
   }
