@@ -85,11 +85,13 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
   if (!summary.contains("mean_iteration_ms")) summary["mean_iteration_ms"] = mean_iteration_ms(dir / "iterations.csv");
   result.mean_iteration_ms = summary["mean_iteration_ms"].get<double>();
   nlohmann::json checksums = nlohmann::json::array();
+  nlohmann::json pacing_by_rank = nlohmann::json::array();
   for (int rank = 0; rank < request.config.nodes; ++rank) {
     const fs::path path = rank == 0 ? dir / "manifest.json" : dir / fmt::format("rank{}", rank) / "manifest.json";
     const auto rank_summary = rank == 0 ? summary : read_json(path).value("summary", nlohmann::json::object());
     const auto own = rank_summary.value("checksums", nlohmann::json::array());
     checksums.push_back(own.empty() ? nlohmann::json(nullptr) : own.front());
+    pacing_by_rank.push_back(rank_summary.value("pacing", nlohmann::json(nullptr)));
   }
   uint64_t wire = 0;
   nlohmann::json links = nlohmann::json::object();
@@ -119,7 +121,7 @@ void merge_results(const fs::path& dir, EmuNetwork& network, const EmuTrainingRe
   manifest["emulation"]["replay"] = {{"steps_applied", network.replay().steps_applied()},
                                      {"worst_step_lateness_s", network.replay().worst_step_lateness_s()}};
   const nlohmann::json cpu_use = cpu_use_between(host_start.cpu, cpu_times());
-  const std::vector<std::string> behind = host_fell_behind(cpu_use, links);
+  const std::vector<std::string> behind = host_fell_behind(cpu_use, links, pacing_by_rank);
   manifest["host"] = {{"at_start", host_start.description},
                       {"at_end", host_description()},
                       {"cpu_over_run", cpu_use},

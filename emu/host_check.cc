@@ -1,14 +1,19 @@
 #include "emu/host_check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/runtime/paced_executor.h"
 #include "emu/netns.h"
 
 namespace st::emu {
@@ -30,6 +35,27 @@ std::string missing_capabilities() {
   if (!(caps & (uint64_t{1} << kCapNetAdmin))) missing += "CAP_NET_ADMIN";
   if (!(caps & (uint64_t{1} << kCapSysAdmin))) missing += missing.empty() ? "CAP_SYS_ADMIN" : " and CAP_SYS_ADMIN";
   return missing;
+}
+
+// One line for every rank whose paced compute did not hold, or none.
+std::optional<std::string> late_pacing_reason(const nlohmann::json& pacing_by_rank) {
+  std::vector<std::string> ranks;
+  double most_late = 0, worst_ms = 0;
+  for (size_t rank = 0; rank < pacing_by_rank.size(); ++rank) {
+    const nlohmann::json& pacing = pacing_by_rank[rank];
+    if (!pacing.is_object()) continue;
+    const double share = pacing.value("late_share", 0.0);
+    if (share <= runtime::kLateShareThatBreaksPacing) continue;
+    ranks.push_back(std::to_string(rank));
+    most_late = std::max(most_late, share);
+    worst_ms = std::max(worst_ms, pacing.value("worst_late_ms", 0.0));
+  }
+  if (ranks.empty()) return std::nullopt;
+  return fmt::format("paced compute ran late on rank{} {}: up to {:.1f}% of a node's tasks ended over {} ms after "
+                     "their priced time (worst {:.1f} ms; summary.pacing in each rank's manifest)",
+                     ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "), 100 * most_late,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(runtime::kPacingTolerance).count(),
+                     worst_ms);
 }
 
 }  // namespace
@@ -80,7 +106,8 @@ nlohmann::json cpu_use_between(const CpuTimes& start, const CpuTimes& end) {
   return {{"busy", busy / total}, {"idle", idle / total}, {"steal", steal / total}};
 }
 
-std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const nlohmann::json& wan_links) {
+std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const nlohmann::json& wan_links,
+                                          const nlohmann::json& pacing_by_rank) {
   std::vector<std::string> reasons;
   const double steal = cpu_use.is_object() ? cpu_use.value("steal", 0.0) : 0.0;
   if (steal > 0.05) reasons.push_back(fmt::format("the hypervisor took {:.0f}% of the host's CPU time", 100 * steal));
@@ -93,6 +120,7 @@ std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const n
   if (packets > 0 && late * 100 > packets)
     reasons.push_back(fmt::format("the delay line released {:.1f}% of the WAN packets a millisecond or more late",
                                   100.0 * static_cast<double>(late) / static_cast<double>(packets)));
+  if (auto late_pacing = late_pacing_reason(pacing_by_rank)) reasons.push_back(*late_pacing);
   return reasons;
 }
 

@@ -40,9 +40,13 @@ nlohmann::json cpu_use_between(const CpuTimes& start, const CpuTimes& end);
 
 // Why a run's times may hold the host's delays and not only the network's,
 // one line each (none on a host that kept up): the hypervisor taking over
-// 5% of the CPU (`cpu_use` as cpu_use_between gives it), or the delay line
+// 5% of the CPU (`cpu_use` as cpu_use_between gives it), the delay line
 // releasing over 1% of the packets a millisecond or more late (`wan_links`:
-// the manifest's summary.wan_links). docs/emu.md measures both.
-std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const nlohmann::json& wan_links);
+// the manifest's summary.wan_links), or a timing run's paced compute ending
+// over runtime::kLateShareThatBreaksPacing of a node's tasks late
+// (`pacing_by_rank`: each rank's summary.pacing, null where a rank was not
+// paced). docs/emu.md measures them.
+std::vector<std::string> host_fell_behind(const nlohmann::json& cpu_use, const nlohmann::json& wan_links,
+                                          const nlohmann::json& pacing_by_rank = nlohmann::json::array());
 
 }  // namespace st::emu

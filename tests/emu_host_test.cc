@@ -55,5 +55,36 @@ TEST(EmuHost, StolenCpuAndLatePacketsAreEachAReason) {
   EXPECT_EQ(host_fell_behind(stolen, nlohmann::json::object()).size(), 1u);
 }
 
+nlohmann::json pacing(uint64_t tasks, uint64_t late, double worst_ms) {
+  return {{"tasks", tasks},
+          {"late_tasks", late},
+          {"late_share", static_cast<double>(late) / static_cast<double>(tasks)},
+          {"worst_late_ms", worst_ms}};
+}
+
+TEST(EmuHost, PacingThatHeldOrWasNotUsedGivesNoReason) {
+  const nlohmann::json quiet = {{"busy", 0.6}, {"idle", 0.4}, {"steal", 0.0}};
+  // 1% late exactly still held; a rank that was not paced has null.
+  const nlohmann::json held = nlohmann::json::array({pacing(1000, 10, 4.0), nullptr, pacing(500, 0, 0.0)});
+  EXPECT_TRUE(host_fell_behind(quiet, nlohmann::json::object(), held).empty());
+  EXPECT_TRUE(host_fell_behind(quiet, nlohmann::json::object(), nlohmann::json::array()).empty());
+}
+
+TEST(EmuHost, LatePacingIsOneReasonNamingEveryLateRank) {
+  const nlohmann::json quiet = {{"busy", 0.6}, {"idle", 0.4}, {"steal", 0.0}};
+  const nlohmann::json one_late = nlohmann::json::array({pacing(1000, 5, 2.0), pacing(1000, 32, 67.25)});
+  const auto reasons = host_fell_behind(quiet, nlohmann::json::object(), one_late);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0],
+            "paced compute ran late on rank 1: up to 3.2% of a node's tasks ended over 1 ms after their priced time "
+            "(worst 67.2 ms; summary.pacing in each rank's manifest)");
+
+  const nlohmann::json two_late = nlohmann::json::array({pacing(1000, 20, 9.0), nullptr, pacing(200, 4, 3.0)});
+  const auto both = host_fell_behind(quiet, nlohmann::json::object(), two_late);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_NE(both[0].find("on ranks 0, 2: up to 2.0%"), std::string::npos) << both[0];
+  EXPECT_NE(both[0].find("(worst 9.0 ms"), std::string::npos) << both[0];
+}
+
 }  // namespace
 }  // namespace st::emu

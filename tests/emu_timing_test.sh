@@ -13,7 +13,9 @@
 # * ddp (network-bound, 47 MB per iteration each way): median iteration time
 #   within 10%, and WAN bytes within 3% of the sim's (unpadded, the sampled
 #   payloads would be a fiftieth of that);
-# * the manifests say the compute was paced, with the pacing's late tasks;
+# * the manifests say the compute was paced, with the pacing's late tasks,
+#   and host.fell_behind names late pacing exactly when a rank ran over 1%
+#   of its tasks late;
 # * the first iteration starts at the emulator's time 0 (its clock and trace
 #   start with training, not with the nodes' setup).
 #
@@ -69,6 +71,14 @@ for system, within in (("stellatrain", 0.05), ("ddp", 0.10)):
     if not pacing or pacing["tasks"] == 0:
         failed.append(f"{system}: no pacing statistics in the manifest")
         continue
+    # The launcher lists late pacing among host.fell_behind exactly when a
+    # rank's paced compute ran over 1% of its tasks late (emu/host_check.h).
+    ranks = [summary] + [json.load(open(f"emu/{system}/rank{r}/manifest.json"))["summary"]
+                         for r in range(1, emu_manifest["nodes"])]
+    any_late = any((rank.get("pacing") or {}).get("late_share", 0) > 0.01 for rank in ranks)
+    listed = any("paced compute ran late" in reason for reason in emu_manifest["host"]["fell_behind"])
+    if any_late != listed:
+        failed.append(f"{system}: a rank's pacing late over 1% is {any_late} but host.fell_behind lists it: {listed}")
     host = emu_manifest["host"].get("cpu_over_run") or {}
     print(f"{system}: paced tasks {pacing['tasks']}, late {pacing['late_tasks']} (worst {pacing['worst_late_ms']:.1f} ms); "
           f"host CPU over the run busy {host.get('busy', float('nan')):.2f} steal {host.get('steal', float('nan')):.3f}")

@@ -29,6 +29,10 @@ namespace st::runtime {
 
 // A task counts as late when its work ended this long after its priced end.
 inline constexpr Nanos kPacingTolerance = std::chrono::milliseconds(1);
+// Over this share of a node's tasks late, its run may have taken longer than
+// the model says: the node warns, and the emulator's launcher lists it in
+// the run's host.fell_behind (emu/host_check.h).
+inline constexpr double kLateShareThatBreaksPacing = 0.01;
 
 struct PacingCounts {
   uint64_t tasks = 0;       // compute tasks paced

@@ -30,10 +30,6 @@ comm::TcpOptions tcp_options(const TrainConfig& c) {
   return o;
 }
 
-// Over this share of tasks late, a paced run may have taken longer than its
-// model says, and it says so.
-constexpr double kLateShareThatBreaksPacing = 0.01;
-
 double late_share(const runtime::PacingCounts& c) {
   return c.tasks ? static_cast<double>(c.late_tasks) / static_cast<double>(c.tasks) : 0.0;
 }
@@ -44,7 +40,7 @@ nlohmann::json pacing_json(const runtime::PacingCounts& c) {
 }
 
 void warn_if_pacing_failed(const runtime::PacingStats& stats) {
-  if (late_share(stats) <= kLateShareThatBreaksPacing) return;
+  if (late_share(stats) <= runtime::kLateShareThatBreaksPacing) return;
   std::string worst;
   double worst_late = -1;
   for (int kind = 0; kind < runtime::kTaskKinds; ++kind)
