@@ -280,6 +280,14 @@ step_paper_tta_sweep() {
   for variant in warmup-soonest-early-probes-floor-0.05 warmup-soonest-early-probes-floor-0.08; do
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor" warmup-soonest-early-probes "$variant"
   done
+  # Local gradient clipping for the picked variant, skewed placement at
+  # fluct-115 (docs/paper-tta-label-skew-controller.md).
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-clipping.yaml --jobs "$JOBS" --quiet \
+    --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
+  run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
+  for variant in warmup-soonest-early-probes-clip-0.5 warmup-soonest-early-probes-clip-1 warmup-soonest-early-probes-clip-2; do
+    run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping" warmup-soonest-early-probes "$variant"
+  done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }

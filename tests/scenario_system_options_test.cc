@@ -95,12 +95,14 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].density_warmup.length"},
           {text({{"systems", "systems:\n  - {name: ddp, density_warmup: {iterations: 10}}\n  - stellatrain\n"}}),
            "systems[0].density_warmup (line 10): only applies to stellatrain (not ddp)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, clip_norm: -1}\n  - ddp\n"}}),
+           "systems[0].clip_norm (line 10)"},
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
-      "  - {name: stellatrain, label: fixed, controller: off, optimizer: {lr: 0.1, warmup: 20}}\n"
+      "  - {name: stellatrain, label: fixed, controller: off, clip_norm: 2.5, optimizer: {lr: 0.1, warmup: 20}}\n"
       "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true, "
       "drain_every_ticks: 5, drain_iterations: 3, probe_at_start: true}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
@@ -111,10 +113,12 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(controlled.control.link_utilization, 0.8);
   EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
   EXPECT_EQ(controlled.control.estimator.slow_start_ticks, 1);
+  EXPECT_EQ(controlled.clip_norm, 0.0);  // off unless given
   EXPECT_EQ(controlled.warmup.iterations, 40);
   EXPECT_DOUBLE_EQ(controlled.warmup.start, 0.2);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().controller);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.options_as<train::StellaTrainOptions>().clip_norm, 2.5);
   EXPECT_DOUBLE_EQ(s.systems[2].config.options_as<train::StellaTrainOptions>().control.sparsity_cost, 0.27);
   EXPECT_TRUE(s.systems[2].config.options_as<train::StellaTrainOptions>().control.probe_every_iteration);
   EXPECT_FALSE(controlled.control.probe_every_iteration);

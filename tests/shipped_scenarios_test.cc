@@ -352,6 +352,22 @@ TEST(ShippedScenarios, PaperTtaSkewFloorTuningChangesOnlyTheFloor) {
   }
 }
 
+// Local gradient clipping for the skewed placement at fluct-115 is judged
+// on its validation set: each is the skewed file's picked variant but for
+// the clip_norm its label names, beside ddp.
+TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
+  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-clipping");
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2, 3, 4}, 5));
+  expect_same_system(system_named(tune, "ddp"), system_named(skew, "ddp"));
+  const auto& base = system_named(skew, "warmup-soonest-early-probes");
+  expect_same_system(system_named(tune, "warmup-soonest-early-probes"), base);
+  for (const auto& [suffix, norm] : {std::pair{"0.5", 0.5}, std::pair{"1", 1.0}, std::pair{"2", 2.0}}) {
+    expect_changed_from(base, system_named(tune, std::string("warmup-soonest-early-probes-clip-") + suffix),
+                        [norm = norm](train::StellaTrainOptions& o) { o.clip_norm = norm; });
+  }
+}
+
 // The density warm-up lengths for the skewed placement at 100 Mbps are
 // judged on its validation set: each is the skewed file's picked variant
 // but for the warm-up its label names, beside the file's fixed 10%.

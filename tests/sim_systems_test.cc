@@ -86,6 +86,43 @@ INSTANTIATE_TEST_SUITE_P(Systems, NewSystemInSim,
                          ::testing::Values("ddp-fp16", "ddp-powersgd", "local-sgd", "cloudless-ma", "cloudless-asgd-ga"),
                          [](const auto& info) { return test_name(info.param); });
 
+// Local gradient clipping (StellaTrain's clip_norm) in virtual time, where
+// reruns are byte-identical: a norm far under the gradients' changes the
+// steps, a norm far over them clips nothing (the run is the one without
+// it), the nodes stay identical, and the manifest lists the option only
+// when it is on.
+TEST(GradientClippingInSim, ChangesTheStepsOnlyWhenItClips) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_clipping";
+  fs::remove_all(root);
+  auto run_with = [&](const std::string& clip_norm) {
+    auto c = mlp_config("stellatrain", 8);
+    train::set_option(c, "controller", "false");
+    train::set_option(c, "clip_norm", clip_norm);
+    c.out_dir = (root / clip_norm).string();
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c);
+    const auto result = train::run_training(c, *backend);
+    EXPECT_EQ(result.checksums.front(), result.checksums.back()) << clip_norm;
+    return std::make_pair(result.checksums.front(), read_file(root / clip_norm / "manifest.json"));
+  };
+  const auto [off, off_manifest] = run_with("0");
+  const auto [tight, tight_manifest] = run_with("0.0001");
+  const auto [loose, loose_manifest] = run_with("1000000");
+  EXPECT_NE(tight, off);
+  EXPECT_EQ(loose, off);
+  EXPECT_EQ(off_manifest.find("clip_norm"), std::string::npos);
+  EXPECT_NE(tight_manifest.find("\"clip_norm\": 0.0001"), std::string::npos);
+  // The summary says how often it clipped: every tensor-step at the tight
+  // norm, none at the loose one.
+  const auto clipping = [](const std::string& manifest) {
+    return nlohmann::json::parse(manifest)["summary"]["system_stats"]["clipping"];
+  };
+  EXPECT_DOUBLE_EQ(clipping(tight_manifest)["clipped_share"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(clipping(loose_manifest)["clipped_share"].get<double>(), 0.0);
+  EXPECT_EQ(clipping(loose_manifest)["tensor_steps"].get<int>(), 8 * 4);  // 8 iterations x the MLP's 4 tensors
+  EXPECT_GT(clipping(loose_manifest)["tensors"].begin().value()["mean_norm"].get<double>(), 0.0);
+  EXPECT_FALSE(nlohmann::json::parse(off_manifest)["summary"].contains("system_stats"));
+}
+
 struct OutageCase {
   std::string system;
   double outage_s;

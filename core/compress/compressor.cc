@@ -48,7 +48,10 @@ void check_compress_args(const Compressor& c, Span<const float> grad, std::size_
 }
 
 std::unique_ptr<Compressor> make_compressor(const std::string& name, const CompressorOptions& options) {
-  const std::string ef_prefix = "ef:", mc_prefix = "mc:", mcm_prefix = "mcm:";
+  const std::string ef_prefix = "ef:", mc_prefix = "mc:", mcm_prefix = "mcm:", clip_prefix = "clip:";
+  if (name.rfind(clip_prefix, 0) == 0)
+    return std::make_unique<GradientClipping>(make_compressor(name.substr(clip_prefix.size()), options),
+                                              options.clip_norm);
   if (name.rfind(ef_prefix, 0) == 0)
     return std::make_unique<ErrorFeedback>(make_compressor(name.substr(ef_prefix.size()), options),
                                            options.simd);
@@ -63,7 +66,7 @@ std::unique_ptr<Compressor> make_compressor(const std::string& name, const Compr
   if (name == "thresholdv") return std::make_unique<ThresholdV>(options.simd);
   if (name == "thresholdv16") return std::make_unique<ThresholdV16>(options.simd);
   throw std::invalid_argument(fmt::format(
-      "unknown compressor '{}' (known: topk, randomk, thresholdv, thresholdv16, with optional 'ef:', 'mc:' or 'mcm:' prefixes)",
+      "unknown compressor '{}' (known: topk, randomk, thresholdv, thresholdv16, with optional 'ef:', 'mc:', 'mcm:' or 'clip:' prefixes)",
       name));
 }
 

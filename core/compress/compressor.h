@@ -70,12 +70,14 @@ struct CompressorOptions {
   simd::Level simd = simd::default_level();
   uint64_t seed = 0;        // randomk
   float momentum = 0.0f;    // the "mc:" and "mcm:" decorators
+  float clip_norm = 0.0f;   // the "clip:" decorator: a tensor's largest gradient L2 norm (> 0)
 };
 
 // Factory: "topk", "randomk", "thresholdv", "thresholdv16"; decorators as
 // prefixes: "ef:" wraps the compressor in error feedback, "mc:" in
 // momentum correction and "mcm:" in momentum correction with masking
-// (options.momentum; e.g. "mc:ef:thresholdv16"). Throws
+// (options.momentum; e.g. "mc:ef:thresholdv16"), and "clip:" in local
+// gradient clipping (options.clip_norm; e.g. "clip:ef:thresholdv16"). Throws
 // std::invalid_argument naming the unknown compressor.
 std::unique_ptr<Compressor> make_compressor(const std::string& name,
                                             const CompressorOptions& options = {});

@@ -130,6 +130,41 @@ class MomentumCorrection final : public Compressor {
   bool masking_;
 };
 
+// Local gradient clipping (Deep Gradient Compression, Lin et al., ICLR
+// 2018) around any compressor: a tensor's gradient whose L2 norm exceeds
+// `max_norm` is scaled down to it before the inner compressor (error
+// feedback, momentum correction) adds it to what it keeps, so one large
+// step cannot grow the residual a sparse exchange releases later. DGC
+// clips the node's whole gradient; this clips each tensor on its own,
+// because a node compresses a layer as soon as its backward produces it
+// (the per-layer pipeline) and cannot wait for the whole gradient's norm.
+class GradientClipping final : public Compressor {
+ public:
+  GradientClipping(std::unique_ptr<Compressor> inner, float max_norm);
+  std::string name() const override { return "clip:" + inner_->name(); }
+  std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
+                                          const std::string& tensor_name) const override;
+  std::size_t max_output(std::size_t numel, std::size_t k) const override {
+    return inner_->max_output(numel, k);
+  }
+  std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
+                       SparseBuffers out) override;
+
+  // What a tensor's gradients were: how many were compressed, how many of
+  // those clipped, and their norms before clipping (reports and tests).
+  struct Counts {
+    std::size_t seen = 0;
+    std::size_t clipped = 0;
+    double mean_norm = 0;
+    double max_norm = 0;
+  };
+  static Counts counts(const TensorState& state);
+
+ private:
+  std::unique_ptr<Compressor> inner_;
+  float max_norm_;
+};
+
 // Throws NonFiniteGradient for the first NaN/Inf in g (or, when there is
 // none, for a sum that overflowed).
 [[noreturn]] void throw_nonfinite(const TensorState& state, const float* g, std::size_t n);

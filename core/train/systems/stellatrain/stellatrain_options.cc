@@ -230,6 +230,23 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
         };
         return f;
       }())
+      .custom([] {
+        OptionField f{"clip_norm", "--clip-norm",
+                      "Local gradient clipping: a tensor's largest gradient L2 norm per worker (0: off)"};
+        f.value_name = "FLOAT";
+        f.read = [](SystemOptions& o, const util::YamlField& y) {
+          static_cast<O&>(o).clip_norm = detail::read_number(y, 0, 1e9);
+        };
+        f.read_text = [](SystemOptions& o, const std::string& text) {
+          static_cast<O&>(o).clip_norm = detail::parse_number_text("--clip-norm", text, 0, 1e9);
+        };
+        // Shown only when on, so the manifests of runs without it stay as they were.
+        f.show = [](const SystemOptions& o) {
+          const auto& s = static_cast<const O&>(o);
+          return s.clip_norm > 0 ? nlohmann::json(s.clip_norm) : nlohmann::json();
+        };
+        return f;
+      }())
       .custom(warmup_field())
       .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
                           "Density warm-up length in iterations (0: off)"))

@@ -27,6 +27,7 @@
 
 #include "core/collective/sparse_allgather.h"
 #include "core/compress/compressor.h"
+#include "core/compress/compressors.h"
 #include "core/optim/sparse_optimizer.h"
 #include "core/telemetry/exchange_log.h"
 #include "core/telemetry/node_telemetry.h"
@@ -42,12 +43,34 @@ namespace {
 
 using runtime::Nanos;
 
-// The compressor chain: error feedback around the selector, and momentum
-// correction around that when momentum lives at the node.
+// The compressor chain: error feedback around the selector, momentum
+// correction around that when momentum lives at the node, and local
+// gradient clipping outermost (it bounds what the others accumulate).
 std::string compressor_chain(const StellaTrainOptions& o) {
-  const std::string chain = "ef:" + o.compressor;
-  if (o.momentum_at != "node") return chain;
-  return (o.momentum_masking ? "mcm:" : "mc:") + chain;
+  std::string chain = "ef:" + o.compressor;
+  if (o.momentum_at == "node") chain = (o.momentum_masking ? "mcm:" : "mc:") + chain;
+  if (o.clip_norm > 0) chain = "clip:" + chain;
+  return chain;
+}
+
+// With local gradient clipping on: how often each tensor was clipped and
+// its gradient norms before clipping, per worker (the node compresses the
+// sum of its workers' gradients), so a reader can tell whether a
+// clip_norm bound at all and what a tighter one would cut.
+nlohmann::json clipping_stats(const std::vector<std::unique_ptr<compress::TensorState>>& states, int node_workers) {
+  nlohmann::json tensors = nlohmann::json::object();
+  std::size_t seen = 0, clipped = 0;
+  for (const auto& state : states) {
+    const auto c = compress::GradientClipping::counts(*state);
+    seen += c.seen;
+    clipped += c.clipped;
+    tensors[state->name] = {{"clipped_share", c.seen ? static_cast<double>(c.clipped) / static_cast<double>(c.seen) : 0.0},
+                            {"mean_norm", c.mean_norm / node_workers},
+                            {"max_norm", c.max_norm / node_workers}};
+  }
+  return {{"tensor_steps", seen},
+          {"clipped_share", seen ? static_cast<double>(clipped) / static_cast<double>(seen) : 0.0},
+          {"tensors", tensors}};
 }
 
 // What one iteration needs while it is in flight on this node.
@@ -80,6 +103,8 @@ class StellaTrainSystem final : public System {
     const bool node_momentum = o_.momentum_at == "node";
     compress::CompressorOptions compressor_options{simd::default_level(), c.seed};
     compressor_options.momentum = static_cast<float>(c.momentum);
+    // The compressor sees the sum of the node's workers' gradients.
+    compressor_options.clip_norm = static_cast<float>(o_.clip_norm * c.gpus_of(ctx.rank));
     compressor_ = compress::make_compressor(compressor_chain(o_), compressor_options);
     optimizer_ = optim::make_sparse_sgd({c.lr, node_momentum ? 0.0 : c.momentum, 0.0, false, c.weight_decay,
                                          optim::parse_lazy_momentum(o_.lazy_momentum)});
@@ -114,6 +139,11 @@ class StellaTrainSystem final : public System {
   }
 
   std::string name() const override { return "stellatrain"; }
+
+  nlohmann::json stats() const override {
+    if (o_.clip_norm <= 0) return nlohmann::json::object();
+    return {{"clipping", clipping_stats(compress_states_, ctx_.config.gpus_of(ctx_.rank))}};
+  }
 
   void start(runtime::Task finished) override {
     finished_ = std::move(finished);

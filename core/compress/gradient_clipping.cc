@@ -1,0 +1,68 @@
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/compress/compressors.h"
+
+namespace st::compress {
+namespace {
+
+struct GradientClippingState final : TensorState {
+  GradientClippingState(std::unique_ptr<TensorState> inner_state, std::size_t n)
+      : inner(std::move(inner_state)), scaled(n, 0.0f) {}
+  std::unique_ptr<TensorState> inner;
+  std::vector<float> scaled;  // the clipped gradient of the call in progress
+  GradientClipping::Counts counts;
+  double norm_sum = 0;
+};
+
+}  // namespace
+
+GradientClipping::GradientClipping(std::unique_ptr<Compressor> inner, float max_norm)
+    : inner_(std::move(inner)), max_norm_(max_norm) {
+  if (!(max_norm > 0.0f) || !std::isfinite(max_norm))
+    throw std::invalid_argument(fmt::format("clip: the largest gradient norm must be a positive number, not {}", max_norm));
+}
+
+std::unique_ptr<TensorState> GradientClipping::make_state(std::size_t numel, std::size_t max_k,
+                                                          const std::string& tensor_name) const {
+  auto state = std::make_unique<GradientClippingState>(inner_->make_state(numel, max_k, tensor_name), numel);
+  state->name = tensor_name;
+  state->numel = numel;
+  state->max_k = max_k;
+  return state;
+}
+
+std::size_t GradientClipping::compress(Span<const float> grad, std::size_t k, TensorState& base,
+                                       SparseBuffers out) {
+  check_compress_args(*this, grad, k, base, out);
+  auto& s = static_cast<GradientClippingState&>(base);
+  const Eigen::Map<const Eigen::VectorXf> g(grad.data(), static_cast<Eigen::Index>(grad.size()));
+  // The norm in double: a float sum of a million squares loses the digits
+  // the comparison needs. A non-finite norm is passed on unclipped, and the
+  // inner compressor rejects it naming the first bad entry.
+  const double norm = std::sqrt(g.cast<double>().squaredNorm());
+  const bool clip = std::isfinite(norm) && norm > max_norm_;
+  if (clip) Eigen::Map<Eigen::VectorXf>(s.scaled.data(), g.size()) = g * static_cast<float>(max_norm_ / norm);
+  const std::size_t count = inner_->compress(clip ? Span<const float>(s.scaled) : grad, k, *s.inner, out);
+  // Counted once the inner compressor took the step: one that throws leaves
+  // every state as it was.
+  auto& c = s.counts;
+  ++c.seen;
+  if (clip) ++c.clipped;
+  s.norm_sum += norm;
+  c.mean_norm = s.norm_sum / static_cast<double>(c.seen);
+  c.max_norm = std::max(c.max_norm, norm);
+  s.last_threshold = s.inner->last_threshold;
+  s.last_threshold_count = s.inner->last_threshold_count;
+  return count;
+}
+
+GradientClipping::Counts GradientClipping::counts(const TensorState& state) {
+  return static_cast<const GradientClippingState&>(state).counts;
+}
+
+}  // namespace st::compress
