@@ -80,18 +80,50 @@ class ThresholdV16 final : public Compressor {
   const Kernels& kernels_;
 };
 
+// What every decorator (a compressor around another: error feedback,
+// momentum correction, clipping) shares: the inner compressor, its output
+// size, and a per-tensor state that holds the inner compressor's state and
+// passes its diagnostics on.
+struct DecoratedState : TensorState {
+  explicit DecoratedState(std::unique_ptr<TensorState> inner_state) : inner(std::move(inner_state)) {}
+  std::unique_ptr<TensorState> inner;
+  // Copies the inner compressor's diagnostics of the last call.
+  void take_inner_diagnostics() {
+    last_threshold = inner->last_threshold;
+    last_threshold_count = inner->last_threshold_count;
+  }
+};
+
+class CompressorDecorator : public Compressor {
+ public:
+  std::size_t max_output(std::size_t numel, std::size_t k) const override { return inner_->max_output(numel, k); }
+
+ protected:
+  explicit CompressorDecorator(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
+  // A state of the decorator's type S, built from the inner compressor's
+  // state and the tensor's size, with its name and sizes set.
+  template <class S>
+  std::unique_ptr<TensorState> make_decorated_state(std::size_t numel, std::size_t max_k,
+                                                    const std::string& tensor_name) const {
+    auto state = std::make_unique<S>(inner_->make_state(numel, max_k, tensor_name), numel);
+    state->name = tensor_name;
+    state->numel = numel;
+    state->max_k = max_k;
+    return state;
+  }
+
+  std::unique_ptr<Compressor> inner_;
+};
+
 // Error feedback around any compressor: it compresses acc = g + r and keeps
 // r <- acc - sent per tensor, so nothing a step leaves out is lost. On an
 // error (e.g. a non-finite gradient) the residual is left unchanged.
-class ErrorFeedback final : public Compressor {
+class ErrorFeedback final : public CompressorDecorator {
  public:
   ErrorFeedback(std::unique_ptr<Compressor> inner, simd::Level simd);
   std::string name() const override { return "ef:" + inner_->name(); }
   std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
                                           const std::string& tensor_name) const override;
-  std::size_t max_output(std::size_t numel, std::size_t k) const override {
-    return inner_->max_output(numel, k);
-  }
   std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
                        SparseBuffers out) override;
 
@@ -99,7 +131,6 @@ class ErrorFeedback final : public Compressor {
   static Span<const float> residual(const TensorState& state);
 
  private:
-  std::unique_ptr<Compressor> inner_;
   const Kernels& kernels_;
 };
 
@@ -109,15 +140,12 @@ class ErrorFeedback final : public Compressor {
 // error feedback around a selector) sees; with masking, the velocity of
 // the entries sent is zeroed (DGC's momentum factor masking). The master
 // then applies plain SGD to what arrives.
-class MomentumCorrection final : public Compressor {
+class MomentumCorrection final : public CompressorDecorator {
  public:
   MomentumCorrection(std::unique_ptr<Compressor> inner, float momentum, bool masking);
   std::string name() const override { return (masking_ ? "mcm:" : "mc:") + inner_->name(); }
   std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
                                           const std::string& tensor_name) const override;
-  std::size_t max_output(std::size_t numel, std::size_t k) const override {
-    return inner_->max_output(numel, k);
-  }
   std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
                        SparseBuffers out) override;
 
@@ -125,7 +153,6 @@ class MomentumCorrection final : public Compressor {
   static Span<const float> velocity(const TensorState& state);
 
  private:
-  std::unique_ptr<Compressor> inner_;
   float momentum_;
   bool masking_;
 };
@@ -138,15 +165,12 @@ class MomentumCorrection final : public Compressor {
 // clips the node's whole gradient; this clips each tensor on its own,
 // because a node compresses a layer as soon as its backward produces it
 // (the per-layer pipeline) and cannot wait for the whole gradient's norm.
-class GradientClipping final : public Compressor {
+class GradientClipping final : public CompressorDecorator {
  public:
   GradientClipping(std::unique_ptr<Compressor> inner, float max_norm);
   std::string name() const override { return "clip:" + inner_->name(); }
   std::unique_ptr<TensorState> make_state(std::size_t numel, std::size_t max_k,
                                           const std::string& tensor_name) const override;
-  std::size_t max_output(std::size_t numel, std::size_t k) const override {
-    return inner_->max_output(numel, k);
-  }
   std::size_t compress(Span<const float> grad, std::size_t k, TensorState& state,
                        SparseBuffers out) override;
 
@@ -161,7 +185,6 @@ class GradientClipping final : public Compressor {
   static Counts counts(const TensorState& state);
 
  private:
-  std::unique_ptr<Compressor> inner_;
   float max_norm_;
 };
 

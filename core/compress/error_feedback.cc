@@ -6,10 +6,9 @@
 namespace st::compress {
 namespace {
 
-struct ErrorFeedbackState final : TensorState {
+struct ErrorFeedbackState final : DecoratedState {
   ErrorFeedbackState(std::unique_ptr<TensorState> inner_state, std::size_t n)
-      : inner(std::move(inner_state)), residual(n, 0.0f), accumulated(n, 0.0f) {}
-  std::unique_ptr<TensorState> inner;
+      : DecoratedState(std::move(inner_state)), residual(n, 0.0f), accumulated(n, 0.0f) {}
   std::vector<float> residual;
   std::vector<float> accumulated;  // g + r of the call in progress
 };
@@ -17,15 +16,11 @@ struct ErrorFeedbackState final : TensorState {
 }  // namespace
 
 ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> inner, simd::Level simd)
-    : inner_(std::move(inner)), kernels_(kernels(simd)) {}
+    : CompressorDecorator(std::move(inner)), kernels_(kernels(simd)) {}
 
 std::unique_ptr<TensorState> ErrorFeedback::make_state(std::size_t numel, std::size_t max_k,
                                                        const std::string& tensor_name) const {
-  auto state = std::make_unique<ErrorFeedbackState>(inner_->make_state(numel, max_k, tensor_name), numel);
-  state->name = tensor_name;
-  state->numel = numel;
-  state->max_k = max_k;
-  return state;
+  return make_decorated_state<ErrorFeedbackState>(numel, max_k, tensor_name);
 }
 
 std::size_t ErrorFeedback::compress(Span<const float> grad, std::size_t k, TensorState& base,
@@ -44,8 +39,7 @@ std::size_t ErrorFeedback::compress(Span<const float> grad, std::size_t k, Tenso
   // zeroing them makes sent + r == acc with no rounding at all.
   std::swap(s.residual, s.accumulated);
   for (std::size_t j = 0; j < count; ++j) s.residual[out.indices[j]] = 0.0f;
-  s.last_threshold = s.inner->last_threshold;
-  s.last_threshold_count = s.inner->last_threshold_count;
+  s.take_inner_diagnostics();
   return count;
 }
 

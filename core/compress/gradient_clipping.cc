@@ -10,10 +10,9 @@
 namespace st::compress {
 namespace {
 
-struct GradientClippingState final : TensorState {
+struct GradientClippingState final : DecoratedState {
   GradientClippingState(std::unique_ptr<TensorState> inner_state, std::size_t n)
-      : inner(std::move(inner_state)), scaled(n, 0.0f) {}
-  std::unique_ptr<TensorState> inner;
+      : DecoratedState(std::move(inner_state)), scaled(n, 0.0f) {}
   std::vector<float> scaled;  // the clipped gradient of the call in progress
   GradientClipping::Counts counts;
   double norm_sum = 0;
@@ -22,18 +21,14 @@ struct GradientClippingState final : TensorState {
 }  // namespace
 
 GradientClipping::GradientClipping(std::unique_ptr<Compressor> inner, float max_norm)
-    : inner_(std::move(inner)), max_norm_(max_norm) {
+    : CompressorDecorator(std::move(inner)), max_norm_(max_norm) {
   if (!(max_norm > 0.0f) || !std::isfinite(max_norm))
     throw std::invalid_argument(fmt::format("clip: the largest gradient norm must be a positive number, not {}", max_norm));
 }
 
 std::unique_ptr<TensorState> GradientClipping::make_state(std::size_t numel, std::size_t max_k,
                                                           const std::string& tensor_name) const {
-  auto state = std::make_unique<GradientClippingState>(inner_->make_state(numel, max_k, tensor_name), numel);
-  state->name = tensor_name;
-  state->numel = numel;
-  state->max_k = max_k;
-  return state;
+  return make_decorated_state<GradientClippingState>(numel, max_k, tensor_name);
 }
 
 std::size_t GradientClipping::compress(Span<const float> grad, std::size_t k, TensorState& base,
@@ -56,8 +51,7 @@ std::size_t GradientClipping::compress(Span<const float> grad, std::size_t k, Te
   s.norm_sum += norm;
   c.mean_norm = s.norm_sum / static_cast<double>(c.seen);
   c.max_norm = std::max(c.max_norm, norm);
-  s.last_threshold = s.inner->last_threshold;
-  s.last_threshold_count = s.inner->last_threshold_count;
+  s.take_inner_diagnostics();
   return count;
 }
 

@@ -3,25 +3,20 @@
 namespace st::compress {
 namespace {
 
-struct MomentumCorrectionState final : TensorState {
+struct MomentumCorrectionState final : DecoratedState {
   MomentumCorrectionState(std::unique_ptr<TensorState> inner_state, std::size_t n)
-      : inner(std::move(inner_state)), velocity(n, 0.0f) {}
-  std::unique_ptr<TensorState> inner;
+      : DecoratedState(std::move(inner_state)), velocity(n, 0.0f) {}
   std::vector<float> velocity;
 };
 
 }  // namespace
 
 MomentumCorrection::MomentumCorrection(std::unique_ptr<Compressor> inner, float momentum, bool masking)
-    : inner_(std::move(inner)), momentum_(momentum), masking_(masking) {}
+    : CompressorDecorator(std::move(inner)), momentum_(momentum), masking_(masking) {}
 
 std::unique_ptr<TensorState> MomentumCorrection::make_state(std::size_t numel, std::size_t max_k,
                                                             const std::string& tensor_name) const {
-  auto state = std::make_unique<MomentumCorrectionState>(inner_->make_state(numel, max_k, tensor_name), numel);
-  state->name = tensor_name;
-  state->numel = numel;
-  state->max_k = max_k;
-  return state;
+  return make_decorated_state<MomentumCorrectionState>(numel, max_k, tensor_name);
 }
 
 std::size_t MomentumCorrection::compress(Span<const float> grad, std::size_t k, TensorState& base,
@@ -35,8 +30,7 @@ std::size_t MomentumCorrection::compress(Span<const float> grad, std::size_t k, 
   const std::size_t count = inner_->compress(Span<const float>(u), k, *s.inner, out);
   if (masking_)
     for (std::size_t j = 0; j < count; ++j) u[out.indices[j]] = 0.0f;
-  s.last_threshold = s.inner->last_threshold;
-  s.last_threshold_count = s.inner->last_threshold_count;
+  s.take_inner_diagnostics();
   return count;
 }
 
