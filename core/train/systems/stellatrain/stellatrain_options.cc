@@ -145,6 +145,26 @@ OptionField switch_flag(const char* flag, Part& (*part)(O&), bool Part::*member,
   return f;
 }
 
+// A number with a scenario key and a `train` flag that the manifest lists
+// only where it acts (`shown`), so runs that do not use it keep their
+// manifests.
+OptionField number_shown_when(const char* key, const char* flag, double O::*member, double min, double max,
+                              const char* help, bool (*shown)(const O&)) {
+  OptionField f{key, flag, help};
+  f.value_name = "FLOAT";
+  f.read = [member, min, max](SystemOptions& o, const util::YamlField& y) {
+    static_cast<O&>(o).*member = detail::read_number(y, min, max);
+  };
+  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).*member = detail::parse_number_text(flag, text, min, max);
+  };
+  f.show = [member, shown](const SystemOptions& o) {
+    const auto& s = static_cast<const O&>(o);
+    return shown(s) ? nlohmann::json(s.*member) : nlohmann::json();
+  };
+  return f;
+}
+
 // `density_warmup: {iterations, start}` (density_warmup.h).
 OptionField warmup_field() {
   OptionField f{"density_warmup", "", "The first iterations' density falls geometrically from `start`"};
@@ -215,38 +235,13 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                "With momentum_at node: zero the sent entries' velocity")
       .choice("compensation", &O::compensation, {"none", "predict", "lookahead", "dc"}, "--compensation",
               "Staleness 1: none, predict, lookahead or dc (docs/convergence.md)")
-      .custom([] {
-        OptionField f{"dc_lambda", "--dc-lambda", "Delay compensation strength (compensation dc)"};
-        f.value_name = "FLOAT";
-        f.read = [](SystemOptions& o, const util::YamlField& y) {
-          static_cast<O&>(o).dc_lambda = detail::read_number(y, 0, 1e6);
-        };
-        f.read_text = [](SystemOptions& o, const std::string& text) {
-          static_cast<O&>(o).dc_lambda = detail::parse_number_text("--dc-lambda", text, 0, 1e6);
-        };
-        f.show = [](const SystemOptions& o) {
-          const auto& s = static_cast<const O&>(o);
-          return s.compensation == "dc" ? nlohmann::json(s.dc_lambda) : nlohmann::json();
-        };
-        return f;
-      }())
-      .custom([] {
-        OptionField f{"clip_norm", "--clip-norm",
-                      "Local gradient clipping: a tensor's largest gradient L2 norm per worker (0: off)"};
-        f.value_name = "FLOAT";
-        f.read = [](SystemOptions& o, const util::YamlField& y) {
-          static_cast<O&>(o).clip_norm = detail::read_number(y, 0, 1e9);
-        };
-        f.read_text = [](SystemOptions& o, const std::string& text) {
-          static_cast<O&>(o).clip_norm = detail::parse_number_text("--clip-norm", text, 0, 1e9);
-        };
-        // Shown only when on, so the manifests of runs without it stay as they were.
-        f.show = [](const SystemOptions& o) {
-          const auto& s = static_cast<const O&>(o);
-          return s.clip_norm > 0 ? nlohmann::json(s.clip_norm) : nlohmann::json();
-        };
-        return f;
-      }())
+      .custom(number_shown_when("dc_lambda", "--dc-lambda", &O::dc_lambda, 0, 1e6,
+                                "Delay compensation strength (compensation dc)",
+                                [](const O& o) { return o.compensation == "dc"; }))
+      // Shown only when on, so the manifests of runs without it stay as they were.
+      .custom(number_shown_when("clip_norm", "--clip-norm", &O::clip_norm, 0, 1e9,
+                                "Local gradient clipping: a tensor's largest gradient L2 norm per worker (0: off)",
+                                [](const O& o) { return o.clip_norm > 0; }))
       .custom(warmup_field())
       .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
                           "Density warm-up length in iterations (0: off)"))
