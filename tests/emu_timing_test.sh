@@ -17,7 +17,9 @@
 #   and host.fell_behind names late pacing exactly when a rank ran over 1%
 #   of its tasks late;
 # * the first iteration starts at the emulator's time 0 (its clock and trace
-#   start with training, not with the nodes' setup).
+#   start with training, not with the nodes' setup);
+# * a run whose pacing cannot hold (full-size CPU stages priced at a tenth
+#   of the RTX 3090's times) is listed in host.fell_behind and warned about.
 #
 #   tests/emu_timing_test.sh path/to/stellatrain [work dir]
 #
@@ -52,6 +54,25 @@ SCENARIO
 
 "$STELLATRAIN" run paced.yaml --backend sim --network flow --out sim --quiet > sim.log 2>&1 ||
   { cat sim.log; fail "sim run"; }
+
+# Pacing that cannot hold: the same network, the CPU stages at full size and
+# every price a tenth of the RTX 3090's, so no host's real compression fits
+# in its price. The launcher must say so (host.fell_behind, and its warning).
+sed -e 's/device_tflops: 35.6, device_gbps: 936, cpu_gbps: 5, h2d_gbps: 25/device_tflops: 356, device_gbps: 9360, cpu_gbps: 500, h2d_gbps: 250/' \
+    -e 's/stage_sample: {fraction: 0.02}/stage_sample: {fraction: 1}/' -e 's/iterations: 8/iterations: 4/' \
+    -e 's/^systems: .*/systems: [{name: stellatrain, controller: off}]/' paced.yaml > late.yaml
+grep -q "fraction: 1}" late.yaml && grep -q "cpu_gbps: 500" late.yaml || fail "late.yaml did not get its prices"
+"$STELLATRAIN" run late.yaml --backend emu --out late --quiet > late.log 2>&1 || { cat late.log; fail "late pacing run"; }
+python3 - <<'PY' || { cat late.log; fail "late pacing was not reported"; }
+import json, sys
+manifest = json.load(open("late/stellatrain/manifest.json"))
+share = manifest["summary"]["pacing"]["late_share"]
+behind = manifest["host"]["fell_behind"]
+print(f"late pacing: rank 0 ended {100 * share:.1f}% of its tasks late; host.fell_behind: {behind}")
+if share <= 0.01 or not any(reason.startswith("paced compute ran late on rank") for reason in behind):
+    sys.exit("FAIL: the launcher did not list the late pacing")
+PY
+grep -q "the host fell behind: .*paced compute ran late" late.log || { cat late.log; fail "no warning for late pacing"; }
 
 check_agreement() {
 python3 - <<'PY'
