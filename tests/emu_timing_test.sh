@@ -57,7 +57,8 @@ SCENARIO
 
 # Pacing that cannot hold: the same network, the CPU stages at full size and
 # every price a tenth of the RTX 3090's, so no host's real compression fits
-# in its price. The launcher must say so (host.fell_behind, and its warning).
+# in its price (11.7M floats priced at 500 GB/s, under 0.1 ms; a CPU takes
+# milliseconds to select from them). The launcher must say so (host.fell_behind, and its warning).
 sed -e 's/device_tflops: 35.6, device_gbps: 936, cpu_gbps: 5, h2d_gbps: 25/device_tflops: 356, device_gbps: 9360, cpu_gbps: 500, h2d_gbps: 250/' \
     -e 's/stage_sample: {fraction: 0.02}/stage_sample: {fraction: 1}/' -e 's/iterations: 8/iterations: 4/' \
     -e 's/^systems: .*/systems: [{name: stellatrain, controller: off}]/' paced.yaml > late.yaml

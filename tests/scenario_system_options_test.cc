@@ -97,6 +97,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].density_warmup (line 10): only applies to stellatrain (not ddp)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, clip_norm: -1}\n  - ddp\n"}}),
            "systems[0].clip_norm (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, clip_norm: 1.0e-9}\n  - ddp\n"}}),
+           "systems[0] (line 10): train config: clip_norm must be 0 (off) or at least 1e-6"},
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",

@@ -367,6 +367,9 @@ TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
     expect_changed_from(base, system_named(tune, std::string("warmup-soonest-early-probes-clip-") + suffix),
                         [norm = norm](train::StellaTrainOptions& o) { o.clip_norm = norm; });
   }
+  // The norm picked there is the test file's clipped variant.
+  expect_changed_from(base, system_named(skew, "warmup-soonest-early-probes-clip-2"),
+                      [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
 }
 
 // The density warm-up lengths for the skewed placement at 100 Mbps are

@@ -180,7 +180,7 @@ class GradientClipping final : public CompressorDecorator {
     std::size_t seen = 0;
     std::size_t clipped = 0;
     double mean_norm = 0;
-    double max_norm = 0;
+    double largest_norm = 0;
   };
   static Counts counts(const TensorState& state);
 

@@ -50,7 +50,7 @@ std::size_t GradientClipping::compress(Span<const float> grad, std::size_t k, Te
   if (clip) ++c.clipped;
   s.norm_sum += norm;
   c.mean_norm = s.norm_sum / static_cast<double>(c.seen);
-  c.max_norm = std::max(c.max_norm, norm);
+  c.largest_norm = std::max(c.largest_norm, norm);
   s.take_inner_diagnostics();
   return count;
 }

@@ -240,7 +240,7 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                                 [](const O& o) { return o.compensation == "dc"; }))
       // Shown only when on, so the manifests of runs without it stay as they were.
       .custom(number_shown_when("clip_norm", "--clip-norm", &O::clip_norm, 0, 1e9,
-                                "Local gradient clipping: a tensor's largest gradient L2 norm per worker (0: off)",
+                                "Local gradient clipping: the largest L2 norm of a tensor's gradient, mean over a node's workers (0: off)",
                                 [](const O& o) { return o.clip_norm > 0; }))
       .custom(warmup_field())
       .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
@@ -316,6 +316,7 @@ void StellaTrainOptions::validate(const TrainConfig&) const {
   require(compensation == "none" || compensation == "predict" || compensation == "lookahead" || compensation == "dc",
           "staleness_compensation", fmt::format("'{}' is not one of none, predict, lookahead, dc", compensation));
   require(dc_lambda >= 0, "dc_lambda", "must be >= 0");
+  require(clip_norm == 0 || clip_norm >= 1e-6, "clip_norm", "must be 0 (off) or at least 1e-6");
   require(warmup.iterations >= 0, "density_warmup.iterations", "must be >= 0");
   require(warmup.start > 0 && warmup.start <= 1, "density_warmup.start", "must be in (0, 1]");
   require(momentum_at == "master" || momentum_at == "node", "momentum_at",

@@ -37,9 +37,10 @@ struct StellaTrainOptions final : OptionsOf<StellaTrainOptions> {
   std::string momentum_at = "master";
   bool momentum_masking = false;
   // Local gradient clipping (Deep Gradient Compression; core/compress/
-  // compressors.h, GradientClipping): each tensor's gradient is scaled down
-  // to this L2 norm per worker (a node's summed gradient to this times its
-  // workers) before error feedback keeps it. 0: off.
+  // compressors.h, GradientClipping): a node's summed gradient of each
+  // tensor is scaled down to this L2 norm times the node's workers (the
+  // mean of its workers' gradients to this norm) before error feedback
+  // keeps it. 0: off.
   double clip_norm = 0;
   // The first iterations' density, falling to the fixed or controller's
   // one (density_warmup.h); off by default.

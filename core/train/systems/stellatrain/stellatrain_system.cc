@@ -53,10 +53,11 @@ std::string compressor_chain(const StellaTrainOptions& o) {
   return chain;
 }
 
-// With local gradient clipping on: how often each tensor was clipped and
-// its gradient norms before clipping, per worker (the node compresses the
-// sum of its workers' gradients), so a reader can tell whether a
-// clip_norm bound at all and what a tighter one would cut.
+// With local gradient clipping on: how often each tensor was clipped on
+// this node and its gradient norms before clipping, as the mean of the
+// node's workers' gradients (the node compresses their sum), so a reader
+// can tell whether a clip_norm bound at all and what a tighter one would
+// cut. The run's summary has rank 0's node's (core/train/run/trainer.cc).
 nlohmann::json clipping_stats(const std::vector<std::unique_ptr<compress::TensorState>>& states, int node_workers) {
   nlohmann::json tensors = nlohmann::json::object();
   std::size_t seen = 0, clipped = 0;
@@ -66,7 +67,7 @@ nlohmann::json clipping_stats(const std::vector<std::unique_ptr<compress::Tensor
     clipped += c.clipped;
     tensors[state->name] = {{"clipped_share", c.seen ? static_cast<double>(c.clipped) / static_cast<double>(c.seen) : 0.0},
                             {"mean_norm", c.mean_norm / node_workers},
-                            {"max_norm", c.max_norm / node_workers}};
+                            {"largest_norm", c.largest_norm / node_workers}};
   }
   return {{"tensor_steps", seen},
           {"clipped_share", seen ? static_cast<double>(clipped) / static_cast<double>(seen) : 0.0},
