@@ -261,7 +261,7 @@ step_paper_tta_sweep() {
       --lr 0.05,0.1 --seeds 2 --quiet --out "$OUT/paper-tta-sweep/cnn-$link-label-skew"
   done
   # Convergence changes against the skewed placement's accuracy lag, on its
-  # validation set (neither was kept: docs/paper-tta-label-skew-controller.md).
+  # validation set (neither was kept: docs/paper-tta-label-skew-accuracy.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-convergence.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-convergence"
@@ -273,7 +273,7 @@ step_paper_tta_sweep() {
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-100-tune-warmup" fixed-0.1 "$variant"
   done
   # Density floors for the picked variant, skewed placement at fluct-115
-  # (neither was kept: docs/paper-tta-label-skew-controller.md).
+  # (neither was kept: docs/paper-tta-label-skew-accuracy.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-floor.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor"
@@ -281,7 +281,7 @@ step_paper_tta_sweep() {
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor" warmup-soonest-early-probes "$variant"
   done
   # Local gradient clipping for the picked variant, skewed placement at
-  # fluct-115 (docs/paper-tta-label-skew-controller.md).
+  # fluct-115 (docs/paper-tta-label-skew-accuracy.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-clipping.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
