@@ -285,7 +285,7 @@ step_paper_tta_sweep() {
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-clipping.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
-  for variant in warmup-soonest-early-probes-clip-0.5 warmup-soonest-early-probes-clip-1 warmup-soonest-early-probes-clip-2; do
+  for variant in warmup-soonest-early-probes-clip-{0.5,1,2,3,4}; do
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping" warmup-soonest-early-probes "$variant"
   done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"

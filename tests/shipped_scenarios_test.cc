@@ -359,11 +359,12 @@ TEST(ShippedScenarios, PaperTtaSkewFloorTuningChangesOnlyTheFloor) {
 TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
   const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
   const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-clipping");
-  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2, 3, 4}, 5));
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2, 3, 4}, 7));
   expect_same_system(system_named(tune, "ddp"), system_named(skew, "ddp"));
   const auto& base = system_named(skew, "warmup-soonest-early-probes");
   expect_same_system(system_named(tune, "warmup-soonest-early-probes"), base);
-  for (const auto& [suffix, norm] : {std::pair{"0.5", 0.5}, std::pair{"1", 1.0}, std::pair{"2", 2.0}}) {
+  for (const auto& [suffix, norm] : {std::pair{"0.5", 0.5}, std::pair{"1", 1.0}, std::pair{"2", 2.0},
+                                     std::pair{"3", 3.0}, std::pair{"4", 4.0}}) {
     expect_changed_from(base, system_named(tune, std::string("warmup-soonest-early-probes-clip-") + suffix),
                         [norm = norm](train::StellaTrainOptions& o) { o.clip_norm = norm; });
   }
