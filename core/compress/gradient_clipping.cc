@@ -14,8 +14,10 @@ struct GradientClippingState final : DecoratedState {
   GradientClippingState(std::unique_ptr<TensorState> inner_state, std::size_t n)
       : DecoratedState(std::move(inner_state)), scaled(n, 0.0f) {}
   std::vector<float> scaled;  // the clipped gradient of the call in progress
-  GradientClipping::Counts counts;
-  double norm_sum = 0;
+  std::size_t seen = 0;
+  std::size_t clipped = 0;
+  double norm_sum = 0;  // of the norms before clipping; counts() derives the mean
+  double largest_norm = 0;
 };
 
 }  // namespace
@@ -45,18 +47,17 @@ std::size_t GradientClipping::compress(Span<const float> grad, std::size_t k, Te
   const std::size_t count = inner_->compress(clip ? Span<const float>(s.scaled) : grad, k, *s.inner, out);
   // Counted once the inner compressor took the step: one that throws leaves
   // every state as it was.
-  auto& c = s.counts;
-  ++c.seen;
-  if (clip) ++c.clipped;
+  ++s.seen;
+  if (clip) ++s.clipped;
   s.norm_sum += norm;
-  c.mean_norm = s.norm_sum / static_cast<double>(c.seen);
-  c.largest_norm = std::max(c.largest_norm, norm);
+  s.largest_norm = std::max(s.largest_norm, norm);
   s.take_inner_diagnostics();
   return count;
 }
 
 GradientClipping::Counts GradientClipping::counts(const TensorState& state) {
-  return static_cast<const GradientClippingState&>(state).counts;
+  const auto& s = static_cast<const GradientClippingState&>(state);
+  return {s.seen, s.clipped, s.seen ? s.norm_sum / static_cast<double>(s.seen) : 0.0, s.largest_norm};
 }
 
 }  // namespace st::compress

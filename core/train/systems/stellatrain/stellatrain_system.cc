@@ -59,19 +59,20 @@ std::string compressor_chain(const StellaTrainOptions& o) {
 // can tell whether a clip_norm bound at all and what a tighter one would
 // cut. The run's summary has rank 0's node's (core/train/run/trainer.cc).
 nlohmann::json clipping_stats(const std::vector<std::unique_ptr<compress::TensorState>>& states, int node_workers) {
+  const auto share = [](std::size_t clipped, std::size_t seen) {
+    return seen ? static_cast<double>(clipped) / static_cast<double>(seen) : 0.0;
+  };
   nlohmann::json tensors = nlohmann::json::object();
   std::size_t seen = 0, clipped = 0;
   for (const auto& state : states) {
     const auto c = compress::GradientClipping::counts(*state);
     seen += c.seen;
     clipped += c.clipped;
-    tensors[state->name] = {{"clipped_share", c.seen ? static_cast<double>(c.clipped) / static_cast<double>(c.seen) : 0.0},
+    tensors[state->name] = {{"clipped_share", share(c.clipped, c.seen)},
                             {"mean_norm", c.mean_norm / node_workers},
                             {"largest_norm", c.largest_norm / node_workers}};
   }
-  return {{"tensor_steps", seen},
-          {"clipped_share", seen ? static_cast<double>(clipped) / static_cast<double>(seen) : 0.0},
-          {"tensors", tensors}};
+  return {{"tensor_steps", seen}, {"clipped_share", share(clipped, seen)}, {"tensors", tensors}};
 }
 
 // What one iteration needs while it is in flight on this node.
