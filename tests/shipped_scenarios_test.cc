@@ -373,6 +373,22 @@ TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
                       [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
 }
 
+// The norm picked at fluct-115 is checked, not tuned, at the constant
+// links on their validation sets: the skewed file's picked variant with
+// and without it.
+TEST(ShippedScenarios, PaperTtaSkewClippingCheckAtTheConstantLinksUsesTheFluctPick) {
+  for (const std::string link : {"const-100", "const-500"}) {
+    SCOPED_TRACE(link);
+    const auto skew = paper_tta_scenario("cnn-h100-" + link + "-label-skew");
+    const auto check = paper_tta_scenario("cnn-h100-" + link + "-label-skew-check-clipping");
+    ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(check, skew, {1, 2, 3, 4}, 2));
+    const auto& base = system_named(skew, "warmup-soonest-early-probes");
+    expect_same_system(system_named(check, "warmup-soonest-early-probes"), base);
+    expect_changed_from(base, system_named(check, "warmup-soonest-early-probes-clip-2"),
+                        [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
+  }
+}
+
 // The density warm-up lengths for the skewed placement at 100 Mbps are
 // judged on its validation set: each is the skewed file's picked variant
 // but for the warm-up its label names, beside the file's fixed 10%.
