@@ -375,7 +375,7 @@ TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
 
 // The norm picked at fluct-115 is checked, not tuned, at the constant
 // links on their validation sets: the skewed file's picked variant with
-// and without it.
+// and without it; the test files hold the clipped variant too.
 TEST(ShippedScenarios, PaperTtaSkewClippingCheckAtTheConstantLinksUsesTheFluctPick) {
   for (const std::string link : {"const-100", "const-500"}) {
     SCOPED_TRACE(link);
@@ -385,6 +385,9 @@ TEST(ShippedScenarios, PaperTtaSkewClippingCheckAtTheConstantLinksUsesTheFluctPi
     const auto& base = system_named(skew, "warmup-soonest-early-probes");
     expect_same_system(system_named(check, "warmup-soonest-early-probes"), base);
     expect_changed_from(base, system_named(check, "warmup-soonest-early-probes-clip-2"),
+                        [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
+    // The test file holds the same clipped variant.
+    expect_changed_from(base, system_named(skew, "warmup-soonest-early-probes-clip-2"),
                         [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
   }
 }
