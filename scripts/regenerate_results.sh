@@ -50,7 +50,8 @@
 #             and two convergence changes, the density warm-up's
 #             length, two density floors and five gradient-clipping
 #             norms on the skewed placement, and the picked norm on the
-#             even placement (about 4 hours)
+#             even placement, at the other links and at half skew (about
+#             4.5 hours)
 #   paper-tta-seeds  docs/paper-tta-controller.md's "Twelve seeds at 500 Mbps" and
 #             docs/paper-tta-label-skew.md's "Twelve seeds": the rule
 #             against fixed densities over twelve paired seeds, at

@@ -316,7 +316,12 @@ void expect_skew_tuning_on_validation(const Scenario& tune, const Scenario& skew
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.evaluate_on, "validation");
     EXPECT_EQ(system.config.label_skew, 1);
+    EXPECT_EQ(system.config.eval_interval, 5);
     EXPECT_EQ(system.config.eval_interval_after, 0);  // every 5 iterations to the end
+    const auto& like = system_named(skew, "ddp").config;
+    EXPECT_EQ(system.config.model, like.model);
+    EXPECT_EQ(system.config.dataset, like.dataset);
+    EXPECT_EQ(system.config.iterations, like.iterations);
   }
 }
 

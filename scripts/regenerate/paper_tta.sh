@@ -85,6 +85,20 @@ step_paper_tta_sweep() {
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-even-tune-clipping"
   run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-even-tune-clipping" warmup-soonest-early-probes \
     warmup-soonest-early-probes-clip-2
+  # ... and where it was not picked, with full skew at the constant links
+  # and with half of each class at home at fluct-115 (checks, not picks).
+  local check
+  for link in const-100 const-500; do
+    check="$OUT/paper-tta-sweep/cnn-$link-label-skew-check-clipping"
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew-check-clipping.yaml" --jobs "$JOBS" --quiet \
+      --out "$check"
+    run python3 analysis/paired_systems.py "$check" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
+  done
+  check="$OUT/paper-tta-sweep/cnn-half-skew-check-clipping"
+  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-clipping.yaml --label-skew 0.5 \
+    --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --jobs "$JOBS" --quiet --out "$check"
+  run python3 analysis/density_report.py "$check"
+  run python3 analysis/paired_systems.py "$check" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
