@@ -65,9 +65,9 @@
 #             90% at home at 500 Mbps, with fixed 9% and 11% beside fixed
 #             10% at fluct-115 and fixed 27% and 33% beside fixed 30% at
 #             500 Mbps, and gradient clipping at the norm picked on
-#             validation over the twelve fluct-115 full-skew seeds (540
-#             runs, about 10 hours with JOBS=2 on 2 cores, runs of about
-#             2 minutes two at a time)
+#             validation over the twelve fluct-115 full-skew seeds and
+#             six at 100 and 500 Mbps (576 runs, about 10.5 hours with
+#             JOBS=2 on 2 cores, runs of about 2 minutes two at a time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/apps/stellatrain}

@@ -157,4 +157,17 @@ step_paper_tta_seeds() {
   run python3 analysis/density_report.py "$clipped"
   run python3 analysis/paired_systems.py "$clipped" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
   run python3 analysis/paired_systems.py "$clipped" ddp warmup-soonest-early-probes-clip-2
+  # ... and on the six test seeds of the other links, where validation
+  # checked it ("The picked norm on the test seeds at every link").
+  for link in const-100 const-500; do
+    clipped="$tta/cnn-h100-$link-label-skew-clip-six-seeds"
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" \
+      --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --seeds 6 --jobs "$JOBS" --quiet \
+      --out "$clipped"
+    run python3 analysis/density_report.py "$clipped"
+    for baseline in warmup-soonest-early-probes ddp; do
+      run python3 analysis/paired_systems.py "$clipped" "$baseline" warmup-soonest-early-probes-clip-2
+    done
+    run python3 analysis/paired_systems.py "$clipped" ddp warmup-soonest-early-probes
+  done
 }
