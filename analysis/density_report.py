@@ -57,7 +57,10 @@ loaded delivers under the configured rate), and that run's utilisation on
 those seconds. `--versus FOLDER` (timing runs) pairs every system and seed
 with the same system and seed in FOLDER, a run of the same scenario on
 another backend (the emulator's kernel TCP against ns-3's): link
-utilisation and mean iteration on each, and the paired difference.
+utilisation and mean iteration on each, and the paired difference, over
+every seed and over the seeds whose host kept up (neither run's
+manifest lists host.fell_behind: a hypervisor that stole CPU, a delay
+line or paced compute that ran late; docs/emu.md).
 
 The measures are read by analysis/run_measures.py.
 
@@ -73,6 +76,7 @@ The measures are read by analysis/run_measures.py.
     analysis/density_report.py results/emu-drain/emu --after 10 --versus results/emu-drain/sim
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -174,7 +178,8 @@ def print_versus(root, summary, after_s, other_root):
     other = summary_or_exit(other_root, "--versus")
     print_table_head(f"Against {other_root} ({other.get('backend', '?')} backend), same system and seed:",
                      ["system", "link utilisation here", "there", "paired difference, points: median (range)",
-                      "seeds higher here", "mean iteration here / there (ms)"])
+                      "seeds higher here", "mean iteration here / there (ms)",
+                      "paired, seeds whose host kept up: median (seeds left out)"])
     for label in systems_that_ran(summary):
         if label not in systems_that_ran(other):
             print(f"| {label} | not in {other_root} |")
@@ -189,12 +194,36 @@ def print_versus(root, summary, after_s, other_root):
         for p in tta.seed_runs(summary, label):
             if p["seed"] in seeds:
                 check_same_stretch(root / p["run"], other_root / runs_there[p["seed"]])
-        paired = [(here[s][3] - there[s][3]) * 100 for s in seeds]
-        higher = sum(d > 0 for d in paired)
+        paired = {s: (here[s][3] - there[s][3]) * 100 for s in seeds}
+        higher = sum(d > 0 for d in paired.values())
+        runs_here = {p["seed"]: p["run"] for p in tta.seed_runs(summary, label)}
+        behind = [s for s in seeds
+                  if host_fell_behind(root / runs_here[s]) or host_fell_behind(other_root / runs_there[s])]
+        kept_up = [paired[s] for s in seeds if s not in behind]
+        left_out = f"host fell behind on seed{'s' if len(behind) > 1 else ''} {', '.join(map(str, behind))}" if behind else "none"
         print(f"| {label} | {spread([here[s][3] for s in seeds], '.1%')} | {spread([there[s][3] for s in seeds], '.1%')} "
-              f"| {statistics.median(paired):+.1f} ({min(paired):+.1f} to {max(paired):+.1f}) | {higher} of "
-              f"{len(seeds)} | {statistics.median(here[s][0] for s in seeds):.0f} / "
-              f"{statistics.median(there[s][0] for s in seeds):.0f} |")
+              f"| {statistics.median(paired.values()):+.1f} ({min(paired.values()):+.1f} to {max(paired.values()):+.1f}) | "
+              f"{higher} of {len(seeds)} | {statistics.median(here[s][0] for s in seeds):.0f} / "
+              f"{statistics.median(there[s][0] for s in seeds):.0f} | "
+              f"{f'{statistics.median(kept_up):+.1f} over {len(kept_up)}' if kept_up else 'no seed'} ({left_out}) |")
+
+
+def host_fell_behind(run_dir):
+    """What the run's manifest lists in host.fell_behind: the emulator's
+    reasons that the host, not the network, set some of the run's times
+    (docs/emu.md). A run without a manifest, or whose manifest has no host
+    check (the sim backend's: virtual time has no host to fall behind),
+    lists nothing."""
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return []
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"error: {path}: cannot read the run's manifest ({e})")
+    host = manifest.get("host")
+    return list(host.get("fell_behind") or []) if isinstance(host, dict) else []
 
 
 def percentile(values, q):

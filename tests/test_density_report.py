@@ -8,7 +8,8 @@ controller's measured rate with the link, `--plan-delay` timing each plan
 from its tick to rank 0's first iteration at its density, `--losses`
 splitting the unused link by the tick in force, `--backlogged` comparing
 each seed's link use with a backlogged run's on the same seconds, `--versus`
-pairing each seed with the same seed on another backend, and a clear error
+pairing each seed with the same seed on another backend (also over the
+seeds whose host kept up), and a clear error
 for a missing folder. Standard library only.
 """
 import json
@@ -250,13 +251,34 @@ class DensityReport(unittest.TestCase):
             other_stretch = report(emu, "--versus", sim)
             missing = report(emu, "--versus", os.path.join(sim, "nowhere"))
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("| rule | 60.0% (40.0%-80.0%) | 50.0% (50.0%-50.0%) | +10.0 (-10.0 to +30.0) | 2 of 3 | 420 / 400 |",
-                      out.stdout)
+        self.assertIn("| rule | 60.0% (40.0%-80.0%) | 50.0% (50.0%-50.0%) | +10.0 (-10.0 to +30.0) | 2 of 3 | 420 / 400 "
+                      "| +10.0 over 3 (none) |", out.stdout)
         self.assertNotEqual(other_stretch.returncode, 0)
         self.assertIn("rule/seed-2/link.csv: second 1 on a->b is configured to 90 Mbps", other_stretch.stderr)
         self.assertIn("not the same stretch of the trace", other_stretch.stderr)
         self.assertNotEqual(missing.returncode, 0)
         self.assertIn("--versus", missing.stderr)
+
+    def test_versus_also_pairs_only_the_seeds_whose_host_kept_up(self):
+        with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
+            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
+                                        (420, 0.01, 1000, 80, None)]}, timing=True)
+            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None)] * 3}, timing=True)
+            host = {"fell_behind": ["paced compute ran late on rank 0"]}
+            with open(os.path.join(emu, "rule/seed-3/manifest.json"), "w") as f:
+                json.dump({"host": host}, f)
+            with open(os.path.join(sim, "rule/seed-1/manifest.json"), "w") as f:
+                json.dump({"backend": "sim"}, f)  # no host check: kept up
+            out = report(emu, "--after", "1", "--versus", sim)
+            with open(os.path.join(emu, "rule/seed-2/manifest.json"), "w") as f:
+                f.write("{not json")
+            unreadable = report(emu, "--after", "1", "--versus", sim)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # Seed 3 (+30 points) is left out: the median of -10 and +10.
+        self.assertIn("| +10.0 (-10.0 to +30.0) | 2 of 3 | 420 / 400 | +0.0 over 2 (host fell behind on seed 3) |",
+                      out.stdout)
+        self.assertNotEqual(unreadable.returncode, 0)
+        self.assertIn("rule/seed-2/manifest.json: cannot read the run's manifest", unreadable.stderr)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
