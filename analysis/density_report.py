@@ -174,7 +174,9 @@ def print_versus(root, summary, after_s, other_root):
     """Per system, link utilisation and mean iteration per seed here and in
     `other_root` (the same scenario, systems and seeds on another backend:
     the emulator against the sim), paired on the seed: each seed replays
-    the same stretch of its trace on both."""
+    the same stretch of its trace on both. The last column pairs only the
+    seeds whose host kept up in both runs (host_fell_behind) and names
+    the seeds it leaves out, those that only one folder ran included."""
     other = summary_or_exit(other_root, "--versus")
     print_table_head(f"Against {other_root} ({other.get('backend', '?')} backend), same system and seed:",
                      ["system", "link utilisation here", "there", "paired difference, points: median (range)",
@@ -184,46 +186,65 @@ def print_versus(root, summary, after_s, other_root):
         if label not in systems_that_ran(other):
             print(f"| {label} | not in {other_root} |")
             continue
-        here = {p["seed"]: run_measures(root / p["run"], after_s) for p in tta.seed_runs(summary, label)}
-        there = {p["seed"]: run_measures(other_root / p["run"], after_s) for p in tta.seed_runs(other, label)}
-        seeds = sorted(set(here) & set(there))
+        runs_here = {p["seed"]: p["run"] for p in tta.seed_runs(summary, label)}
+        runs_there = {p["seed"]: p["run"] for p in tta.seed_runs(other, label)}
+        seeds = sorted(set(runs_here) & set(runs_there))
         if not seeds:
             print(f"| {label} | no seed in common with {other_root} |")
             continue
-        runs_there = {p["seed"]: p["run"] for p in tta.seed_runs(other, label)}
-        for p in tta.seed_runs(summary, label):
-            if p["seed"] in seeds:
-                check_same_stretch(root / p["run"], other_root / runs_there[p["seed"]])
+        here = {s: run_measures(root / runs_here[s], after_s) for s in seeds}
+        there = {s: run_measures(other_root / runs_there[s], after_s) for s in seeds}
+        for s in seeds:
+            check_same_stretch(root / runs_here[s], other_root / runs_there[s])
         paired = {s: (here[s][3] - there[s][3]) * 100 for s in seeds}
         higher = sum(d > 0 for d in paired.values())
-        runs_here = {p["seed"]: p["run"] for p in tta.seed_runs(summary, label)}
+        # Both manifests are read, so a broken one is reported either way.
         behind = [s for s in seeds
-                  if host_fell_behind(root / runs_here[s]) or host_fell_behind(other_root / runs_there[s])]
+                  if any([host_fell_behind(root / runs_here[s]), host_fell_behind(other_root / runs_there[s])])]
         kept_up = [paired[s] for s in seeds if s not in behind]
-        left_out = f"host fell behind on seed{'s' if len(behind) > 1 else ''} {', '.join(map(str, behind))}" if behind else "none"
         print(f"| {label} | {spread([here[s][3] for s in seeds], '.1%')} | {spread([there[s][3] for s in seeds], '.1%')} "
               f"| {statistics.median(paired.values()):+.1f} ({min(paired.values()):+.1f} to {max(paired.values()):+.1f}) | "
               f"{higher} of {len(seeds)} | {statistics.median(here[s][0] for s in seeds):.0f} / "
               f"{statistics.median(there[s][0] for s in seeds):.0f} | "
-              f"{f'{statistics.median(kept_up):+.1f} over {len(kept_up)}' if kept_up else 'no seed'} ({left_out}) |")
+              f"{f'{statistics.median(kept_up):+.1f} over {len(kept_up)}' if kept_up else 'no seed'} "
+              f"({seeds_left_out(behind, set(runs_here) ^ set(runs_there))}) |")
+
+
+def seeds_left_out(behind, in_one_folder_only):
+    """"host fell behind on seeds 1, 3; seed 4 in one folder only", or "none"."""
+    def seed_list(seeds):
+        return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, sorted(seeds)))}"
+    parts = [f"host fell behind on {seed_list(behind)}"] if behind else []
+    if in_one_folder_only:
+        parts.append(f"{seed_list(in_one_folder_only)} in one folder only")
+    return "; ".join(parts) or "none"
 
 
 def host_fell_behind(run_dir):
     """What the run's manifest lists in host.fell_behind: the emulator's
     reasons that the host, not the network, set some of the run's times
-    (docs/emu.md). A run without a manifest, or whose manifest has no host
-    check (the sim backend's: virtual time has no host to fall behind),
-    lists nothing."""
+    (docs/emu.md). A run without a manifest (made before runs wrote one),
+    or whose manifest has no host check (the sim backend's: virtual time
+    has no host to fall behind), lists nothing; a manifest that cannot be
+    read, or whose host check is not an object with a list, is an error
+    naming it."""
     path = run_dir / "manifest.json"
     if not path.exists():
         return []
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         sys.exit(f"error: {path}: cannot read the run's manifest ({e})")
-    host = manifest.get("host")
-    return list(host.get("fell_behind") or []) if isinstance(host, dict) else []
+    if not isinstance(manifest, dict):
+        sys.exit(f"error: {path}: the run's manifest is not a JSON object")
+    if "host" not in manifest:
+        return []
+    host = manifest["host"]
+    reasons = host.get("fell_behind", []) if isinstance(host, dict) else None
+    if not isinstance(reasons, list):
+        sys.exit(f"error: {path}: host must be an object whose fell_behind is a list of reasons")
+    return reasons
 
 
 def percentile(values, q):

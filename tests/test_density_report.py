@@ -270,15 +270,44 @@ class DensityReport(unittest.TestCase):
             with open(os.path.join(sim, "rule/seed-1/manifest.json"), "w") as f:
                 json.dump({"backend": "sim"}, f)  # no host check: kept up
             out = report(emu, "--after", "1", "--versus", sim)
+            with open(os.path.join(sim, "rule/seed-2/manifest.json"), "w") as f:
+                json.dump({"host": {"fell_behind": ["the hypervisor took 12% of the host's CPU time"]}}, f)
+            both = report(emu, "--after", "1", "--versus", sim)
+            with open(os.path.join(emu, "rule/seed-1/manifest.json"), "w") as f:
+                json.dump({"host": {"fell_behind": ["late"]}}, f)
+            none_kept_up = report(emu, "--after", "1", "--versus", sim)
             with open(os.path.join(emu, "rule/seed-2/manifest.json"), "w") as f:
                 f.write("{not json")
             unreadable = report(emu, "--after", "1", "--versus", sim)
+            with open(os.path.join(emu, "rule/seed-2/manifest.json"), "w") as f:
+                json.dump({"host": "fine"}, f)
+            malformed = report(emu, "--after", "1", "--versus", sim)
         self.assertEqual(out.returncode, 0, out.stderr)
         # Seed 3 (+30 points) is left out: the median of -10 and +10.
         self.assertIn("| +10.0 (-10.0 to +30.0) | 2 of 3 | 420 / 400 | +0.0 over 2 (host fell behind on seed 3) |",
                       out.stdout)
+        # A host that fell behind in the other folder's run counts too.
+        self.assertIn("| -10.0 over 1 (host fell behind on seeds 2, 3) |", both.stdout)
+        self.assertIn("| no seed (host fell behind on seeds 1, 2, 3) |", none_kept_up.stdout)
         self.assertNotEqual(unreadable.returncode, 0)
         self.assertIn("rule/seed-2/manifest.json: cannot read the run's manifest", unreadable.stderr)
+        self.assertNotEqual(malformed.returncode, 0)
+        self.assertIn("rule/seed-2/manifest.json: host must be an object", malformed.stderr)
+
+    def test_versus_names_the_seeds_only_one_folder_ran(self):
+        with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
+            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
+                                        (420, 0.01, 1000, 80, None)]}, timing=True)
+            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None)] * 3}, timing=True)
+            with open(os.path.join(sim, "summary.json")) as f:
+                summary = json.load(f)
+            summary["systems"]["rule"]["per_seed"] = summary["systems"]["rule"]["per_seed"][:2]
+            with open(os.path.join(sim, "summary.json"), "w") as f:
+                json.dump(summary, f)
+            out = report(emu, "--after", "1", "--versus", sim)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| +0.0 (-10.0 to +10.0) | 1 of 2 | 420 / 400 | +0.0 over 2 (seed 3 in one folder only) |",
+                      out.stdout)
 
     def test_accuracy_runs_compare_the_controller_with_the_best_fixed_density(self):
         with tempfile.TemporaryDirectory() as root:
