@@ -76,7 +76,6 @@ The measures are read by analysis/run_measures.py.
     analysis/density_report.py results/emu-drain/emu --after 10 --versus results/emu-drain/sim
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -229,15 +228,10 @@ def host_fell_behind(run_dir):
     read, or whose host check is not an object with a list, is an error
     naming it."""
     path = run_dir / "manifest.json"
-    if not path.exists():
-        return []
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        sys.exit(f"error: {path}: cannot read the run's manifest ({e})")
-    if not isinstance(manifest, dict):
-        sys.exit(f"error: {path}: the run's manifest is not a JSON object")
+        manifest = tta.load_manifest(str(run_dir))
+    except tta.InputError as e:
+        sys.exit(f"error: {path}: cannot read the run's manifest ({str(e).removeprefix(f'{path}: ')})")
     if "host" not in manifest:
         return []
     host = manifest["host"]

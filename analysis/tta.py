@@ -175,6 +175,8 @@ def load_manifest(run_dir):
             manifest = json.load(f)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: line {e.lineno}, column {e.colno}: malformed JSON ({e.msg})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot be read ({e})") from None
     if not isinstance(manifest, dict):
         raise InputError(f"{path}: expected a JSON object at the top")
     return manifest

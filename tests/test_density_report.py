@@ -61,6 +61,19 @@ def write_folder(root, systems, timing):
         json.dump(summary, f)
 
 
+def write_emu_and_sim(emu, sim):
+    """The same timing runs of system `rule` on two backends: link use 40,
+    60 and 80 Mbps of 100 on seeds 1-3 in `emu`, 50 on each in `sim`."""
+    write_folder(emu, {"rule": [(420, 0.01, 1000, delivered, None) for delivered in (40, 60, 80)]}, timing=True)
+    write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None)] * 3}, timing=True)
+
+
+def write_manifest(root, seed, manifest):
+    """System `rule`'s manifest.json on `seed`: a dict as JSON, or text as it is."""
+    with open(os.path.join(root, f"rule/seed-{seed}/manifest.json"), "w") as f:
+        f.write(manifest if isinstance(manifest, str) else json.dumps(manifest))
+
+
 def write_control(root, label, header, lines_by_seed):
     """System `label`'s control.csv on each seed: `header`, then the lines."""
     for seed, lines in lines_by_seed.items():
@@ -239,10 +252,7 @@ class DensityReport(unittest.TestCase):
 
     def test_versus_pairs_each_seed_with_the_same_seed_on_another_backend(self):
         with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
-            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
-                                        (420, 0.01, 1000, 80, None)]}, timing=True)
-            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None), (400, 0.01, 1000, 50, None),
-                                        (400, 0.01, 1000, 50, None)]}, timing=True)
+            write_emu_and_sim(emu, sim)
             out = report(emu, "--after", "1", "--versus", sim)
             with open(os.path.join(sim, "rule/seed-2/link.csv")) as f:
                 text = f.read()
@@ -261,26 +271,17 @@ class DensityReport(unittest.TestCase):
 
     def test_versus_also_pairs_only_the_seeds_whose_host_kept_up(self):
         with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
-            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
-                                        (420, 0.01, 1000, 80, None)]}, timing=True)
-            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None)] * 3}, timing=True)
-            host = {"fell_behind": ["paced compute ran late on rank 0"]}
-            with open(os.path.join(emu, "rule/seed-3/manifest.json"), "w") as f:
-                json.dump({"host": host}, f)
-            with open(os.path.join(sim, "rule/seed-1/manifest.json"), "w") as f:
-                json.dump({"backend": "sim"}, f)  # no host check: kept up
+            write_emu_and_sim(emu, sim)
+            write_manifest(emu, 3, {"host": {"fell_behind": ["paced compute ran late on rank 0"]}})
+            write_manifest(sim, 1, {"backend": "sim"})  # no host check: kept up
             out = report(emu, "--after", "1", "--versus", sim)
-            with open(os.path.join(sim, "rule/seed-2/manifest.json"), "w") as f:
-                json.dump({"host": {"fell_behind": ["the hypervisor took 12% of the host's CPU time"]}}, f)
+            write_manifest(sim, 2, {"host": {"fell_behind": ["the hypervisor took 12% of the host's CPU time"]}})
             both = report(emu, "--after", "1", "--versus", sim)
-            with open(os.path.join(emu, "rule/seed-1/manifest.json"), "w") as f:
-                json.dump({"host": {"fell_behind": ["late"]}}, f)
+            write_manifest(emu, 1, {"host": {"fell_behind": ["late"]}})
             none_kept_up = report(emu, "--after", "1", "--versus", sim)
-            with open(os.path.join(emu, "rule/seed-2/manifest.json"), "w") as f:
-                f.write("{not json")
+            write_manifest(emu, 2, "{not json")
             unreadable = report(emu, "--after", "1", "--versus", sim)
-            with open(os.path.join(emu, "rule/seed-2/manifest.json"), "w") as f:
-                json.dump({"host": "fine"}, f)
+            write_manifest(emu, 2, {"host": "fine"})
             malformed = report(emu, "--after", "1", "--versus", sim)
         self.assertEqual(out.returncode, 0, out.stderr)
         # Seed 3 (+30 points) is left out: the median of -10 and +10.
@@ -296,9 +297,7 @@ class DensityReport(unittest.TestCase):
 
     def test_versus_names_the_seeds_only_one_folder_ran(self):
         with tempfile.TemporaryDirectory() as emu, tempfile.TemporaryDirectory() as sim:
-            write_folder(emu, {"rule": [(420, 0.01, 1000, 40, None), (420, 0.01, 1000, 60, None),
-                                        (420, 0.01, 1000, 80, None)]}, timing=True)
-            write_folder(sim, {"rule": [(400, 0.01, 1000, 50, None)] * 3}, timing=True)
+            write_emu_and_sim(emu, sim)
             with open(os.path.join(sim, "summary.json")) as f:
                 summary = json.load(f)
             summary["systems"]["rule"]["per_seed"] = summary["systems"]["rule"]["per_seed"][:2]
