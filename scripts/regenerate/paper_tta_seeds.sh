@@ -147,23 +147,21 @@ step_paper_tta_seeds() {
   done
   variant_run "$tta/cnn-h100-const-500-label-skew-0.8-twelve-seeds" "" fixed-0.3,fixed-0.1 \
     scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 12
-  # Local gradient clipping at the norm picked on validation, on the twelve
-  # test seeds at fluct-115 with full skew, beside ddp and the variant
-  # (docs/paper-tta-label-skew-accuracy.md, "Local gradient clipping, on validation").
-  local clipped="$tta/cnn-h100-fluct-115-label-skew-clip-twelve-seeds"
-  run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew.yaml \
-    --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --seeds 12 --jobs "$JOBS" --quiet \
-    --out "$clipped"
-  run python3 analysis/density_report.py "$clipped"
-  run python3 analysis/paired_systems.py "$clipped" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
-  run python3 analysis/paired_systems.py "$clipped" ddp warmup-soonest-early-probes-clip-2
-  # ... and on the six test seeds of the other links, where validation
-  # checked it ("The picked norm on the test seeds at every link").
-  for link in const-100 const-500; do
-    clipped="$tta/cnn-h100-$link-label-skew-clip-six-seeds"
+  # Local gradient clipping at the norm picked on validation, with full
+  # skew, beside ddp and the variant: the twelve test seeds at fluct-115
+  # (docs/paper-tta-label-skew-accuracy.md, "Local gradient clipping, on
+  # validation") and six at the other links, where validation checked it
+  # ("The picked norm on the test seeds at every link").
+  local clipped seeds_named
+  for link in fluct-115 const-100 const-500; do
+    case "$link" in
+      fluct-115) seeds=12 seeds_named=twelve ;;
+      *) seeds=6 seeds_named=six ;;
+    esac
+    clipped="$tta/cnn-h100-$link-label-skew-clip-$seeds_named-seeds"
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" \
-      --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --seeds 6 --jobs "$JOBS" --quiet \
-      --out "$clipped"
+      --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --seeds "$seeds" --jobs "$JOBS" \
+      --quiet --out "$clipped"
     run python3 analysis/density_report.py "$clipped"
     for baseline in warmup-soonest-early-probes ddp; do
       run python3 analysis/paired_systems.py "$clipped" "$baseline" warmup-soonest-early-probes-clip-2
