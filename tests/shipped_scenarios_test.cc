@@ -257,6 +257,13 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
     for (const char* label : {"warmup-soonest", "warmup-soonest-early-probes"})
       expect_same_system(system_named(s, label), system_named(convergence, label));
     expect_fixed_at(s, "fixed-0.1", "fixed-0.3", 0.3);
+    // The clipped variant is held to fixed densities clipped alike: each is
+    // its unclipped fixed density plus the variant's clip_norm, nothing else.
+    for (const char* density : {"0.1", "0.3"}) {
+      const auto& fixed = system_named(s, std::string("fixed-") + density);
+      expect_changed_from(fixed, system_named(s, std::string("fixed-") + density + "-clip-2"),
+                          [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
+    }
   }
   // Only at fluct-115: fixed 10% moved a tenth either way, to measure a
   // seed's sensitivity to so small a change.
@@ -286,13 +293,14 @@ TEST(ShippedScenarios, PaperTtaSensitivityScenarioIsTheBestFixedDensityAndItsNei
 
 // The half-skewed file is the full-skew fluct-115 file at label_skew 0.5,
 // without its validation-only tuning system, its two sensitivity
-// densities (fixed-0.09, fixed-0.11) and the clipped variant (measured at
-// full skew only): only where the data lives differs.
+// densities (fixed-0.09, fixed-0.11) and the clipped systems (the variant
+// and fixed 10% and 30%, measured at full skew only): only where the data
+// lives differs.
 TEST(ShippedScenarios, PaperTtaHalfSkewScenarioIsTheFullSkewAtHalf) {
   const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
   const auto half = paper_tta_scenario("cnn-h100-fluct-115-label-skew-half");
   expect_variant_of(half, full, "-half");
-  ASSERT_EQ(half.systems.size() + 4, full.systems.size());
+  ASSERT_EQ(half.systems.size() + 6, full.systems.size());
   for (const auto& system : half.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.label_skew, 0.5);
