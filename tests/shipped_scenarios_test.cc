@@ -53,7 +53,9 @@ TEST(ShippedScenarios, ShippedScenariosLoad) {
       EXPECT_EQ(s.systems[1].config.eval_samples, 5000u);
     }
     // Its replay starts 7 s before the trace's first outage (docs/sim-flow.md, "Outages").
-    if (std::string(name) == "real-starlink-outage") EXPECT_DOUBLE_EQ(s.trace_offset_for(1), 40);
+    if (std::string(name) == "real-starlink-outage") {
+      EXPECT_DOUBLE_EQ(s.trace_offset_for(1), 40);
+    }
     // stellatrain runs its controller by default; ddp has none to run
     EXPECT_TRUE(s.systems[0].config.options_as<train::StellaTrainOptions>().controller);
     EXPECT_FALSE(s.systems[1].config.options->controlled());

@@ -168,4 +168,36 @@ step_paper_tta_seeds() {
     done
     run python3 analysis/paired_systems.py "$clipped" ddp warmup-soonest-early-probes
   done
+  # The clipped variant against fixed densities clipped alike and not, six
+  # test seeds at each link (docs/paper-tta-label-skew-accuracy.md, "The
+  # clipped variant against clipped fixed densities"): at fluct-115 beside
+  # ddp and the variant in one folder (the loop above ran twelve seeds
+  # there), at the constant links paired with the loop's six-seed folders.
+  local fixed_systems clip_rows=() from
+  for link in fluct-115 const-100 const-500; do
+    clipped="$tta/cnn-h100-$link-label-skew-clip-fixed-six-seeds"
+    case "$link" in
+      fluct-115) fixed_systems=ddp,warmup-soonest-early-probes-clip-2,fixed-0.1,fixed-0.1-clip-2 ;;
+      const-100) fixed_systems=fixed-0.1,fixed-0.1-clip-2 ;;
+      const-500) fixed_systems=fixed-0.1,fixed-0.3,fixed-0.1-clip-2,fixed-0.3-clip-2 ;;
+    esac
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$fixed_systems" --seeds 6 \
+      --jobs "$JOBS" --quiet --out "$clipped"
+    from=()
+    if [ "$link" = fluct-115 ]; then
+      clip_rows+=("$clipped:warmup-soonest-early-probes-clip-2")
+    else
+      from=(--baseline-from "$clipped")
+      clip_rows+=("$tta/cnn-h100-$link-label-skew-clip-six-seeds:warmup-soonest-early-probes-clip-2:$clipped")
+    fi
+    for system in fixed-0.1 fixed-0.3; do
+      [ "$system" = fixed-0.3 ] && [ "$link" != const-500 ] && continue
+      run python3 analysis/paired_systems.py "$clipped" "$system" "$system-clip-2"
+      for baseline in "$system" "$system-clip-2"; do
+        run python3 analysis/paired_systems.py "${clip_rows[-1]%%:*}" "$baseline" warmup-soonest-early-probes-clip-2 \
+          "${from[@]}"
+      done
+    done
+  done
+  run python3 analysis/paper_tta_table.py "${clip_rows[@]}" | tee "$tta/table-clipped-label-skew.md"
 }
