@@ -11,13 +11,15 @@ best fixed density's. A factor of the TTA ratio is the iteration-time
 ratio over the iterations-to-target ratio: the two columns say which one
 moves it. Markdown on stdout.
 
-    analysis/paper_tta_table.py FOLDER[:LABEL[:FIXED_FOLDER]] ...
+    analysis/paper_tta_table.py FOLDER[:LABEL[:FIXED_FOLDER[,FIXED_FOLDER...]]] ...
 
 LABEL is StellaTrain's system label in that folder (default: stellatrain);
 the row names it beside the scenario unless it is stellatrain or
 stellatrain-fill-80. FIXED_FOLDER, when given, holds the fixed densities
 to compare with (the same workload, link and seeds run from another
 scenario file, e.g. a convergence variant's base); otherwise FOLDER's own.
+Several, comma-separated, are one sweep run in parts: the best fixed
+density is the best over all of them, and a label in two is refused.
 A folder whose scenario name has fluct-115, const-100 or const-500 in it is
 set beside the paper's 104x, 257.3x or 78.1x.
 """
@@ -41,7 +43,7 @@ def load(folder):
         sys.exit(f"error: {e}")
 
 
-def row(folder, label, fixed_folder=None):
+def row(folder, label, fixed_folders=()):
     summary = load(folder)
     target = f"{summary['target_accuracy']:g}"
     st = summary["systems"][label]
@@ -63,17 +65,31 @@ def row(folder, label, fixed_folder=None):
     utilisation = median(link_utilisation(Path(folder) / p["run"]) for p in st_seeds)
     utilisation_cell = "-" if utilisation is None else f"{utilisation:.0%}"
     name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
-    fixed = load(fixed_folder) if fixed_folder else summary
-    if fixed["seeds"] != summary["seeds"]:
-        sys.exit(f"{fixed_folder}: seeds {fixed['seeds']} are not {folder}'s {summary['seeds']}")
+    medians = fixed_medians(folder, summary, fixed_folders, target)
     return (f"| {name} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
-            f"{best} | {utilisation_cell} | {against_fixed(summary, label, target, fixed)} | {paper} |")
+            f"{best} | {utilisation_cell} | {against_fixed(summary, label, target, medians)} | {paper} |")
 
 
-def against_fixed(summary, label, target, fixed):
-    """StellaTrain's median TTA over the best fixed density's in `fixed` ("-" without any)."""
-    best, best_tta = best_fixed({k: median_tta(fixed, k, target)[0] for k, entry in fixed["systems"].items()
-                                 if "error" not in entry})
+def fixed_medians(folder, summary, fixed_folders, target):
+    """Each system's median TTA at `target` over the fixed-density folders
+    (FOLDER's own summary without any): label -> median or None."""
+    medians, origin = {}, {}
+    for fixed_folder in fixed_folders or [None]:
+        fixed = load(fixed_folder) if fixed_folder else summary
+        if fixed["seeds"] != summary["seeds"]:
+            sys.exit(f"{fixed_folder}: seeds {fixed['seeds']} are not {folder}'s {summary['seeds']}")
+        for k, entry in fixed["systems"].items():
+            if "error" in entry or not k.startswith("fixed-"):
+                continue
+            if k in medians:
+                sys.exit(f"{fixed_folder}: fixed density {k} is also in {origin[k]}; which one to compare with?")
+            medians[k], origin[k] = median_tta(fixed, k, target)[0], fixed_folder
+    return medians
+
+
+def against_fixed(summary, label, target, medians):
+    """StellaTrain's median TTA over the best fixed density's among `medians` ("-" without any)."""
+    best, best_tta = best_fixed(medians)
     if best is None:
         return "-"
     mine = median_tta(summary, label, target)[0]
@@ -89,8 +105,8 @@ def main(argv):
     print("|---|---|---|---|---|---|---|---|---|")
     for arg in argv[1:]:
         folder, _, rest = arg.partition(":")
-        label, _, fixed_folder = rest.partition(":")
-        print(row(folder, label or "stellatrain", fixed_folder or None))
+        label, _, fixed_folders = rest.partition(":")
+        print(row(folder, label or "stellatrain", [f for f in fixed_folders.split(",") if f]))
 
 
 if __name__ == "__main__":

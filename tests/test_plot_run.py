@@ -496,6 +496,37 @@ class PaperTtaTableTest(unittest.TestCase):
         self.assertIn("| - | 257.3x |", alone)
         self.assertIn("| 1.09 (fixed-0.1) | 257.3x |", beside)
 
+    def keep_systems(self, folder, keep, ttas=None):
+        """Leaves only the systems `keep` accepts in FOLDER's summary; `ttas`
+        (label -> per-seed TTAs) replaces theirs."""
+        summary_path = os.path.join(folder, "summary.json")
+        summary = json.loads(open(summary_path).read())
+        summary["systems"] = {k: v for k, v in summary["systems"].items() if keep(k)}
+        for label, values in (ttas or {}).items():
+            for run, value in zip(summary["systems"][label]["per_seed"], values):
+                run["tta_s"], run["tta_at"] = value, {"0.85": value}
+        write(summary_path, json.dumps(summary))
+
+    def test_fixed_densities_from_several_folders(self):
+        with tempfile.TemporaryDirectory() as variant, tempfile.TemporaryDirectory() as part, \
+                tempfile.TemporaryDirectory() as other_part:
+            for folder in (variant, part, other_part):
+                self.folder(folder, [2.2, 2.4, 2.6])
+            self.keep_systems(variant, lambda k: not k.startswith("fixed-"))
+            self.keep_systems(part, lambda k: k == "fixed-0.1")
+            # The other part's fixed 30% reaches on every seed, faster than fixed 10%.
+            self.keep_systems(other_part, lambda k: k == "fixed-0.3", {"fixed-0.3": [1.4, 1.5, 1.6]})
+            row = self.table(f"{variant}:st:{part},{other_part}")[2]
+            self.assertIn("| 1.60 (fixed-0.3) | 257.3x |", row)  # 2.4 over fixed 30%'s median 1.5
+            only_part = self.table(f"{variant}:st:{part}")[2]
+            self.assertIn("| 1.09 (fixed-0.1) | 257.3x |", only_part)
+            # A fixed density in two parts is ambiguous: refused, naming both folders.
+            twice = subprocess.run([sys.executable, os.path.join(HERE, "..", "analysis", "paper_tta_table.py"),
+                                    f"{variant}:st:{part},{part}"], capture_output=True, text=True)
+        self.assertNotEqual(twice.returncode, 0)
+        self.assertIn("fixed-0.1 is also in", twice.stderr)
+        self.assertIn(part, twice.stderr)
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
