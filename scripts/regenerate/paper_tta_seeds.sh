@@ -173,30 +173,36 @@ step_paper_tta_seeds() {
   # clipped variant against clipped fixed densities"): at fluct-115 beside
   # ddp and the variant in one folder (the loop above ran twelve seeds
   # there), at the constant links paired with the loop's six-seed folders.
-  local fixed_systems clip_rows=() from
+  # At 500 Mbps also clipped 20% and 50%, either side of clipped 30%.
+  local densities clip_rows=() from variant_folder
   for link in fluct-115 const-100 const-500; do
     clipped="$tta/cnn-h100-$link-label-skew-clip-fixed-six-seeds"
     case "$link" in
-      fluct-115) fixed_systems=ddp,warmup-soonest-early-probes-clip-2,fixed-0.1,fixed-0.1-clip-2 ;;
-      const-100) fixed_systems=fixed-0.1,fixed-0.1-clip-2 ;;
-      const-500) fixed_systems=fixed-0.1,fixed-0.3,fixed-0.1-clip-2,fixed-0.3-clip-2 ;;
+      const-500) densities="0.1 0.3" ;;
+      *) densities=0.1 ;;
     esac
-    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$fixed_systems" --seeds 6 \
-      --jobs "$JOBS" --quiet --out "$clipped"
-    from=()
+    systems=""
+    for system in $densities; do systems+=",fixed-$system,fixed-$system-clip-2"; done
+    [ "$link" = const-500 ] && systems+=,fixed-0.2-clip-2,fixed-0.5-clip-2
     if [ "$link" = fluct-115 ]; then
+      systems="ddp,warmup-soonest-early-probes-clip-2$systems" variant_folder=$clipped from=()
       clip_rows+=("$clipped:warmup-soonest-early-probes-clip-2")
     else
+      systems=${systems#,} variant_folder="$tta/cnn-h100-$link-label-skew-clip-six-seeds"
       from=(--baseline-from "$clipped")
-      clip_rows+=("$tta/cnn-h100-$link-label-skew-clip-six-seeds:warmup-soonest-early-probes-clip-2:$clipped")
+      clip_rows+=("$variant_folder:warmup-soonest-early-probes-clip-2:$clipped")
     fi
-    for system in fixed-0.1 fixed-0.3; do
-      [ "$system" = fixed-0.3 ] && [ "$link" != const-500 ] && continue
-      run python3 analysis/paired_systems.py "$clipped" "$system" "$system-clip-2"
-      for baseline in "$system" "$system-clip-2"; do
-        run python3 analysis/paired_systems.py "${clip_rows[-1]%%:*}" "$baseline" warmup-soonest-early-probes-clip-2 \
-          "${from[@]}"
-      done
+    run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$systems" --seeds 6 \
+      --jobs "$JOBS" --quiet --out "$clipped"
+    for system in $densities; do
+      run python3 analysis/paired_systems.py "$clipped" "fixed-$system" "fixed-$system-clip-2"
+    done
+    for system in ${systems//,/ }; do
+      case "$system" in
+        fixed-*)
+          run python3 analysis/paired_systems.py "$variant_folder" "$system" warmup-soonest-early-probes-clip-2 \
+            "${from[@]}" ;;
+      esac
     done
   done
   run python3 analysis/paper_tta_table.py "${clip_rows[@]}" | tee "$tta/table-clipped-label-skew.md"
