@@ -12,12 +12,17 @@ link), one more fit pools them, each folder with its own N1 and one k
 shared: k is the workload's, N1 may differ with the link. Run it on validation runs (`eval.on: validation`,
 or `sweep`), never on the test runs the rule is then judged on. Seeds that
 miss the target are listed and left out of the fit (they would only raise
-k). Markdown on stdout, then the line `sparsity_cost: K` (the pooled k
-with several folders).
+k). The fixed densities of one fit must differ in their density only: a
+folder that also holds, say, the same densities with clipping is refused,
+naming two systems and the options they differ in; `--systems` picks the
+ones to fit. Markdown on stdout, then the line `sparsity_cost: K` (the
+pooled k with several folders).
 
     analysis/fit_sparsity_cost.py results/paper-tta/cnn-h100-fluct-115-tune-sparsity-cost
     analysis/fit_sparsity_cost.py FOLDER_AT_LINK_1 FOLDER_AT_LINK_2 ...
+    analysis/fit_sparsity_cost.py FOLDER --systems warmup-fixed-0.03-clip-2,warmup-fixed-0.1-clip-2,...
 """
+import argparse
 import json
 import math
 import statistics
@@ -25,19 +30,36 @@ import sys
 from pathlib import Path
 
 
-def fixed_density_points(summary):
+def fixed_density_points(summary, labels=None):
     """(density, label, [iterations to the target per seed, None = missed])
-    for each StellaTrain system with the controller off."""
-    points = []
+    for each StellaTrain system with the controller off (of `labels` only,
+    when given). Refuses systems that differ in more than their density."""
+    points, settings = [], {}
     for label, system in summary["systems"].items():
         options = system.get("options", {})
+        if labels is not None and label not in labels:
+            continue
         if options.get("controller") != "off" or "density" not in options:
             continue
         if "compressor" not in options:  # not StellaTrain
             continue
         iterations = [seed.get("tta_iteration") for seed in system["per_seed"]]
         points.append((float(options["density"]), label, iterations))
+        settings[label] = {k: v for k, v in options.items() if k != "density"}
+    check_one_setting(settings)
     return sorted(points)
+
+
+def check_one_setting(settings):
+    """Raises unless every system's options (label -> options without the
+    density) are the same: a fit over two settings would mix two curves."""
+    labels = sorted(settings)
+    for label in labels[1:]:
+        differ = sorted(k for k in set(settings[label]) | set(settings[labels[0]])
+                        if settings[label].get(k) != settings[labels[0]].get(k))
+        if differ:
+            raise ValueError(f"{labels[0]} and {label} differ in more than their density ({', '.join(differ)}); "
+                             "fit one setting at a time with --systems")
 
 
 def reached_points(points):
@@ -104,13 +126,17 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    folders = argv[1:]
+    parser = argparse.ArgumentParser(description="Fit the controller's sparsity_cost from fixed-density runs.")
+    parser.add_argument("folders", nargs="+", help="`stellatrain run` or `sweep` results folders")
+    parser.add_argument("--systems", help="comma-separated labels: fit only these fixed densities")
+    args = parser.parse_args(argv[1:])
+    labels = None if args.systems is None else set(args.systems.split(","))
     groups = []
     try:
-        for folder in folders:
+        for folder in args.folders:
             summary = load(folder)
-            points = fixed_density_points(summary)
             try:
+                points = fixed_density_points(summary, labels)
                 a, k = fit_pooled([points])
             except ValueError as e:
                 raise ValueError(f"{folder}: {e}")

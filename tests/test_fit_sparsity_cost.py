@@ -5,7 +5,8 @@ target"). Builds summary.json files in a temporary folder: iterations that
 follow N(d) = 80 (1 + 0.25 / sqrt(d)) exactly give k = 0.25; a missed seed
 is shown and left out; the controller's and ddp's rows are not points; two
 folders with N1 80 and 100 pool to k = 0.25 with an N1 each; a folder
-without summary.json, or with one density only, is a clear error.
+without summary.json, or with one density only, is a clear error; fixed
+densities in two settings are refused unless --systems picks one.
 Standard library only.
 """
 import json
@@ -84,6 +85,32 @@ class FitSparsityCostTest(unittest.TestCase):
             self.assertEqual(one_density.returncode, 1)
             self.assertIn("two densities", one_density.stderr)
 
+
+    def test_refuses_two_settings_and_fits_the_systems_named(self):
+        def n(d):
+            return 80 * (1 + 0.25 / math.sqrt(d))
+
+        def clipped(density, iterations):
+            entry = fixed(density, iterations)
+            entry["options"]["clip_norm"] = 2.0
+            return entry
+
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(folder, {
+                "fixed-0.1": fixed(0.1, [150, 150]),  # another setting: its own curve
+                "fixed-0.01-clip": clipped(0.01, [n(0.01), n(0.01)]),
+                "fixed-0.1-clip": clipped(0.1, [n(0.1), n(0.1)]),
+                "fixed-0.4-clip": clipped(0.4, [n(0.4), n(0.4)]),
+            })
+            mixed = run(folder)
+            self.assertEqual(mixed.returncode, 1)
+            self.assertIn(folder, mixed.stderr)
+            self.assertIn("fixed-0.01-clip and fixed-0.1 differ in more than their density (clip_norm)", mixed.stderr)
+            named = subprocess.run([sys.executable, SCRIPT, folder, "--systems",
+                                    "fixed-0.01-clip,fixed-0.1-clip,fixed-0.4-clip"], capture_output=True, text=True)
+            self.assertEqual(named.returncode, 0, named.stderr)
+            self.assertIn("sparsity_cost: 0.250", named.stdout)
+            self.assertNotIn("| fixed-0.1 |", named.stdout)
 
 if __name__ == "__main__":
     unittest.main()
