@@ -99,6 +99,22 @@ step_paper_tta_sweep() {
     --systems ddp,warmup-soonest-early-probes,warmup-soonest-early-probes-clip-2 --jobs "$JOBS" --quiet --out "$check"
   run python3 analysis/density_report.py "$check"
   run python3 analysis/paired_systems.py "$check" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
+  # sparsity_cost refitted with clipping on the same validation set, and
+  # the refit checked at the three links beside the current constant
+  # (docs/paper-tta-label-skew-accuracy.md, "The rule's constant with clipping").
+  local fit="$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost-clipping" fit_scenario
+  local clipped_fixed=warmup-fixed-0.01-clip-2,warmup-fixed-0.03-clip-2,warmup-fixed-0.1-clip-2,warmup-fixed-0.3-clip-2,warmup-fixed-0.5-clip-2
+  fit_scenario=scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-sparsity-cost-clipping.yaml
+  run "$BIN" run "$fit_scenario" --systems "warmup-fixed-0.1,$clipped_fixed" --jobs "$JOBS" --quiet --out "$fit"
+  run python3 analysis/fit_sparsity_cost.py "$fit" --systems "$clipped_fixed"
+  run "$BIN" run "$fit_scenario" --systems warmup-soonest-early-probes-clip-2,warmup-soonest-early-probes-clip-2-cost-0.223 \
+    --seeds 4 --jobs "$JOBS" --quiet --out "$fit-check"
+  run python3 analysis/paired_systems.py "$fit-check" warmup-soonest-early-probes-clip-2 \
+    warmup-soonest-early-probes-clip-2-cost-0.223
+  for link in const-100 const-500; do  # the check files above ran the refit too
+    run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-$link-label-skew-check-clipping" \
+      warmup-soonest-early-probes-clip-2 warmup-soonest-early-probes-clip-2-cost-0.223
+  done
   echo "paper-tta-sweep: the best learning rates are in $OUT/paper-tta-sweep/*/sweep.json (\"best\");"
   echo "paper-tta-sweep: put them in scenarios/paper-tta/cnn-h100-*.yaml, then: bash scripts/regenerate_results.sh paper-tta"
 }
