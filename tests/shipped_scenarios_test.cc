@@ -267,6 +267,10 @@ TEST(ShippedScenarios, PaperTtaLabelSkewScenariosDifferOnlyInWhereTheDataLives) 
                           [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
     }
   }
+  // Only at 500 Mbps: the clipped fixed densities either side of clipped 30%.
+  const auto at_500 = paper_tta_scenario("cnn-h100-const-500-label-skew");
+  expect_fixed_at(at_500, "fixed-0.3-clip-2", "fixed-0.2-clip-2", 0.2);
+  expect_fixed_at(at_500, "fixed-0.3-clip-2", "fixed-0.5-clip-2", 0.5);
   // Only at fluct-115: fixed 10% moved a tenth either way, to measure a
   // seed's sensitivity to so small a change.
   const auto full = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
@@ -388,6 +392,30 @@ TEST(ShippedScenarios, PaperTtaSkewClippingTuningChangesOnlyTheClipNorm) {
                       [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
 }
 
+// sparsity_cost's fit with clipping is made on the skewed placement's
+// validation set, as its fit without: the skewed file's warmup-fixed-0.1
+// as it is, then at each density of that fit with the test files' clip_norm.
+TEST(ShippedScenarios, PaperTtaSkewSparsityCostWithClippingChangesDensityAndNorm) {
+  const auto skew = paper_tta_scenario("cnn-h100-fluct-115-label-skew");
+  const auto tune = paper_tta_scenario("cnn-h100-fluct-115-label-skew-tune-sparsity-cost-clipping");
+  ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(tune, skew, {1, 2}, 8));
+  const auto& base = system_named(skew, "warmup-fixed-0.1");
+  expect_same_system(system_named(tune, "warmup-fixed-0.1"), base);
+  // The fit's check: the test files' clipped variant, and with the refit constant.
+  const auto& clipped = system_named(skew, "warmup-soonest-early-probes-clip-2");
+  expect_same_system(system_named(tune, "warmup-soonest-early-probes-clip-2"), clipped);
+  expect_changed_from(clipped, system_named(tune, "warmup-soonest-early-probes-clip-2-cost-0.223"),
+                      [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.223; });
+  for (const auto& [suffix, density] : {std::pair{"0.01", 0.01}, std::pair{"0.03", 0.03}, std::pair{"0.1", 0.1},
+                                        std::pair{"0.3", 0.3}, std::pair{"0.5", 0.5}}) {
+    expect_changed_from(base, system_named(tune, std::string("warmup-fixed-") + suffix + "-clip-2"),
+                        [density = density](train::StellaTrainOptions& o) {
+                          o.density = density;
+                          o.clip_norm = 2;
+                        });
+  }
+}
+
 // The norm picked at fluct-115 is checked, not tuned, at the constant
 // links on their validation sets: the skewed file's picked variant with
 // and without it; the test files hold the clipped variant too.
@@ -396,11 +424,17 @@ TEST(ShippedScenarios, PaperTtaSkewClippingCheckAtTheConstantLinksUsesTheFluctPi
     SCOPED_TRACE(link);
     const auto skew = paper_tta_scenario("cnn-h100-" + link + "-label-skew");
     const auto check = paper_tta_scenario("cnn-h100-" + link + "-label-skew-check-clipping");
-    ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(check, skew, {1, 2, 3, 4}, 2));
+    ASSERT_NO_FATAL_FAILURE(expect_skew_tuning_on_validation(check, skew, {1, 2, 3, 4}, 3));
     const auto& base = system_named(skew, "warmup-soonest-early-probes");
     expect_same_system(system_named(check, "warmup-soonest-early-probes"), base);
     expect_changed_from(base, system_named(check, "warmup-soonest-early-probes-clip-2"),
                         [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
+    // sparsity_cost refitted with clipping at fluct-115, checked here too.
+    expect_changed_from(base, system_named(check, "warmup-soonest-early-probes-clip-2-cost-0.223"),
+                        [](train::StellaTrainOptions& o) {
+                          o.clip_norm = 2;
+                          o.control.sparsity_cost = 0.223;
+                        });
     // The test file holds the same clipped variant.
     expect_changed_from(base, system_named(skew, "warmup-soonest-early-probes-clip-2"),
                         [](train::StellaTrainOptions& o) { o.clip_norm = 2; });
