@@ -70,7 +70,7 @@ step_paper_tta_sweep() {
     run python3 analysis/paired_systems.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-floor" warmup-soonest-early-probes "$variant"
   done
   # Local gradient clipping for the picked variant, skewed placement at
-  # fluct-115 (docs/paper-tta-label-skew-accuracy.md).
+  # fluct-115 (docs/paper-tta-label-skew-clipping.md).
   run "$BIN" run scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-clipping.yaml --jobs "$JOBS" --quiet \
     --out "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
   run python3 analysis/density_report.py "$OUT/paper-tta-sweep/cnn-label-skew-tune-clipping"
@@ -101,7 +101,7 @@ step_paper_tta_sweep() {
   run python3 analysis/paired_systems.py "$check" warmup-soonest-early-probes warmup-soonest-early-probes-clip-2
   # sparsity_cost refitted with clipping on the same validation set, and
   # the refit checked at the three links beside the current constant
-  # (docs/paper-tta-label-skew-accuracy.md, "The rule's constant with clipping").
+  # (docs/paper-tta-label-skew-clipping.md, "The rule's constant with clipping").
   local fit="$OUT/paper-tta-sweep/cnn-label-skew-sparsity-cost-clipping" fit_scenario
   local clipped_fixed=warmup-fixed-0.01-clip-2,warmup-fixed-0.03-clip-2,warmup-fixed-0.1-clip-2,warmup-fixed-0.3-clip-2,warmup-fixed-0.5-clip-2
   fit_scenario=scenarios/paper-tta/cnn-h100-fluct-115-label-skew-tune-sparsity-cost-clipping.yaml

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The paper's regime with accuracy over six and twelve paired seeds (step
 # paper-tta-seeds): docs/paper-tta-controller.md, docs/paper-tta-label-skew.md,
-# docs/paper-tta-label-skew-controller.md and docs/paper-tta-label-skew-accuracy.md.
+# docs/paper-tta-label-skew-controller.md, docs/paper-tta-label-skew-accuracy.md and
+# docs/paper-tta-label-skew-clipping.md.
 # Sourced by scripts/regenerate_results.sh, which defines run, BIN, JOBS
 # and OUT; not run on its own.
 
@@ -149,7 +150,7 @@ step_paper_tta_seeds() {
     scenarios/paper-tta/cnn-h100-const-500-label-skew.yaml --label-skew 0.8 --seeds 12
   # Local gradient clipping at the norm picked on validation, with full
   # skew, beside ddp and the variant: the twelve test seeds at fluct-115
-  # (docs/paper-tta-label-skew-accuracy.md, "Local gradient clipping, on
+  # (docs/paper-tta-label-skew-clipping.md, "Local gradient clipping, on
   # validation") and six at the other links, where validation checked it
   # ("The picked norm on the test seeds at every link").
   local clipped seeds_named
@@ -169,7 +170,7 @@ step_paper_tta_seeds() {
     run python3 analysis/paired_systems.py "$clipped" ddp warmup-soonest-early-probes
   done
   # The clipped variant against fixed densities clipped alike and not, six
-  # test seeds at each link (docs/paper-tta-label-skew-accuracy.md, "The
+  # test seeds at each link (docs/paper-tta-label-skew-clipping.md, "The
   # clipped variant against clipped fixed densities"): at fluct-115 beside
   # ddp and the variant in one folder (the loop above ran twelve seeds
   # there), at the constant links paired with the loop's six-seed folders.
