@@ -175,35 +175,29 @@ step_paper_tta_seeds() {
   # ddp and the variant in one folder (the loop above ran twelve seeds
   # there), at the constant links paired with the loop's six-seed folders.
   # At 500 Mbps also clipped 20% and 50%, either side of clipped 30%.
-  local densities clip_rows=() from variant_folder
+  local fixed_systems clip_rows=() from variant_folder
   for link in fluct-115 const-100 const-500; do
     clipped="$tta/cnn-h100-$link-label-skew-clip-fixed-six-seeds"
-    case "$link" in
-      const-500) densities="0.1 0.3" ;;
-      *) densities=0.1 ;;
-    esac
-    systems=""
-    for system in $densities; do systems+=",fixed-$system,fixed-$system-clip-2"; done
-    [ "$link" = const-500 ] && systems+=,fixed-0.2-clip-2,fixed-0.5-clip-2
+    fixed_systems=fixed-0.1,fixed-0.1-clip-2
+    [ "$link" = const-500 ] && fixed_systems+=,fixed-0.3,fixed-0.3-clip-2,fixed-0.2-clip-2,fixed-0.5-clip-2
     if [ "$link" = fluct-115 ]; then
-      systems="ddp,warmup-soonest-early-probes-clip-2$systems" variant_folder=$clipped from=()
+      systems=ddp,warmup-soonest-early-probes-clip-2,$fixed_systems variant_folder=$clipped from=()
       clip_rows+=("$clipped:warmup-soonest-early-probes-clip-2")
     else
-      systems=${systems#,} variant_folder="$tta/cnn-h100-$link-label-skew-clip-six-seeds"
+      systems=$fixed_systems variant_folder="$tta/cnn-h100-$link-label-skew-clip-six-seeds"
       from=(--baseline-from "$clipped")
       clip_rows+=("$variant_folder:warmup-soonest-early-probes-clip-2:$clipped")
     fi
     run "$BIN" run "scenarios/paper-tta/cnn-h100-$link-label-skew.yaml" --systems "$systems" --seeds 6 \
       --jobs "$JOBS" --quiet --out "$clipped"
-    for system in $densities; do
-      run python3 analysis/paired_systems.py "$clipped" "fixed-$system" "fixed-$system-clip-2"
+    # Clipping at each fixed density that ran both ways.
+    for system in ${fixed_systems//,/ }; do
+      if [[ $system == *-clip-2 && ,$fixed_systems, == *,${system%-clip-2},* ]]; then
+        run python3 analysis/paired_systems.py "$clipped" "${system%-clip-2}" "$system"
+      fi
     done
-    for system in ${systems//,/ }; do
-      case "$system" in
-        fixed-*)
-          run python3 analysis/paired_systems.py "$variant_folder" "$system" warmup-soonest-early-probes-clip-2 \
-            "${from[@]}" ;;
-      esac
+    for system in ${fixed_systems//,/ }; do
+      run python3 analysis/paired_systems.py "$variant_folder" "$system" warmup-soonest-early-probes-clip-2 "${from[@]}"
     done
   done
   run python3 analysis/paper_tta_table.py "${clip_rows[@]}" | tee "$tta/table-clipped-label-skew.md"
