@@ -85,7 +85,6 @@ class FitSparsityCostTest(unittest.TestCase):
             self.assertEqual(one_density.returncode, 1)
             self.assertIn("two densities", one_density.stderr)
 
-
     def test_refuses_two_settings_and_fits_the_systems_named(self):
         def n(d):
             return 80 * (1 + 0.25 / math.sqrt(d))
@@ -111,6 +110,7 @@ class FitSparsityCostTest(unittest.TestCase):
             self.assertEqual(named.returncode, 0, named.stderr)
             self.assertIn("sparsity_cost: 0.250", named.stdout)
             self.assertNotIn("| fixed-0.1 |", named.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

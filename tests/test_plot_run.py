@@ -481,21 +481,6 @@ class PaperTtaTableTest(unittest.TestCase):
         self.assertIn("| - |", row)  # no iterations ratio without every seed
         self.assertIn("| not reached (fixed-0.1) |", row)
 
-    def test_fixed_densities_from_another_folder(self):
-        with tempfile.TemporaryDirectory() as variant, tempfile.TemporaryDirectory() as base:
-            self.folder(variant, [2.2, 2.4, 2.6])
-            self.folder(base, [2.2, 2.4, 2.6])
-            summary_path = os.path.join(variant, "summary.json")
-            summary = json.loads(open(summary_path).read())
-            # The variant's folder has no fixed densities of its own; its label is named in the row.
-            summary["systems"] = {k: v for k, v in summary["systems"].items() if not k.startswith("fixed-")}
-            write(summary_path, json.dumps(summary))
-            alone = self.table(f"{variant}:st")[2]
-            beside = self.table(f"{variant}:st:{base}")[2]
-        self.assertTrue(alone.startswith("| cnn-h100-const-100 (st) |"), alone)
-        self.assertIn("| - | 257.3x |", alone)
-        self.assertIn("| 1.09 (fixed-0.1) | 257.3x |", beside)
-
     def keep_systems(self, folder, keep, ttas=None):
         """Leaves only the systems `keep` accepts in FOLDER's summary; `ttas`
         (label -> per-seed TTAs) replaces theirs."""
@@ -506,6 +491,18 @@ class PaperTtaTableTest(unittest.TestCase):
             for run, value in zip(summary["systems"][label]["per_seed"], values):
                 run["tta_s"], run["tta_at"] = value, {"0.85": value}
         write(summary_path, json.dumps(summary))
+
+    def test_fixed_densities_from_another_folder(self):
+        with tempfile.TemporaryDirectory() as variant, tempfile.TemporaryDirectory() as base:
+            self.folder(variant, [2.2, 2.4, 2.6])
+            self.folder(base, [2.2, 2.4, 2.6])
+            # The variant's folder has no fixed densities of its own; its label is named in the row.
+            self.keep_systems(variant, lambda k: not k.startswith("fixed-"))
+            alone = self.table(f"{variant}:st")[2]
+            beside = self.table(f"{variant}:st:{base}")[2]
+        self.assertTrue(alone.startswith("| cnn-h100-const-100 (st) |"), alone)
+        self.assertIn("| - | 257.3x |", alone)
+        self.assertIn("| 1.09 (fixed-0.1) | 257.3x |", beside)
 
     def test_fixed_densities_from_several_folders(self):
         with tempfile.TemporaryDirectory() as variant, tempfile.TemporaryDirectory() as part, \
