@@ -180,13 +180,25 @@ step_paper_tta() {
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
     RESULTS="$OUT/paper-tta-gpu" run bash scripts/gpu/paper_tta.sh
   fi
+  # Without a GPU run of its own, the recorded one (docs/results/README.md).
+  local gpu_folder gpu_folders=()
   for link in fluct-115 const-100 const-500; do
-    if [ -f "$OUT/paper-tta-gpu/resnet18-h100-$link/summary.json" ]; then
-      folders+=("$OUT/paper-tta-gpu/resnet18-h100-$link:stellatrain-fill-80")
+    gpu_folder="$OUT/paper-tta-gpu/resnet18-h100-$link"
+    if [ ! -f "$gpu_folder/summary.json" ] && [ -f "docs/results/paper-tta-gpu/resnet18-h100-$link/summary.json" ]; then
+      gpu_folder="docs/results/paper-tta-gpu/resnet18-h100-$link"
+      echo "paper-tta: ResNet-18 at $link from the recorded GPU runs in $gpu_folder"
+    fi
+    if [ -f "$gpu_folder/summary.json" ]; then
+      gpu_folders+=("$gpu_folder")
     else
-      echo "paper-tta: no ResNet-18 results at $link ($OUT/paper-tta-gpu/resnet18-h100-$link): run" \
+      echo "paper-tta: no ResNet-18 results at $link ($gpu_folder): run" \
         "scripts/gpu/paper_tta.sh on a CUDA machine and copy its results/paper-tta-gpu here"
     fi
+  done
+  # The controller filling the link at every link, then the warm-up where it ran.
+  for gpu_folder in "${gpu_folders[@]}"; do folders+=("$gpu_folder:stellatrain-fill-80"); done
+  for gpu_folder in "${gpu_folders[@]}"; do
+    if grep -q '"warmup-fill-0.2"' "$gpu_folder/summary.json"; then folders+=("$gpu_folder:warmup-fill-0.2"); fi
   done
   run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
 }
