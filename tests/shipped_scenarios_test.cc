@@ -128,6 +128,102 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
   }
 }
 
+// The CPU screen of the density warm-up's divergence on ResNet-18 is
+// resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on
+// validation data: the same WAN, its two StellaTrain settings as there, and
+// each other system one of those but for what its label names (the last
+// two are candidates screened with `--iterations 50`).
+TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
+  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
+  const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
+  expect_same_wan(s, base);
+  ASSERT_EQ(s.systems.size(), 10u);
+  for (const auto& system : s.systems) {
+    SCOPED_TRACE(system.label);
+    EXPECT_EQ(system.config.compute_device, "cpu");
+    EXPECT_EQ(system.config.model, "resnet18");
+    EXPECT_EQ(system.config.dataset, "fashion-mnist");
+    EXPECT_EQ(system.config.iterations, 10);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(system.config.eval_interval, 5);
+  }
+  const auto options = [](const ScenarioSystem& system) -> const train::StellaTrainOptions& {
+    return system.config.options_as<train::StellaTrainOptions>();
+  };
+  // label, from (the base file's), controller, density, lr, compensation, warm-up start, lr warm-up
+  const std::vector<std::tuple<std::string, std::string, bool, double, double, std::string, double, int>> systems = {
+      {"stellatrain-fill-80", "stellatrain-fill-80", true, 0.05, 0.1, "lookahead", 0, 0},
+      {"warmup-fill-0.2", "warmup-fill-0.2", true, 0.05, 0.1, "lookahead", 0.25, 0},
+      {"fixed-0.25", "warmup-fill-0.2", false, 0.25, 0.1, "lookahead", 0, 0},
+      {"fixed-0.25-no-lookahead", "warmup-fill-0.2", false, 0.25, 0.1, "none", 0, 0},
+      {"fixed-0.25-lr-0.05", "warmup-fill-0.2", false, 0.25, 0.05, "lookahead", 0, 0},
+      {"warmup-fill-0.2-lr-0.05", "warmup-fill-0.2", true, 0.05, 0.05, "lookahead", 0.25, 0},
+      {"warmup-fill-0.2-lr-warmup-20", "warmup-fill-0.2", true, 0.05, 0.1, "lookahead", 0.25, 20},
+      {"warmup-0.05-fill-0.2", "warmup-fill-0.2", true, 0.05, 0.1, "lookahead", 0.05, 0},
+      {"stellatrain-fill-80-lr-0.05", "stellatrain-fill-80", true, 0.05, 0.05, "lookahead", 0, 0},
+      {"warmup-fill-0.2-lr-warmup-50", "warmup-fill-0.2", true, 0.05, 0.1, "lookahead", 0.25, 50}};
+  for (const auto& [label, from, controller, density, lr, compensation, warmup_start, lr_warmup] : systems) {
+    SCOPED_TRACE(label);
+    const auto& system = system_named(s, label);
+    const auto& like = system_named(base, from);
+    const auto& o = options(system);
+    EXPECT_EQ(o.controller, controller);
+    EXPECT_DOUBLE_EQ(o.density, density);
+    EXPECT_DOUBLE_EQ(system.config.lr, lr);
+    EXPECT_EQ(o.compensation, compensation);
+    EXPECT_EQ(o.warmup.on(), warmup_start > 0);
+    if (warmup_start > 0) {
+      EXPECT_DOUBLE_EQ(o.warmup.start, warmup_start);
+      EXPECT_EQ(o.warmup.iterations, options(like).warmup.iterations);
+    }
+    EXPECT_EQ(system.config.warmup_iterations, lr_warmup);
+    EXPECT_EQ(o.fp16_values, options(like).fp16_values);
+    if (controller) {
+      EXPECT_DOUBLE_EQ(o.control.link_utilization, options(like).control.link_utilization);
+      EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, options(like).control.estimator.probe_growth);
+    }
+  }
+}
+
+// The warm-up's candidates on ResNet-18 are picked on validation data: the
+// tune file runs resnet18-h100-fluct-115.yaml's controller and candidates,
+// each as configured there, evaluated on the validation set.
+TEST(ShippedScenarios, ResNet18TuneWarmupRunsTheTestFilesCandidatesOnValidation) {
+  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
+  const auto s = paper_tta_scenario("resnet18-h100-fluct-115-tune-warmup");
+  expect_same_wan(s, base);
+  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(s.target_accuracy, base.target_accuracy);
+  const std::vector<std::string> labels = {"stellatrain-fill-80", "stellatrain-fill-80-lr-0.05",
+                                           "warmup-fill-0.2-lr-0.05", "warmup-fill-0.2-lr-warmup-50"};
+  ASSERT_EQ(s.systems.size(), labels.size());
+  for (const auto& label : labels) {
+    SCOPED_TRACE(label);
+    const auto& system = system_named(s, label);
+    const auto& like = system_named(base, label);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(like.config.evaluate_on, "test");
+    EXPECT_EQ(system.config.compute_device, "cuda");
+    EXPECT_EQ(system.config.iterations, like.config.iterations);
+    EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
+    EXPECT_DOUBLE_EQ(system.config.lr, like.config.lr);
+    EXPECT_EQ(system.config.warmup_iterations, like.config.warmup_iterations);
+    const auto& o = system.config.options_as<train::StellaTrainOptions>();
+    const auto& l = like.config.options_as<train::StellaTrainOptions>();
+    EXPECT_EQ(o.controller, l.controller);
+    EXPECT_DOUBLE_EQ(o.density, l.density);
+    EXPECT_DOUBLE_EQ(o.control.link_utilization, l.control.link_utilization);
+    EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, l.control.estimator.probe_growth);
+    EXPECT_EQ(o.warmup.iterations, l.warmup.iterations);
+    EXPECT_DOUBLE_EQ(o.warmup.start, l.warmup.start);
+    EXPECT_EQ(o.compensation, l.compensation);
+    EXPECT_EQ(o.fp16_values, l.fp16_values);
+  }
+  // The candidates differ from the controller in the rate or its warm-up.
+  EXPECT_DOUBLE_EQ(system_named(s, "warmup-fill-0.2-lr-0.05").config.lr, 0.05);
+  EXPECT_EQ(system_named(s, "warmup-fill-0.2-lr-warmup-50").config.warmup_iterations, 50);
+}
+
 // `s` is `base` under another name (base's + `suffix`) with the same seeds,
 // targets (the main one and those reported) and WAN.
 void expect_variant_of(const Scenario& s, const Scenario& base, const std::string& suffix) {
