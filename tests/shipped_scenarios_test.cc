@@ -185,43 +185,52 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   }
 }
 
-// The warm-up's candidates on ResNet-18 are picked on validation data: the
-// tune file runs resnet18-h100-fluct-115.yaml's controller and candidates,
-// each as configured there, evaluated on the validation set.
-TEST(ShippedScenarios, ResNet18TuneWarmupRunsTheTestFilesCandidatesOnValidation) {
+// ResNet-18's learning rates are picked on validation data: the tune file
+// runs resnet18-h100-fluct-115.yaml's controller and ddp, each as
+// configured there but for the rate, at 0.025, 0.05 and 0.1, evaluated on
+// the validation set.
+TEST(ShippedScenarios, ResNet18TuneLrSweepsTheTestFilesSystemsOnValidation) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
-  const auto s = paper_tta_scenario("resnet18-h100-fluct-115-tune-warmup");
+  const auto s = paper_tta_scenario("resnet18-h100-fluct-115-tune-lr");
   expect_same_wan(s, base);
   EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2}));
   EXPECT_DOUBLE_EQ(s.target_accuracy, base.target_accuracy);
-  const std::vector<std::string> labels = {"stellatrain-fill-80", "stellatrain-fill-80-lr-0.05",
-                                           "warmup-fill-0.2-lr-0.05", "warmup-fill-0.2-lr-warmup-50"};
-  ASSERT_EQ(s.systems.size(), labels.size());
-  for (const auto& label : labels) {
+  // label, the test file's system it varies, rate
+  const std::vector<std::tuple<std::string, std::string, double>> systems = {
+      {"stellatrain-fill-80-lr-0.025", "stellatrain-fill-80", 0.025},
+      {"stellatrain-fill-80-lr-0.05", "stellatrain-fill-80", 0.05},
+      {"stellatrain-fill-80", "stellatrain-fill-80", 0.1},
+      {"ddp-lr-0.025", "ddp", 0.025},
+      {"ddp", "ddp", 0.05},
+      {"ddp-lr-0.1", "ddp", 0.1}};
+  ASSERT_EQ(s.systems.size(), systems.size());
+  for (const auto& [label, from, lr] : systems) {
     SCOPED_TRACE(label);
     const auto& system = system_named(s, label);
-    const auto& like = system_named(base, label);
+    const auto& like = system_named(base, from);
+    EXPECT_EQ(system.config.system, like.config.system);
     EXPECT_EQ(system.config.evaluate_on, "validation");
     EXPECT_EQ(like.config.evaluate_on, "test");
     EXPECT_EQ(system.config.compute_device, "cuda");
     EXPECT_EQ(system.config.iterations, like.config.iterations);
     EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
-    EXPECT_DOUBLE_EQ(system.config.lr, like.config.lr);
+    EXPECT_DOUBLE_EQ(system.config.lr, lr);
+    EXPECT_DOUBLE_EQ(system.config.momentum, like.config.momentum);
     EXPECT_EQ(system.config.warmup_iterations, like.config.warmup_iterations);
+    if (from == "ddp") continue;
     const auto& o = system.config.options_as<train::StellaTrainOptions>();
     const auto& l = like.config.options_as<train::StellaTrainOptions>();
-    EXPECT_EQ(o.controller, l.controller);
+    EXPECT_TRUE(o.controller);
     EXPECT_DOUBLE_EQ(o.density, l.density);
     EXPECT_DOUBLE_EQ(o.control.link_utilization, l.control.link_utilization);
     EXPECT_DOUBLE_EQ(o.control.estimator.probe_growth, l.control.estimator.probe_growth);
-    EXPECT_EQ(o.warmup.iterations, l.warmup.iterations);
-    EXPECT_DOUBLE_EQ(o.warmup.start, l.warmup.start);
+    EXPECT_EQ(o.warmup.on(), l.warmup.on());
     EXPECT_EQ(o.compensation, l.compensation);
     EXPECT_EQ(o.fp16_values, l.fp16_values);
   }
-  // The candidates differ from the controller in the rate or its warm-up.
-  EXPECT_DOUBLE_EQ(system_named(s, "warmup-fill-0.2-lr-0.05").config.lr, 0.05);
-  EXPECT_EQ(system_named(s, "warmup-fill-0.2-lr-warmup-50").config.warmup_iterations, 50);
+  // The test files' own rates are the middle and top of the grid.
+  EXPECT_DOUBLE_EQ(system_named(base, "stellatrain-fill-80").config.lr, 0.1);
+  EXPECT_DOUBLE_EQ(system_named(base, "ddp").config.lr, 0.05);
 }
 
 // `s` is `base` under another name (base's + `suffix`) with the same seeds,

@@ -15,9 +15,9 @@
 # A rerun into a folder keeps the other systems' runs in summary.json when
 # their configuration is unchanged (docs/scenarios.md, `--systems`).
 #   LINKS="fluct-115" JOBS=6 bash scripts/gpu/paper_tta.sh
-# LINKS names the files after resnet18-h100-, so the validation file of
-# the warm-up's candidates runs the same way (its header has the pick):
-#   LINKS=fluct-115-tune-warmup SYSTEMS=stellatrain-fill-80,stellatrain-fill-80-lr-0.05,warmup-fill-0.2-lr-0.05,warmup-fill-0.2-lr-warmup-50 JOBS=8 bash scripts/gpu/paper_tta.sh
+# LINKS names the files after resnet18-h100-, so the learning-rate sweep
+# on validation data runs the same way (its header has the pick):
+#   LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,ddp-lr-0.025,ddp,ddp-lr-0.1 JOBS=12 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS
