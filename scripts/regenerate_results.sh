@@ -41,7 +41,8 @@
 #             8 hours with JOBS=2 on 2 cores), and ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
-#             in $OUT/paper-tta-gpu/, or are named as missing
+#             in $OUT/paper-tta-gpu/, else from the recorded H200 runs in
+#             docs/results/paper-tta-gpu/ (docs/results/README.md)
 #   paper-tta-sweep  the CNN workload's learning rates for stellatrain,
 #             ddp and the baselines, the controller's link_utilization with the density
 #             warm-up, and the soonest-target rule's sparsity_cost and

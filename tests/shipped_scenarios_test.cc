@@ -128,7 +128,7 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
   }
 }
 
-// The CPU screen of the density warm-up's divergence on ResNet-18 is
+// The CPU screen of the density warm-up's blow-up on ResNet-18 is
 // resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on
 // validation data: the same WAN, its two StellaTrain settings as there, and
 // each other system one of those but for what its label names (the last
