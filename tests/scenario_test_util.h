@@ -24,13 +24,19 @@ void expect_same_wan(const Scenario& s, const Scenario& base);
 void expect_same_system(const ScenarioSystem& a, const ScenarioSystem& b);
 
 // `variant` is StellaTrain system `base` with only what `change` does to
-// its options, at the same learning rate.
+// its options, at learning rate `lr`.
 template <typename Change>
-void expect_changed_from(const ScenarioSystem& base, const ScenarioSystem& variant, Change change) {
+void expect_changed_from_at_lr(const ScenarioSystem& base, const ScenarioSystem& variant, Change change, double lr) {
   auto expected = base.config.options_as<train::StellaTrainOptions>();
   change(expected);
   EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << variant.label;
-  EXPECT_DOUBLE_EQ(variant.config.lr, base.config.lr);
+  EXPECT_DOUBLE_EQ(variant.config.lr, lr) << variant.label;
+}
+
+// The same at `base`'s learning rate.
+template <typename Change>
+void expect_changed_from(const ScenarioSystem& base, const ScenarioSystem& variant, Change change) {
+  expect_changed_from_at_lr(base, variant, change, base.config.lr);
 }
 
 }  // namespace st::apps
