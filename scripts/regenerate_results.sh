@@ -38,7 +38,9 @@
 #             with each cluster holding its own classes, and fluct-115
 #             with half and 90% of each class at home (at 100 and
 #             500 Mbps too), then TTA against that skew (399 runs, about
-#             8 hours with JOBS=2 on 2 cores), and ResNet-18 on a
+#             8 hours with JOBS=2 on 2 cores), ResNet-18's controller in
+#             timing mode at the three links (166 runs of 10-25 s), and
+#             ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left
 #             in $OUT/paper-tta-gpu/, else from the recorded H200 runs in

@@ -13,6 +13,10 @@ Scenario paper_scenario(const std::string& name) {
   return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper/" + name + ".yaml");
 }
 
+Scenario paper_tta_scenario(const std::string& name) {
+  return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
+}
+
 const ScenarioSystem& system_named(const Scenario& s, const std::string& label) {
   const auto it = std::find_if(s.systems.begin(), s.systems.end(),
                                [&](const ScenarioSystem& system) { return system.label == label; });

@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the sources of scenario_test (shipped_scenarios_test.cc,
-// shipped_paper_controller_test.cc): loading a shipped scenario and what
-// two of them, or two of their systems, have in common.
+// shipped_paper_controller_test.cc, shipped_resnet18_test.cc): loading a
+// shipped scenario and what two of them, or two of their systems, have in
+// common.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +14,9 @@ namespace st::apps {
 
 // scenarios/paper/<name>.yaml, loaded.
 Scenario paper_scenario(const std::string& name);
+
+// scenarios/paper-tta/<name>.yaml, loaded.
+Scenario paper_tta_scenario(const std::string& name);
 
 // The system labelled `label`; throws when there is none.
 const ScenarioSystem& system_named(const Scenario& s, const std::string& label);

@@ -91,11 +91,6 @@ TEST(ShippedScenarios, GpuScenariosLoadWithTheShippedProfile) {
 #endif
 }
 
-// scenarios/paper-tta/<name>.yaml, loaded.
-Scenario paper_tta_scenario(const std::string& name) {
-  return load_scenario(std::string(ST_SOURCE_DIR) + "/scenarios/paper-tta/" + name + ".yaml");
-}
-
 // The paper's regime with accuracy (docs/paper-tta.md): both workloads at
 // the three links load, with the controller filling the link, ddp, and
 // three paired seeds; the CNN's also with the controller's paper rule,
@@ -126,98 +121,6 @@ TEST(ShippedScenarios, PaperTtaScenariosLoad) {
       }
     }
   }
-}
-
-// The CPU screen of the density warm-up's blow-up on ResNet-18 is
-// resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on
-// validation data: the same WAN, its two StellaTrain settings as there, and
-// each other system one of those, or its fixed-0.03, but for what its label
-// names (two are candidates screened with `--iterations 50`).
-TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
-  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
-  const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
-  expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 10u);
-  for (const auto& system : s.systems) {
-    SCOPED_TRACE(system.label);
-    EXPECT_EQ(system.config.compute_device, "cpu");
-    EXPECT_EQ(system.config.model, "resnet18");
-    EXPECT_EQ(system.config.dataset, "fashion-mnist");
-    EXPECT_EQ(system.config.iterations, 10);
-    EXPECT_EQ(system.config.evaluate_on, "validation");
-    EXPECT_EQ(system.config.eval_interval, 5);
-  }
-  // The two settings of the GPU runs, as there.
-  const auto& fill_80 = system_named(base, "stellatrain-fill-80");
-  const auto& warmup = system_named(base, "warmup-fill-0.2");
-  expect_same_system(system_named(s, "stellatrain-fill-80"), fill_80);
-  expect_same_system(system_named(s, "warmup-fill-0.2"), warmup);
-  // The warm-up's first density held: the base file's fixed-0.03 at 25%,
-  // without the lookahead, and at half the rate.
-  const auto& fixed = system_named(base, "fixed-0.03");
-  const auto at_25 = [](train::StellaTrainOptions& o) { o.density = 0.25; };
-  expect_changed_from(fixed, system_named(s, "fixed-0.25"), at_25);
-  expect_changed_from(fixed, system_named(s, "fixed-0.25-no-lookahead"), [&](train::StellaTrainOptions& o) {
-    at_25(o);
-    o.compensation = "none";
-  });
-  expect_changed_from_at_lr(fixed, system_named(s, "fixed-0.25-lr-0.05"), at_25, 0.05);
-  // The warm-up at half the rate, from 5%, and the controller at half the rate.
-  const auto unchanged = [](train::StellaTrainOptions&) {};
-  expect_changed_from_at_lr(warmup, system_named(s, "warmup-fill-0.2-lr-0.05"), unchanged, 0.05);
-  expect_changed_from(warmup, system_named(s, "warmup-0.05-fill-0.2"),
-                      [](train::StellaTrainOptions& o) { o.warmup.start = 0.05; });
-  expect_changed_from_at_lr(fill_80, system_named(s, "stellatrain-fill-80-lr-0.05"), unchanged, 0.05);
-  // The warm-up with the rate rising linearly over 20 and 50 iterations.
-  for (const int lr_warmup : {20, 50}) {
-    const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
-    expect_changed_from(warmup, system, unchanged);
-    EXPECT_EQ(system.config.warmup_iterations, lr_warmup);
-  }
-  for (const auto& system : s.systems) {
-    if (system.label.find("lr-warmup") == std::string::npos) {
-      EXPECT_EQ(system.config.warmup_iterations, 0) << system.label;
-    }
-  }
-}
-
-// ResNet-18's learning rates are picked on validation data: the tune file
-// runs resnet18-h100-fluct-115.yaml's controller and ddp, each as
-// configured there but for the rate, at 0.025, 0.05 and 0.1, evaluated on
-// the validation set.
-TEST(ShippedScenarios, ResNet18TuneLrSweepsTheTestFilesSystemsOnValidation) {
-  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
-  const auto s = paper_tta_scenario("resnet18-h100-fluct-115-tune-lr");
-  expect_same_wan(s, base);
-  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2}));
-  EXPECT_DOUBLE_EQ(s.target_accuracy, base.target_accuracy);
-  // label, the test file's system it varies, rate
-  const std::vector<std::tuple<std::string, std::string, double>> systems = {
-      {"stellatrain-fill-80-lr-0.025", "stellatrain-fill-80", 0.025},
-      {"stellatrain-fill-80-lr-0.05", "stellatrain-fill-80", 0.05},
-      {"stellatrain-fill-80", "stellatrain-fill-80", 0.1},
-      {"ddp-lr-0.025", "ddp", 0.025},
-      {"ddp", "ddp", 0.05},
-      {"ddp-lr-0.1", "ddp", 0.1}};
-  ASSERT_EQ(s.systems.size(), systems.size());
-  for (const auto& [label, from, lr] : systems) {
-    SCOPED_TRACE(label);
-    const auto& system = system_named(s, label);
-    const auto& like = system_named(base, from);
-    EXPECT_EQ(system.config.system, like.config.system);
-    EXPECT_EQ(system.config.options->to_json(), like.config.options->to_json());
-    EXPECT_DOUBLE_EQ(system.config.lr, lr);
-    EXPECT_DOUBLE_EQ(system.config.momentum, like.config.momentum);
-    EXPECT_EQ(system.config.warmup_iterations, like.config.warmup_iterations);
-    EXPECT_EQ(system.config.evaluate_on, "validation");
-    EXPECT_EQ(like.config.evaluate_on, "test");
-    EXPECT_EQ(system.config.compute_device, "cuda");
-    EXPECT_EQ(system.config.iterations, like.config.iterations);
-    EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
-  }
-  // The test files' own rates are the middle and top of the grid.
-  EXPECT_DOUBLE_EQ(system_named(base, "stellatrain-fill-80").config.lr, 0.1);
-  EXPECT_DOUBLE_EQ(system_named(base, "ddp").config.lr, 0.05);
 }
 
 // `s` is `base` under another name (base's + `suffix`) with the same seeds,

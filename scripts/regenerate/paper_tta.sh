@@ -175,6 +175,19 @@ step_paper_tta() {
     "0.5:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half" "0.8:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8" \
     "1:$OUT/paper-tta/cnn-h100-fluct-115-label-skew" --systems ddp,warmup-soonest,fixed-0.1,local-sgd,cloudless-ma \
     --figure "$OUT/paper-tta/label-skew-tta.png"
+  # ResNet-18's controller in timing mode: the math skipped, the simulated
+  # path the GPU runs' (docs/paper-tta-resnet18.md, "Keeping the link busy"),
+  # so no GPU is needed to see how much of each link each setting uses.
+  for link in fluct-115 const-100 const-500; do
+    run "$BIN" run "scenarios/paper-tta/resnet18-h100-$link-controller.yaml" --jobs "$JOBS" --quiet \
+      --out "$OUT/paper-tta/resnet18-h100-$link-controller"
+    run python3 analysis/density_report.py "$OUT/paper-tta/resnet18-h100-$link-controller"
+  done
+  run "$BIN" run scenarios/paper-tta/resnet18-h100-fluct-115-controller.yaml --seeds 10 --jobs "$JOBS" --quiet \
+    --systems stellatrain-fill-80,fill-85-busy,fill-85-busy-growth-1.1,fill-85-busy-no-early \
+    --out "$OUT/paper-tta/resnet18-h100-fluct-115-controller-10-seeds"
+  run python3 analysis/density_report.py "$OUT/paper-tta/resnet18-h100-fluct-115-controller-10-seeds" \
+    --paired stellatrain-fill-80
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
@@ -195,10 +208,14 @@ step_paper_tta() {
         "scripts/gpu/paper_tta.sh on a CUDA machine and copy its results/paper-tta-gpu here"
     fi
   done
-  # The controller filling the link at every link, then the warm-up where it ran.
+  # The controller filling the link at every link, then the warm-up and the
+  # busier controller where they ran.
   for gpu_folder in "${gpu_folders[@]}"; do folders+=("$gpu_folder:stellatrain-fill-80"); done
-  for gpu_folder in "${gpu_folders[@]}"; do
-    if grep -q '"warmup-fill-0.2"' "$gpu_folder/summary.json"; then folders+=("$gpu_folder:warmup-fill-0.2"); fi
+  local label
+  for label in warmup-fill-0.2 fill-85-busy; do
+    for gpu_folder in "${gpu_folders[@]}"; do
+      if grep -q "\"$label\"" "$gpu_folder/summary.json"; then folders+=("$gpu_folder:$label"); fi
+    done
   done
   run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
 }

@@ -1,0 +1,224 @@
+// The ResNet-18 scenarios of the paper's regime beside their test files
+// (scenarios/paper-tta/resnet18-*.yaml): the CPU screen, the rate sweep on
+// validation data and the controller's timing files each run what the
+// test file runs but for what their labels name. The test files themselves
+// are checked with the CNN's in shipped_scenarios_test.cc.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "apps/scenario.h"
+#include "core/train/systems/stellatrain/stellatrain_options.h"
+#include "tests/scenario_test_util.h"
+#ifdef ST_HAVE_SIM
+#include "sim/sim_config.h"
+#endif
+
+namespace st::apps {
+namespace {
+
+const char* const kLinks[] = {"fluct-115", "const-100", "const-500"};
+
+// What keeps a bytes-bound link busy (docs/control-utilisation.md, the
+// `-drain` systems of scenarios/paper/resnet152-fluct-115-controller.yaml)
+// on top of filling `share` of it, with probes every iteration that double
+// the estimate.
+void keep_busy_without_early_ticks(train::StellaTrainOptions& o, double share) {
+  auto& c = o.control;
+  c.link_utilization = share;
+  c.estimator.probe_growth = 2;
+  c.probe_every_iteration = true;
+  c.window_includes_load = true;
+  c.estimator.decrease_once = true;
+  c.estimator.resume_at_delivered = true;
+  c.estimator.probe_ceiling = 1.15;
+  c.probe_at_start = true;
+  c.estimator.pair_by_iteration = true;
+  c.interval_s = 0.5;
+  c.early_density_switch = true;
+  c.estimator.fresh_overruns = true;
+  c.estimator.after_previous_iteration = true;
+  c.safety = 1.0;
+  c.estimator.wait_decrease = 0.5;
+  c.estimator.drain_at_delivered = true;
+}
+
+// The same with four early ticks: the `-busy` systems.
+void keep_busy(train::StellaTrainOptions& o, double share) {
+  keep_busy_without_early_ticks(o, share);
+  o.control.early_ticks = 4;
+}
+
+// Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
+// 85%, at the same rate.
+TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
+  for (const char* link : kLinks) {
+    SCOPED_TRACE(link);
+    const auto s = paper_tta_scenario(std::string("resnet18-h100-") + link);
+    const auto& fill_80 = system_named(s, "stellatrain-fill-80");
+    const auto& busy = system_named(s, "fill-85-busy");
+    expect_changed_from(fill_80, busy, [](train::StellaTrainOptions& o) { keep_busy(o, 0.85); });
+    EXPECT_DOUBLE_EQ(busy.config.momentum, fill_80.config.momentum);
+    EXPECT_EQ(busy.config.compute_device, "cuda");
+  }
+}
+
+// The controller's timing files are their link's test file in timing mode
+// (the same WAN, model, batch and H100 profile; no target, since no
+// accuracy is measured), its controller, paper rule and fixed densities as
+// there, and each other system fill-80 or fill-85-busy but for what its
+// label names.
+TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
+  for (const char* link : kLinks) {
+    SCOPED_TRACE(link);
+    const auto base = paper_tta_scenario(std::string("resnet18-h100-") + link);
+    const auto s = paper_tta_scenario(std::string("resnet18-h100-") + link + "-controller");
+    expect_same_wan(s, base);
+    EXPECT_EQ(s.seeds, base.seeds);
+    EXPECT_DOUBLE_EQ(s.target_accuracy, 0.0);
+    ASSERT_EQ(s.systems.size(), 14u);
+    const auto& like = base.systems.front().config;
+    for (const auto& system : s.systems) {
+      SCOPED_TRACE(system.label);
+      EXPECT_EQ(system.config.math, "timing");
+      EXPECT_EQ(system.config.model, like.model);
+      EXPECT_EQ(system.config.batch_per_worker, like.batch_per_worker);
+      EXPECT_EQ(system.config.iterations, like.iterations);
+    }
+#ifdef ST_HAVE_SIM
+    ASSERT_TRUE(s.sim_compute);
+    EXPECT_EQ(s.sim_compute->compute.kind, base.sim_compute->compute.kind);
+    EXPECT_EQ(s.sim_compute->compute.profile_path, base.sim_compute->compute.profile_path);
+#endif
+    for (const char* label : {"stellatrain-fill-80", "stellatrain", "fixed-0.003", "fixed-0.01", "fixed-0.03",
+                              "fill-85-busy"})
+      expect_same_system(system_named(s, label), system_named(base, label));
+    const auto& fill_80 = system_named(base, "stellatrain-fill-80");
+    const auto probes = [](train::StellaTrainOptions& o) {
+      o.control.estimator.probe_growth = 2;
+      o.control.probe_every_iteration = true;
+    };
+    expect_changed_from(fill_80, system_named(s, "fill-80-probes"), probes);
+    expect_changed_from(fill_80, system_named(s, "fill-80-early-probes"), [&](train::StellaTrainOptions& o) {
+      probes(o);
+      o.control.early_ticks = 4;
+    });
+    expect_changed_from(fill_80, system_named(s, "fill-80-drain"),
+                        [](train::StellaTrainOptions& o) { keep_busy_without_early_ticks(o, 0.8); });
+    for (const double share : {0.8, 0.9, 0.95}) {
+      const std::string label = "fill-" + std::to_string(static_cast<int>(share * 100 + 0.5)) + "-busy";
+      expect_changed_from(fill_80, system_named(s, label),
+                          [share](train::StellaTrainOptions& o) { keep_busy(o, share); });
+    }
+    const auto& busy = system_named(base, "fill-85-busy");
+    expect_changed_from(busy, system_named(s, "fill-85-busy-growth-1.1"),
+                        [](train::StellaTrainOptions& o) { o.control.estimator.probe_growth = 0; });
+    expect_changed_from(busy, system_named(s, "fill-85-busy-no-early"),
+                        [](train::StellaTrainOptions& o) { o.control.early_ticks = 1; });
+  }
+}
+
+// The CPU screen of the density warm-up's blow-up on ResNet-18 is
+// resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on
+// validation data: the same WAN, its two StellaTrain settings as there, and
+// each other system one of those, or its fixed-0.03, but for what its label
+// names (two are candidates screened with `--iterations 50`), and the test
+// file's busier controller at its rate and at half of it.
+TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
+  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
+  const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
+  expect_same_wan(s, base);
+  ASSERT_EQ(s.systems.size(), 12u);
+  for (const auto& system : s.systems) {
+    SCOPED_TRACE(system.label);
+    EXPECT_EQ(system.config.compute_device, "cpu");
+    EXPECT_EQ(system.config.model, "resnet18");
+    EXPECT_EQ(system.config.dataset, "fashion-mnist");
+    EXPECT_EQ(system.config.iterations, 10);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(system.config.eval_interval, 5);
+  }
+  // The two settings of the GPU runs, as there.
+  const auto& fill_80 = system_named(base, "stellatrain-fill-80");
+  const auto& warmup = system_named(base, "warmup-fill-0.2");
+  expect_same_system(system_named(s, "stellatrain-fill-80"), fill_80);
+  expect_same_system(system_named(s, "warmup-fill-0.2"), warmup);
+  // The warm-up's first density held: the base file's fixed-0.03 at 25%,
+  // without the lookahead, and at half the rate.
+  const auto& fixed = system_named(base, "fixed-0.03");
+  const auto at_25 = [](train::StellaTrainOptions& o) { o.density = 0.25; };
+  expect_changed_from(fixed, system_named(s, "fixed-0.25"), at_25);
+  expect_changed_from(fixed, system_named(s, "fixed-0.25-no-lookahead"), [&](train::StellaTrainOptions& o) {
+    at_25(o);
+    o.compensation = "none";
+  });
+  expect_changed_from_at_lr(fixed, system_named(s, "fixed-0.25-lr-0.05"), at_25, 0.05);
+  // The warm-up at half the rate, from 5%, and the controller at half the rate.
+  const auto unchanged = [](train::StellaTrainOptions&) {};
+  expect_changed_from_at_lr(warmup, system_named(s, "warmup-fill-0.2-lr-0.05"), unchanged, 0.05);
+  expect_changed_from(warmup, system_named(s, "warmup-0.05-fill-0.2"),
+                      [](train::StellaTrainOptions& o) { o.warmup.start = 0.05; });
+  expect_changed_from_at_lr(fill_80, system_named(s, "stellatrain-fill-80-lr-0.05"), unchanged, 0.05);
+  const auto& busy = system_named(base, "fill-85-busy");
+  expect_same_system(system_named(s, "fill-85-busy"), busy);
+  expect_changed_from_at_lr(busy, system_named(s, "fill-85-busy-lr-0.05"), unchanged, 0.05);
+  // The warm-up with the rate rising linearly over 20 and 50 iterations.
+  for (const int lr_warmup : {20, 50}) {
+    const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
+    expect_changed_from(warmup, system, unchanged);
+    EXPECT_EQ(system.config.warmup_iterations, lr_warmup);
+  }
+  for (const auto& system : s.systems) {
+    if (system.label.find("lr-warmup") == std::string::npos) {
+      EXPECT_EQ(system.config.warmup_iterations, 0) << system.label;
+    }
+  }
+}
+
+// ResNet-18's learning rates are picked on validation data: the tune file
+// runs resnet18-h100-fluct-115.yaml's two controllers and ddp, each as
+// configured there but for the rate, at 0.025, 0.05 and 0.1, evaluated on
+// the validation set.
+TEST(ShippedScenarios, ResNet18TuneLrSweepsTheTestFilesSystemsOnValidation) {
+  const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
+  const auto s = paper_tta_scenario("resnet18-h100-fluct-115-tune-lr");
+  expect_same_wan(s, base);
+  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(s.target_accuracy, base.target_accuracy);
+  // label, the test file's system it varies, rate
+  const std::vector<std::tuple<std::string, std::string, double>> systems = {
+      {"stellatrain-fill-80-lr-0.025", "stellatrain-fill-80", 0.025},
+      {"stellatrain-fill-80-lr-0.05", "stellatrain-fill-80", 0.05},
+      {"stellatrain-fill-80", "stellatrain-fill-80", 0.1},
+      {"fill-85-busy-lr-0.025", "fill-85-busy", 0.025},
+      {"fill-85-busy-lr-0.05", "fill-85-busy", 0.05},
+      {"fill-85-busy", "fill-85-busy", 0.1},
+      {"ddp-lr-0.025", "ddp", 0.025},
+      {"ddp", "ddp", 0.05},
+      {"ddp-lr-0.1", "ddp", 0.1}};
+  ASSERT_EQ(s.systems.size(), systems.size());
+  for (const auto& [label, from, lr] : systems) {
+    SCOPED_TRACE(label);
+    const auto& system = system_named(s, label);
+    const auto& like = system_named(base, from);
+    EXPECT_EQ(system.config.system, like.config.system);
+    EXPECT_EQ(system.config.options->to_json(), like.config.options->to_json());
+    EXPECT_DOUBLE_EQ(system.config.lr, lr);
+    EXPECT_DOUBLE_EQ(system.config.momentum, like.config.momentum);
+    EXPECT_EQ(system.config.warmup_iterations, like.config.warmup_iterations);
+    EXPECT_EQ(system.config.evaluate_on, "validation");
+    EXPECT_EQ(like.config.evaluate_on, "test");
+    EXPECT_EQ(system.config.compute_device, "cuda");
+    EXPECT_EQ(system.config.iterations, like.config.iterations);
+    EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
+  }
+  // The test files' own rates are the middle and top of the grid.
+  EXPECT_DOUBLE_EQ(system_named(base, "stellatrain-fill-80").config.lr, 0.1);
+  EXPECT_DOUBLE_EQ(system_named(base, "fill-85-busy").config.lr, 0.1);
+  EXPECT_DOUBLE_EQ(system_named(base, "ddp").config.lr, 0.05);
+}
+
+}  // namespace
+}  // namespace st::apps
