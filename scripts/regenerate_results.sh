@@ -39,7 +39,7 @@
 #             with half and 90% of each class at home (at 100 and
 #             500 Mbps too), then TTA against that skew (399 runs, about
 #             8 hours with JOBS=2 on 2 cores), ResNet-18's controller in
-#             timing mode at the three links (166 runs of 10-25 s), and
+#             timing mode at the three links (166 runs of 7-22 s), and
 #             ResNet-18 on a
 #             CUDA GPU (scripts/gpu/paper_tta.sh) when build-gpu/ holds a
 #             CUDA build; elsewhere its rows come from results that run left

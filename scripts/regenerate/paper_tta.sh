@@ -175,9 +175,10 @@ step_paper_tta() {
     "0.5:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-half" "0.8:$OUT/paper-tta/cnn-h100-fluct-115-label-skew-0.8" \
     "1:$OUT/paper-tta/cnn-h100-fluct-115-label-skew" --systems ddp,warmup-soonest,fixed-0.1,local-sgd,cloudless-ma \
     --figure "$OUT/paper-tta/label-skew-tta.png"
-  # ResNet-18's controller in timing mode: the math skipped, the simulated
-  # path the GPU runs' (docs/paper-tta-resnet18.md, "Keeping the link busy"),
-  # so no GPU is needed to see how much of each link each setting uses.
+  # ResNet-18's controller in timing mode: the math skipped, and for the
+  # table's controller the GPU runs' path (docs/paper-tta-resnet18.md,
+  # "Keeping the link busy"), so no GPU is needed to see how much of each
+  # link each setting uses.
   for link in fluct-115 const-100 const-500; do
     run "$BIN" run "scenarios/paper-tta/resnet18-h100-$link-controller.yaml" --jobs "$JOBS" --quiet \
       --out "$OUT/paper-tta/resnet18-h100-$link-controller"
