@@ -1,8 +1,9 @@
 // The ResNet-18 scenarios of the paper's regime beside their test files
-// (scenarios/paper-tta/resnet18-*.yaml): the CPU screen, the rate sweep on
-// validation data and the controller's timing files each run what the
-// test file runs but for what their labels name. The test files themselves
-// are checked with the CNN's in shipped_scenarios_test.cc.
+// (scenarios/paper-tta/resnet18-*.yaml): the CPU screen (and the same at
+// another seed), the rate sweep on validation data and the controller's
+// timing files each run what the test file runs but for what their labels
+// name. The test files themselves are checked with the CNN's in
+// shipped_scenarios_test.cc.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -174,6 +175,30 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
     if (system.label.find("lr-warmup") == std::string::npos) {
       EXPECT_EQ(system.config.warmup_iterations, 0) << system.label;
     }
+  }
+}
+
+// The screen at seed 2 is the screen file with only the seed changed, so
+// that two seeds pair without rerunning seed 1.
+TEST(ShippedScenarios, ResNet18ScreenAtSeed2IsTheScreenAtAnotherSeed) {
+  const auto screen = paper_tta_scenario("resnet18-cpu-warmup-screen");
+  const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen-seed-2");
+  expect_same_wan(s, screen);
+  EXPECT_EQ(screen.seeds, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{2}));
+  EXPECT_DOUBLE_EQ(s.target_accuracy, screen.target_accuracy);
+  ASSERT_EQ(s.systems.size(), screen.systems.size());
+  for (size_t i = 0; i < s.systems.size(); ++i) {
+    const auto& system = s.systems[i];
+    const auto& like = screen.systems[i];
+    SCOPED_TRACE(like.label);
+    EXPECT_EQ(system.label, like.label);
+    expect_same_system(system, like);
+    EXPECT_EQ(system.config.compute_device, like.config.compute_device);
+    EXPECT_EQ(system.config.iterations, like.config.iterations);
+    EXPECT_EQ(system.config.evaluate_on, like.config.evaluate_on);
+    EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
+    EXPECT_EQ(system.config.warmup_iterations, like.config.warmup_iterations);
   }
 }
 
