@@ -11,6 +11,7 @@
 
 #include "core/compress/compressor.h"
 #include "core/control/controller.h"
+#include "core/control/controller_presets.h"
 #include "core/telemetry/node_telemetry.h"
 #include "tests/control_test_util.h"
 
@@ -43,6 +44,44 @@ telemetry::NodeTelemetry sample_telemetry(int rank) {
 namespace {
 
 using testing::sample_telemetry;
+
+// bytes-bound sets the options docs/control-utilisation.md marks "yes" and
+// keeps the paper's density rule; keep-busy adds the fill rule at 85%, the
+// probe doubling, a probe every iteration and four early ticks. Neither
+// touches the density bounds or the batch split; an unknown name lists the
+// known ones.
+TEST(ControllerPresets, KeepBusyIsBytesBoundFillingTheLink) {
+  const control::ControllerOptions defaults;
+  for (const char* name : {"bytes-bound", "keep-busy"}) {
+    SCOPED_TRACE(name);
+    control::ControllerOptions o;
+    control::apply_controller_preset(o, name);
+    EXPECT_NO_THROW(control::validate(o));
+    EXPECT_TRUE(o.window_includes_load && o.probe_at_start && o.early_density_switch);
+    EXPECT_TRUE(o.estimator.decrease_once && o.estimator.resume_at_delivered && o.estimator.pair_by_iteration);
+    EXPECT_TRUE(o.estimator.fresh_overruns && o.estimator.after_previous_iteration);
+    EXPECT_TRUE(o.estimator.drain_at_delivered);
+    EXPECT_DOUBLE_EQ(o.estimator.probe_ceiling, 1.15);
+    EXPECT_DOUBLE_EQ(o.interval_s, 0.5);
+    EXPECT_DOUBLE_EQ(o.safety, 1.0);
+    EXPECT_DOUBLE_EQ(o.estimator.wait_decrease, 0.5);
+    EXPECT_DOUBLE_EQ(o.min_density, defaults.min_density);
+    EXPECT_DOUBLE_EQ(o.max_density, defaults.max_density);
+    EXPECT_EQ(o.adapt_batch, defaults.adapt_batch);
+    const bool busy = std::string(name) == "keep-busy";
+    EXPECT_DOUBLE_EQ(o.link_utilization, busy ? 0.85 : 0);
+    EXPECT_DOUBLE_EQ(o.estimator.probe_growth, busy ? 2 : defaults.estimator.probe_growth);
+    EXPECT_EQ(o.probe_every_iteration, busy);
+    EXPECT_EQ(o.early_ticks, busy ? 4 : 1);
+  }
+  control::ControllerOptions o;
+  try {
+    control::apply_controller_preset(o, "fastest");
+    FAIL() << "an unknown preset is an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "controller preset 'fastest' is not one of bytes-bound, keep-busy");
+  }
+}
 
 TEST(Plan, RoundTripsAndRejectsBadValues) {
   control::Plan p{12, 0.07, {{60, 68}, {64, 64}}, "why"};

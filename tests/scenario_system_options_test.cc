@@ -35,6 +35,39 @@ TEST_F(ScenarioFile, StellaTrainPresets) {
                 error_of);
 }
 
+// `controller: {preset: NAME}` is the named set of options
+// (core/control/controller_presets.h); the keys beside it win, written
+// before or after it; an unknown name is an error naming the known ones.
+TEST_F(ScenarioFile, ControllerPresetsAreNamedSetsTheKeysBesideOverride) {
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - {name: stellatrain, label: busy, controller: {preset: keep-busy}}\n"
+      "  - {name: stellatrain, label: busy-90, controller: {link_utilization: 0.9, preset: keep-busy, early_ticks: 1}}\n"
+      "  - {name: stellatrain, label: bound, controller: {preset: bytes-bound}}\n"
+      "  - {name: stellatrain, label: written-out, controller: {link_utilization: 0.85, probe_growth: 2, "
+      "probe_every_iteration: true, early_ticks: 4, window_includes_load: true, decrease_once: true, "
+      "resume_at_delivered: true, probe_ceiling: 1.15, probe_at_start: true, pair_by_iteration: true, "
+      "interval_s: 0.5, early_density_switch: true, fresh_overruns: true, after_previous_iteration: true, "
+      "safety: 1.0, wait_decrease: 0.5, drain_at_delivered: true}}\n"}})));
+  const auto& busy = s.systems[0].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(busy.controller);
+  EXPECT_EQ(busy.to_json(), s.systems[3].config.options->to_json()) << "the preset is its keys written out";
+  const auto& busy_90 = s.systems[1].config.options_as<train::StellaTrainOptions>();
+  EXPECT_DOUBLE_EQ(busy_90.control.link_utilization, 0.9) << "a key written before the preset still wins";
+  EXPECT_EQ(busy_90.control.early_ticks, 1);
+  EXPECT_TRUE(busy_90.control.probe_every_iteration);
+  const auto& bound = s.systems[2].config.options_as<train::StellaTrainOptions>();
+  EXPECT_TRUE(bound.control.estimator.pair_by_iteration);
+  EXPECT_DOUBLE_EQ(bound.control.link_utilization, 0) << "bytes-bound keeps the paper's density rule";
+  EXPECT_EQ(bound.control.early_ticks, 1);
+  expect_errors(
+      {{text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: fastest}}\n  - ddp\n"}}),
+        "systems[0].controller.preset (line 10): 'fastest' is not one of: bytes-bound, keep-busy"},
+       {text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: keep-busy, sparsity_cost: 0.2}}\n"
+                          "  - ddp\n"}}),
+        "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"}},
+      error_of);
+}
+
 TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   expect_errors(
       {

@@ -175,6 +175,17 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   TrainConfig drain;
   parse({"--system", "stellatrain", "--control-drain-at-delivered"}, drain);
   EXPECT_TRUE(drain.options_as<StellaTrainOptions>().control.estimator.drain_at_delivered);
+  // --control-preset is applied before the other --control-* flags,
+  // whatever their order on the command line.
+  TrainConfig preset;
+  parse({"--system", "stellatrain", "--control-link-utilization", "0.9", "--control-preset", "keep-busy"}, preset);
+  const auto& busy = preset.options_as<StellaTrainOptions>();
+  EXPECT_TRUE(busy.controller) << "a preset turns the controller on";
+  EXPECT_DOUBLE_EQ(busy.control.link_utilization, 0.9);
+  EXPECT_EQ(busy.control.early_ticks, 4);
+  EXPECT_TRUE(busy.control.estimator.drain_at_delivered);
+  TrainConfig unknown;
+  EXPECT_THROW(parse({"--system", "stellatrain", "--control-preset", "fastest"}, unknown), std::invalid_argument);
   TrainConfig both;
   parse({"--system", "stellatrain", "--control-samples-by-plan", "--control-fresh-overruns"}, both);
   EXPECT_THROW(both.options->validate(both), std::invalid_argument);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/control/controller_presets.h"
 #include "core/train/config.h"
 #include "core/util/yaml_fields.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 using O = StellaTrainOptions;
 
-// `controller: on | off | {interval_s, early_ticks, min_density, max_density,
+// `controller: on | off | {preset, interval_s, early_ticks, min_density, max_density,
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
@@ -21,13 +22,14 @@ using O = StellaTrainOptions;
 // early_density_switch, fresh_overruns, samples_by_plan,
 // after_previous_iteration, wait_decrease, drain_at_delivered}`
 // (docs/control.md); a map
-// means on.
+// means on. `preset` (controller_presets.h) is applied first, so the keys
+// beside it override its values whatever their order in the file.
 void read_controller(O& o, const util::YamlField& f) {
   if (f.is_scalar()) {
     o.controller = f.text_in({"on", "off"}) == "on";
     return;
   }
-  f.allow_only({"interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
+  f.allow_only({"preset", "interval_s", "early_ticks", "min_density", "max_density", "safety", "batch", "growth", "probe_growth",
                 "slow_start_ticks", "initial_mbps", "link_utilization", "sparsity_cost", "probe_every_iteration",
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
@@ -35,6 +37,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "wait_decrease", "drain_at_delivered"});
   o.controller = true;
   auto& c = o.control;
+  if (f.has("preset")) control::apply_controller_preset(c, f.at("preset").text_in(control::controller_preset_names()));
   c.interval_s = f.number_or("interval_s", c.interval_s, 1e-3, 1e6);
   c.early_ticks = static_cast<int>(f.integer_or("early_ticks", c.early_ticks, 1, 1000000));
   c.min_density = f.number_or("min_density", c.min_density, 1e-6, 1);
@@ -75,6 +78,9 @@ void read_controller(O& o, const util::YamlField& f) {
     f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
 }
 
+// Every option as resolved, a preset's among them; the preset's name is
+// not shown, so that a run's manifest says what ran whether its scenario
+// named the set or wrote it out.
 nlohmann::json show_controller(const O& o) {
   if (!o.controller) return "off";
   const auto& c = o.control;
@@ -215,6 +221,18 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
     static_cast<O&>(o).controller = detail::parse_switch_text("--controller", text);
   };
   controller.show = [](const SystemOptions& o) { return show_controller(static_cast<const O&>(o)); };
+  // Listed before the controller's other flags, which are applied after it
+  // (apps/system_flags.cc applies flags in field order) and so override it.
+  OptionField control_preset{"", "--control-preset",
+                             "A named set of controller options, which turns the controller on: bytes-bound or "
+                             "keep-busy (core/control/controller_presets.h); the other --control-* flags override it"};
+  control_preset.value_name = "{bytes-bound,keep-busy}";
+  control_preset.read_text = [](SystemOptions& o, const std::string& text) {
+    auto& s = static_cast<O&>(o);
+    s.controller = true;
+    control::apply_controller_preset(
+        s.control, detail::parse_choice_text("--control-preset", text, control::controller_preset_names()));
+  };
   OptionField batch_control{"", "!--no-batch-control", "Keep equal batches (the controller adapts only the density)",
                             true};
   batch_control.read_text = [](SystemOptions& o, const std::string& text) {
@@ -248,6 +266,7 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_flag("--density-warmup-start", warmup_of, &DensityWarmup::start, 1e-6, 1,
                           "Density warm-up's first density"))
       .custom(controller)
+      .custom(control_preset)
       .custom(number_flag("--control-interval", control_of, &control::ControllerOptions::interval_s, 1e-3, 1e6,
                           "Controller tick, seconds of the run's clock"))
       .custom(number_flag("--control-early-ticks", control_of, &control::ControllerOptions::early_ticks, 1, 1000000,
