@@ -28,9 +28,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The scenario's seeds, cut to `count` or extended by counting on from the
-// largest (count 0: all of the scenario's).
-std::vector<uint64_t> choose_seeds(std::vector<uint64_t> seeds, int count) {
+// The seeds to run: `listed` when given, else the scenario's, cut to
+// `count` or extended by counting on from the largest (count 0: all of
+// the scenario's).
+std::vector<uint64_t> choose_seeds(std::vector<uint64_t> seeds, int count, const std::vector<uint64_t>& listed) {
+  if (!listed.empty()) {
+    if (count > 0) throw std::invalid_argument("--seeds and --seed-list: give one");
+    for (auto it = listed.begin(); it != listed.end(); ++it)
+      if (std::find(listed.begin(), it, *it) != it)
+        throw std::invalid_argument(fmt::format("--seed-list: seed {} is listed twice", *it));
+    return listed;
+  }
   if (count <= 0) return seeds;
   uint64_t next = *std::max_element(seeds.begin(), seeds.end()) + 1;
   while (static_cast<int>(seeds.size()) < count) seeds.push_back(next++);
@@ -309,7 +317,7 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
                                     const std::vector<ScenarioSystem>& file_systems) {
   if (options.seeds < 0) throw std::invalid_argument("--seeds: must be at least 1");
-  const auto seeds = choose_seeds(scenario.seeds, options.seeds);
+  const auto seeds = choose_seeds(scenario.seeds, options.seeds, options.seed_list);
   backend.check_host();  // before anything is written
   const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
   if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
@@ -392,8 +400,16 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "netem", "nfqueue"}))
       ->capture_default_str();
   cmd->add_option("--out", options->out_dir, "Results folder (default: results/<scenario name>)");
-  cmd->add_option("--seeds", options->seeds, "Run this many seeds (default: the scenario's seeds list)")
-      ->check(CLI::Range(1, 1000));
+  auto* count = cmd->add_option("--seeds", options->seeds,
+                                 "Run this many seeds: the scenario's first, then counting on (default: the "
+                                 "scenario's seeds list)")
+                    ->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed-list", options->seed_list,
+                  "Run exactly these seeds (comma-separated, e.g. 4,5,6), in place of the scenario's seeds list; one "
+                  "seed writes OUT/<system>/ as a one-seed scenario does")
+      ->delimiter(',')
+      ->check(CLI::Range(0LL, 1LL << 53))  // as the scenario's seeds (apps/scenario.cc)
+      ->excludes(count);
   cmd->add_flag("--timeline", options->timeline,
                 "Each run also writes timeline.json: every compute task and send (Chrome trace; docs/engine.md)");
   cmd->add_option("--mtu", options->mtu,

@@ -22,6 +22,9 @@ struct RunOptions {
   std::string backend;   // sim, real or emu; "" = the scenario's
   std::string out_dir;   // "" = results/<scenario name>
   int seeds = 0;         // >0: run this many seeds (the scenario's first, then counting on)
+  // Non-empty: exactly these seeds, in this order, in place of the
+  // scenario's list (--seed-list; not with --seeds).
+  std::vector<uint64_t> seed_list;
   bool quiet = false;    // no per-iteration progress from the trainer
   int iterations = 0;    // >0: every system runs this many iterations (a shorter budget)
   std::string emu_delay = "auto";  // emu: auto, netem or nfqueue

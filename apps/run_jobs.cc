@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
@@ -48,6 +49,10 @@ std::vector<std::string> job_command(const RunJob& job, const JobsOptions& optio
   if (options.seeds > 0) {
     args.push_back("--seeds");
     args.push_back(std::to_string(options.seeds));
+  }
+  if (!options.seed_list.empty()) {
+    args.push_back("--seed-list");
+    args.push_back(fmt::format("{}", fmt::join(options.seed_list, ",")));
   }
   if (options.timeline) args.push_back("--timeline");
   if (!options.mtu.empty()) {

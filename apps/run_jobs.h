@@ -35,6 +35,7 @@ struct JobsOptions {
   int jobs = 2;               // at most this many children at a time
   int iterations = 0;         // forwarded: >0 overrides the budget
   int seeds = 0;              // forwarded: >0 is the number of seeds (RunOptions::seeds)
+  std::vector<uint64_t> seed_list;  // forwarded: --seed-list when not empty (RunOptions::seed_list)
   bool timeline = false;      // forwarded
   std::string mtu;            // forwarded: --mtu when not empty
   std::string network;        // forwarded: --network when not empty

@@ -38,6 +38,7 @@ JobsOptions jobs_options(const Scenario& scenario, const RunOptions& options, co
   how.jobs = options.jobs;
   how.iterations = options.iterations;
   how.seeds = options.seeds;
+  how.seed_list = options.seed_list;
   how.timeline = options.timeline;
   how.mtu = options.mtu;
   how.network = options.network;

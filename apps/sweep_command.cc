@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -132,6 +133,8 @@ std::function<std::vector<std::string>(const RunJob&)> point_command(const Sweep
                                   "--only-seed", std::to_string(job.seed), "--quiet"};
     if (!options.run.backend.empty()) args.insert(args.end(), {"--backend", options.run.backend});
     if (options.run.seeds > 0) args.insert(args.end(), {"--seeds", std::to_string(options.run.seeds)});
+    if (!options.run.seed_list.empty())
+      args.insert(args.end(), {"--seed-list", fmt::format("{}", fmt::join(options.run.seed_list, ","))});
     if (options.run.iterations > 0) args.insert(args.end(), {"--iterations", std::to_string(options.run.iterations)});
     if (options.eval_interval > 0) args.insert(args.end(), {"--eval-interval", std::to_string(options.eval_interval)});
     return args;
@@ -260,7 +263,13 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--systems", options->systems, "Only these system labels (default: all)")->delimiter(',');
   cmd->add_option("--backend", options->run.backend, "sim or real (default: the scenario's)");
   cmd->add_option("--out", options->run.out_dir, "Results folder (default: results/<scenario name>-sweep)");
-  cmd->add_option("--seeds", options->run.seeds, "Run this many seeds (default: the scenario's)")->check(CLI::Range(1, 1000));
+  auto* count =
+      cmd->add_option("--seeds", options->run.seeds, "Run this many seeds (default: the scenario's)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed-list", options->run.seed_list,
+                  "Run exactly these seeds (comma-separated), in place of the scenario's seeds list")
+      ->delimiter(',')
+      ->check(CLI::Range(0LL, 1LL << 53))  // as the scenario's seeds (apps/scenario.cc)
+      ->excludes(count);
   cmd->add_option("--iterations", options->run.iterations,
                   "Run every point for this many iterations instead of the scenario's budget (shorter tuning runs)")
       ->check(CLI::Range(1, 10'000'000));

@@ -203,6 +203,23 @@ for label, s in systems.items():
     assert "no-such-dataset" in s.get("error", ""), (label, s)
 print("ok: --jobs records each failed run:", systems["st"]["error"][:100])
 PY
+echo "== --seed-list: exactly the seeds named, each run as in the run of all of them"
+"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2 --jobs 2 --out "$WORK/seed-2" --quiet > seed-2.txt 2>&1 \
+  || { cat seed-2.txt; fail "run --seed-list 2"; }
+for system in st ddp; do
+  for file in eval.csv iterations.csv link.csv; do
+    cmp -s "$TWO_SEEDS/$system/seed-2/$file" "$WORK/seed-2/$system/$file" \
+      || fail "--seed-list 2: $system/$file differs from seed 2 of the two-seed run"
+  done
+done
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['seeds'] == [2], s['seeds']" \
+  "$WORK/seed-2/summary.json" || fail "--seed-list 2: summary.json's seeds"
+"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2,1 --systems ddp --out "$WORK/seeds-2-1" --quiet > /dev/null \
+  || fail "run --seed-list 2,1"
+cmp -s "$TWO_SEEDS/ddp/seed-1/eval.csv" "$WORK/seeds-2-1/ddp/seed-1/eval.csv" || fail "--seed-list 2,1: seed 1 differs"
+expect_error "--seed-list: seed 2 is listed twice" "$STELLATRAIN" run tiny.yaml --seed-list 2,2 --out "$WORK/twice"
+expect_error "--seeds excludes --seed-list" "$STELLATRAIN" run tiny.yaml --seed-list 2 --seeds 2 --out "$WORK/both"
+[ ! -e "$WORK/twice" ] && [ ! -e "$WORK/both" ] || fail "a refused --seed-list must not create the results folder"
 echo "== --systems: only the chosen systems, each run as in the whole scenario"
 "$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --jobs 2 --systems ddp --out "$WORK/only-ddp" --quiet > only.txt 2>&1 \
   || { cat only.txt; fail "run --systems ddp"; }
