@@ -279,7 +279,7 @@ bool is_folder_name(const std::string& s) {
 // The keys every system entry may have; the rest are the system's own
 // options (its table, core/train/system_options.h).
 const std::vector<std::string>& common_system_keys() {
-  static const std::vector<std::string> keys = {"name", "label", "optimizer"};
+  static const std::vector<std::string> keys = {"name", "label", "optimizer", "budget"};
   return keys;
 }
 
@@ -299,9 +299,11 @@ void reject_foreign_keys(const YamlField& f, const train::TrainConfig& c) {
   }
 }
 
-// `- NAME` or `- {name: NAME, label: ..., optimizer: {...}, OPTION: ...}`:
-// the options are the system's own, read through its table; options a
-// system does not use are errors rather than silently ignored.
+// `- NAME` or `- {name: NAME, label: ..., optimizer: {...}, budget: {...},
+// OPTION: ...}`: the options are the system's own, read through its table;
+// options a system does not use are errors rather than silently ignored.
+// `budget` replaces the scenario's for this system alone (a reference run
+// that need only outlast the others, such as a backlogged ddp).
 ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) {
   ScenarioSystem s{"", base};
   auto& c = s.config;
@@ -317,6 +319,7 @@ ScenarioSystem parse_system(const YamlField& f, const train::TrainConfig& base) 
     if (!is_folder_name(s.label)) f.at("label").fail("use letters, digits, '-', '_' and '.' (it names a folder)");
   }
   if (f.has("optimizer")) parse_optimizer(f.at("optimizer"), c);
+  if (f.has("budget")) parse_budget(f.at("budget"), c);
   for (const auto& field : c.options->fields())
     if (!field.key.empty() && f.has(field.key)) field.read(*c.options, f.at(field.key));
   c.options->check_entry(f);

@@ -68,6 +68,22 @@ TEST_F(ScenarioFile, ControllerPresetsAreNamedSetsTheKeysBesideOverride) {
       error_of);
 }
 
+// `budget` in a system entry replaces the scenario's for that system alone.
+TEST_F(ScenarioFile, ASystemMayHaveABudgetOfItsOwn) {
+  const auto s = load_scenario(write(text({{"systems",
+      "systems:\n  - stellatrain\n  - {name: ddp, budget: {iterations: 3}}\n"
+      "  - {name: ddp, label: timed, budget: {time_s: 2.5}}\n"}})));
+  EXPECT_EQ(s.systems[0].config.iterations, 10) << "the scenario's budget";
+  EXPECT_EQ(s.systems[1].config.iterations, 3);
+  EXPECT_DOUBLE_EQ(s.systems[1].config.time_budget_s, 0);
+  EXPECT_DOUBLE_EQ(s.systems[2].config.time_budget_s, 2.5);
+  expect_errors({{text({{"systems", "systems:\n  - {name: ddp, budget: {}}\n  - stellatrain\n"}}),
+                  "systems[0].budget (line 10): give iterations, time_s or both"},
+                 {text({{"systems", "systems:\n  - {name: ddp, budget: {iterations: 0}}\n  - stellatrain\n"}}),
+                  "systems[0].budget.iterations (line 10)"}},
+                error_of);
+}
+
 TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   expect_errors(
       {
