@@ -95,30 +95,6 @@ TEST(BandwidthEstimator, ProbesFasterWhereNothingCouldBeTimed) {
   EXPECT_THROW(control::BandwidthEstimator{o}, std::invalid_argument);
 }
 
-// probe_growth_after_rate: before any tick has measured a rate, an untimed
-// tick grows by `growth`, not by `probe_growth` (the prior is a guess, not
-// a lower bound); once a rate has been measured, untimed ticks double.
-TEST(BandwidthEstimator, DoublesOnlyOnceARateWasMeasuredWhenAsked) {
-  control::BandwidthEstimatorOptions o;
-  o.initial_mbps = 100;
-  o.probe_growth = 2;
-  o.probe_growth_after_rate = true;
-  control::BandwidthEstimator e(o);
-  probe_untimed_ticks(e, 2);
-  EXPECT_NEAR(e.mbps(), 100 * 1.1 * 1.1, 1e-9) << "the prior grows by 10% a tick, not 100 -> 400";
-  // A 100 Mbps tick: measured, below the estimate, a 10% probe.
-  for (int i = 0; i < 10; ++i) e.add(exchange(30, 125000));
-  const auto timed = e.update();
-  ASSERT_TRUE(timed.measured_mbps);
-  EXPECT_NEAR(timed.mbps, 121 * 1.1, 1e-9);
-  probe_untimed_ticks(e, 2);
-  EXPECT_NEAR(e.mbps(), 121 * 1.1 * 4, 1e-9) << "after a measured rate the untimed ticks double";
-  o.probe_growth_after_rate = false;
-  control::BandwidthEstimator before(o);
-  probe_untimed_ticks(before, 2);
-  EXPECT_NEAR(before.mbps(), 400, 1e-9);
-}
-
 // slow_start_ticks: the first tick's overrun (the windows still opening)
 // keeps the estimate; the next one shrinks it as always.
 TEST(BandwidthEstimator, TheFirstTicksOverrunIsTheSlowStart) {

@@ -375,17 +375,10 @@ BandwidthEstimate BandwidthEstimator::update(const ExchangePace& pace) {
     // without limit.
     const double ceiling =
         e.measured_mbps ? std::max(mbps_, options_.probe_ceiling * *e.measured_mbps) : options_.max_mbps;
-    const bool blind_doubling = !e.measured_mbps && options_.probe_growth > 0 &&
-                                (rate_measured_ || !options_.probe_growth_after_rate);
-    const double factor = blind_doubling ? options_.probe_growth : options_.growth;
+    const double factor = e.measured_mbps || options_.probe_growth == 0 ? options_.growth : options_.probe_growth;
     mbps_ = std::min(mbps_ * factor, ceiling);
     e.reason = "probe";
-    if (options_.ceiling_lowers && e.measured_mbps && mbps_ > options_.probe_ceiling * *e.measured_mbps) {
-      mbps_ = options_.probe_ceiling * *e.measured_mbps;
-      e.reason = "probe; lowered to the ceiling";
-    }
   }
-  rate_measured_ = rate_measured_ || e.measured_mbps.has_value();
   const bool later_in_episode = overrun && !slow_start && overran_last_tick_;
   if (later_in_episode && options_.drain_at_delivered) drain_below_delivered(delivered_mbps, e);
   const bool resumed =

@@ -111,18 +111,6 @@ struct BandwidthEstimatorOptions {
   // the estimate climb on a link that is not full.
   double probe_ceiling = 4;
   double probe_growth = 0;      // per tick without waiting where nothing could be timed; 0: growth
-  // true: `probe_growth` applies only once some tick has measured a rate;
-  // before that, a tick where nothing could be timed grows by `growth`.
-  // The first ticks come before any exchange is timed (the early ticks
-  // four times as often), and doubling a prior that nothing measured took
-  // the estimate from 100 to 400 Mbps over a trace's 52-80 Mbps, whose
-  // overrun cut it to 29 (docs/paper-tta-resnet18.md, "The start-up").
-  // Doubling is for an estimate that measurement drove low, not for the
-  // prior.
-  bool probe_growth_after_rate = false;
-  // EXPERIMENT: a tick where nobody waited lowers the estimate to
-  // probe_ceiling x R when it is above that.
-  bool ceiling_lowers = false;
   // Ticks with samples at the start whose overrun does not shrink the
   // estimate: the connections' windows are still opening then, so the wait
   // measures TCP's slow start, not the link. 0: every tick counts.
@@ -326,7 +314,6 @@ class BandwidthEstimator {
   double pending_rtt_ms_ = -1;         // smallest round trip since the last update (-1: none)
   int ticks_with_samples_ = 0;
   bool overran_last_tick_ = false;     // the last tick with samples overran
-  bool rate_measured_ = false;         // some tick has measured a rate R
   double pending_delivered_mbps_ = 0;  // since the last update
   double episode_delivered_mbps_ = 0;  // the largest delivered rate in this overrun episode
   double episode_start_mbps_ = 0;      // the estimate that overran, before the episode's decrease

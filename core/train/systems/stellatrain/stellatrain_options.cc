@@ -20,8 +20,7 @@ using O = StellaTrainOptions;
 // drain_iterations, window_includes_load, decrease_once, resume_at_delivered,
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
 // early_density_switch, fresh_overruns, samples_by_plan,
-// after_previous_iteration, wait_decrease, drain_at_delivered,
-// probe_growth_after_rate}`
+// after_previous_iteration, wait_decrease, drain_at_delivered}`
 // (docs/control.md); a map
 // means on. `preset` (controller_presets.h) is applied first, so the keys
 // beside it override its values whatever their order in the file.
@@ -35,7 +34,7 @@ void read_controller(O& o, const util::YamlField& f) {
                 "probe_at_start", "drain_every_ticks", "drain_iterations", "window_includes_load", "decrease_once",
                 "resume_at_delivered", "probe_ceiling", "skip_peer_lag", "skip_early_arrivals", "pair_by_iteration",
                 "early_density_switch", "fresh_overruns", "samples_by_plan", "after_previous_iteration",
-                "wait_decrease", "drain_at_delivered", "probe_growth_after_rate", "ceiling_lowers"});
+                "wait_decrease", "drain_at_delivered"});
   o.controller = true;
   auto& c = o.control;
   if (f.has("preset")) control::apply_controller_preset(c, f.at("preset").text_in(control::controller_preset_names()));
@@ -62,8 +61,6 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.wait_decrease = f.number_or("wait_decrease", c.estimator.wait_decrease, 0.01, 1);
   c.estimator.resume_at_delivered = f.boolean_or("resume_at_delivered", c.estimator.resume_at_delivered);
   c.estimator.drain_at_delivered = f.boolean_or("drain_at_delivered", c.estimator.drain_at_delivered);
-  c.estimator.probe_growth_after_rate = f.boolean_or("probe_growth_after_rate", c.estimator.probe_growth_after_rate);
-  c.estimator.ceiling_lowers = f.boolean_or("ceiling_lowers", c.estimator.ceiling_lowers);
   c.estimator.probe_ceiling = f.number_or("probe_ceiling", c.estimator.probe_ceiling, 1, 1000);
   c.estimator.skip_peer_lag = f.boolean_or("skip_peer_lag", c.estimator.skip_peer_lag);
   c.estimator.skip_early_arrivals = f.boolean_or("skip_early_arrivals", c.estimator.skip_early_arrivals);
@@ -101,8 +98,6 @@ nlohmann::json show_controller(const O& o) {
   if (c.estimator.wait_decrease != 1) shown["wait_decrease"] = c.estimator.wait_decrease;
   if (c.estimator.resume_at_delivered) shown["resume_at_delivered"] = true;
   if (c.estimator.drain_at_delivered) shown["drain_at_delivered"] = true;
-  if (c.estimator.probe_growth_after_rate) shown["probe_growth_after_rate"] = true;
-  if (c.estimator.ceiling_lowers) shown["ceiling_lowers"] = true;
   if (c.estimator.skip_peer_lag) shown["skip_peer_lag"] = true;
   if (c.estimator.skip_early_arrivals) shown["skip_early_arrivals"] = true;
   if (c.estimator.pair_by_iteration) shown["pair_by_iteration"] = true;
@@ -329,10 +324,6 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           &control::BandwidthEstimatorOptions::drain_at_delivered,
                           "In an overrun episode's later ticks, plan at least the delivered rate less the share "
                           "to drain"))
-      .custom(switch_flag("--control-probe-growth-after-rate", estimator_of,
-                          &control::BandwidthEstimatorOptions::probe_growth_after_rate,
-                          "Probe by --control-probe-growth only once a rate has been measured (before: by "
-                          "--control-growth)"))
       .custom(batch_control);
 }
 
