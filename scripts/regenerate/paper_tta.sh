@@ -182,13 +182,15 @@ step_paper_tta() {
   for link in fluct-115 const-100 const-500; do
     run "$BIN" run "scenarios/paper-tta/resnet18-h100-$link-controller.yaml" --jobs "$JOBS" --quiet \
       --out "$OUT/paper-tta/resnet18-h100-$link-controller"
-    run python3 analysis/density_report.py "$OUT/paper-tta/resnet18-h100-$link-controller"
+    # Each file's ddp keeps the link backlogged: what the transport carries.
+    run python3 analysis/density_report.py "$OUT/paper-tta/resnet18-h100-$link-controller" \
+      --backlogged "$OUT/paper-tta/resnet18-h100-$link-controller"
   done
   run "$BIN" run scenarios/paper-tta/resnet18-h100-fluct-115-controller.yaml --seeds 10 --jobs "$JOBS" --quiet \
-    --systems stellatrain-fill-80,fill-85-busy,fill-85-busy-growth-1.1,fill-85-busy-no-early \
+    --systems stellatrain-fill-80,fill-85-busy,fill-85-busy-growth-1.1,fill-85-busy-no-early,ddp \
     --out "$OUT/paper-tta/resnet18-h100-fluct-115-controller-10-seeds"
   run python3 analysis/density_report.py "$OUT/paper-tta/resnet18-h100-fluct-115-controller-10-seeds" \
-    --paired stellatrain-fill-80
+    --paired stellatrain-fill-80 --backlogged "$OUT/paper-tta/resnet18-h100-fluct-115-controller-10-seeds"
   # ResNet-18's forward and backward run on a CUDA GPU (its CPU math is too
   # slow for a 2-core machine); the network and the stages are simulated.
   if [ -x build-gpu/apps/stellatrain ] && nvidia-smi -L > /dev/null 2>&1; then
