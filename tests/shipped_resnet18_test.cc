@@ -131,13 +131,14 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on
 // validation data: the same WAN, its two StellaTrain settings as there, and
 // each other system one of those, or its fixed-0.03, but for what its label
-// names (two are candidates screened with `--iterations 50`), and the test
-// file's busier controller at its rate and at half of it.
+// names (two are candidates screened with `--iterations 50`), the test
+// file's busier controller at its rate and at half of it, and its fixed-0.01
+// and the same at 2%.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 12u);
+  ASSERT_EQ(s.systems.size(), 14u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -171,6 +172,9 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto& busy = system_named(base, "fill-85-busy");
   expect_same_system(system_named(s, "fill-85-busy"), busy);
   expect_changed_from_at_lr(busy, system_named(s, "fill-85-busy-lr-0.05"), unchanged, 0.05);
+  const auto& fixed_1 = system_named(base, "fixed-0.01");
+  expect_same_system(system_named(s, "fixed-0.01"), fixed_1);
+  expect_changed_from(fixed_1, system_named(s, "fixed-0.02"), [](train::StellaTrainOptions& o) { o.density = 0.02; });
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
