@@ -31,6 +31,7 @@ std::string mismatch(const fs::path& dir, const nlohmann::json& m, const train::
       optimizer.value("warmup_iterations", -1) != config.warmup_iterations)
     return differs("optimizer");
   if (m.value("iterations", -1) != config.iterations) return differs("iterations");
+  if (m.value("time_budget_s", 0.0) != config.time_budget_s) return differs("time_budget_s");
   if (m.value("seed", uint64_t{0}) != config.seed) return differs("seed");
   if (m.value("trace_offset_s", -1.0) != config.trace_offset_s) return differs("trace_offset_s");
   if (m.value("label_skew", 0.0) != config.label_skew) return differs("label_skew");

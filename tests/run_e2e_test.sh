@@ -214,9 +214,16 @@ for system in st ddp; do
 done
 python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['seeds'] == [2], s['seeds']" \
   "$WORK/seed-2/summary.json" || fail "--seed-list 2: summary.json's seeds"
-"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2,1 --systems ddp --out "$WORK/seeds-2-1" --quiet > /dev/null \
-  || fail "run --seed-list 2,1"
-cmp -s "$TWO_SEEDS/ddp/seed-1/eval.csv" "$WORK/seeds-2-1/ddp/seed-1/eval.csv" || fail "--seed-list 2,1: seed 1 differs"
+# Two seeds through --jobs children: a child that lost the list would write
+# ddp/ where its parent reads ddp/seed-N/.
+"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2,1 --jobs 2 --systems ddp --out "$WORK/seeds-2-1" --quiet \
+  > seeds-2-1.txt 2>&1 || { cat seeds-2-1.txt; fail "run --seed-list 2,1 --jobs 2"; }
+for seed in 1 2; do
+  cmp -s "$TWO_SEEDS/ddp/seed-$seed/eval.csv" "$WORK/seeds-2-1/ddp/seed-$seed/eval.csv" \
+    || fail "--seed-list 2,1: seed $seed differs"
+done
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['seeds'] == [2, 1], s['seeds']" \
+  "$WORK/seeds-2-1/summary.json" || fail "--seed-list 2,1: summary.json's seeds"
 expect_error "--seed-list: seed 2 is listed twice" "$STELLATRAIN" run tiny.yaml --seed-list 2,2 --out "$WORK/twice"
 expect_error "--seeds excludes --seed-list" "$STELLATRAIN" run tiny.yaml --seed-list 2 --seeds 2 --out "$WORK/both"
 [ ! -e "$WORK/twice" ] && [ ! -e "$WORK/both" ] || fail "a refused --seed-list must not create the results folder"
@@ -251,6 +258,15 @@ grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match
   || { cat keep-density.txt; fail "--systems: st kept although its density changed"; }
 python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
   "$KEEP/summary.json" || fail "--systems ddp after a density change: st still in summary.json"
+# A system's own time budget, which sits under `systems` (not compared in
+# the file): the manifest records it, so st's earlier runs are not kept.
+sed -e 's/label: st, density: 0.05}/label: st, density: 0.05, budget: {iterations: 20, time_s: 1000}}/' \
+  tiny-low-target.yaml > tiny-st-time.yaml
+grep -q "time_s: 1000" tiny-st-time.yaml || fail "test setup: tests/e2e_lib.sh's st line changed"
+"$STELLATRAIN" run tiny-st-time.yaml --seeds 2 --systems ddp --out "$KEEP" --quiet > keep-time.txt 2>&1 \
+  || { cat keep-time.txt; fail "run --systems ddp after st's time budget changed"; }
+grep -q 'st: not kept in summary.json (.*manifest.json: "time_budget_s" does not match the scenario)' keep-time.txt \
+  || { cat keep-time.txt; fail "--systems: st kept although its time budget changed"; }
 # A changed link, which no manifest records: the earlier scenario.yaml
 # differs, so nothing is kept (st's runs on disk, at density 0.05, would
 # otherwise match this file's st).

@@ -47,7 +47,13 @@ TEST_F(ScenarioFile, ControllerPresetsAreNamedSetsTheKeysBesideOverride) {
       "probe_every_iteration: true, early_ticks: 4, window_includes_load: true, decrease_once: true, "
       "resume_at_delivered: true, probe_ceiling: 1.15, probe_at_start: true, pair_by_iteration: true, "
       "interval_s: 0.5, early_density_switch: true, fresh_overruns: true, after_previous_iteration: true, "
-      "safety: 1.0, wait_decrease: 0.5, drain_at_delivered: true}}\n"}})));
+      "safety: 1.0, wait_decrease: 0.5, drain_at_delivered: true}}\n"
+      "  - {name: stellatrain, label: bound-written-out, controller: {window_includes_load: true, decrease_once: true, "
+      "resume_at_delivered: true, probe_ceiling: 1.15, probe_at_start: true, pair_by_iteration: true, "
+      "interval_s: 0.5, early_density_switch: true, fresh_overruns: true, after_previous_iteration: true, "
+      "safety: 1.0, wait_decrease: 0.5, drain_at_delivered: true}}\n"
+      "  - {name: stellatrain, label: bound-by-lag, controller: {preset: bytes-bound, pair_by_iteration: false, "
+      "skip_peer_lag: true}}\n"}})));
   const auto& busy = s.systems[0].config.options_as<train::StellaTrainOptions>();
   EXPECT_TRUE(busy.controller);
   EXPECT_EQ(busy.to_json(), s.systems[3].config.options->to_json()) << "the preset is its keys written out";
@@ -59,12 +65,27 @@ TEST_F(ScenarioFile, ControllerPresetsAreNamedSetsTheKeysBesideOverride) {
   EXPECT_TRUE(bound.control.estimator.pair_by_iteration);
   EXPECT_DOUBLE_EQ(bound.control.link_utilization, 0) << "bytes-bound keeps the paper's density rule";
   EXPECT_EQ(bound.control.early_ticks, 1);
+  EXPECT_EQ(bound.to_json(), s.systems[4].config.options->to_json()) << "bytes-bound is its 13 keys written out";
+  const auto& by_lag = s.systems[5].config.options_as<train::StellaTrainOptions>().control.estimator;
+  EXPECT_FALSE(by_lag.pair_by_iteration) << "a preset's switch turned off beside it";
+  EXPECT_TRUE(by_lag.skip_peer_lag);
   expect_errors(
       {{text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: fastest}}\n  - ddp\n"}}),
         "systems[0].controller.preset (line 10): 'fastest' is not one of: bytes-bound, keep-busy"},
        {text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: keep-busy, sparsity_cost: 0.2}}\n"
                           "  - ddp\n"}}),
-        "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one"}},
+        "systems[0].controller.sparsity_cost (line 10): and link_utilization are two density rules; set one; the "
+        "preset sets link_utilization: write `link_utilization: 0` beside it to turn it off"},
+       // An option that excludes one the preset set: the error names the
+       // key the file wrote, and the preset's.
+       {text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: bytes-bound, skip_peer_lag: true}}\n"
+                          "  - ddp\n"}}),
+        "systems[0].controller.skip_peer_lag (line 10): pair_by_iteration replaces skip_peer_lag and "
+        "skip_early_arrivals; set one; the preset sets pair_by_iteration: write `pair_by_iteration: false` beside it"},
+       {text({{"systems", "systems:\n  - {name: stellatrain, controller: {preset: keep-busy, samples_by_plan: true}}\n"
+                          "  - ddp\n"}}),
+        "systems[0].controller.samples_by_plan (line 10): replaces fresh_overruns; set one; the preset sets "
+        "fresh_overruns: write `fresh_overruns: false` beside it"}},
       error_of);
 }
 

@@ -100,7 +100,7 @@ TEST(SystemRegistry, ScenarioReadsTheToysOptionsAndRefusesOthers) {
                 .find("systems[0].density (line 11): only applies to stellatrain and topk-sync (not toy-scaled-ddp)"),
             std::string::npos);
   EXPECT_NE(error_of(write_scenario("toy-unknown", "  - {name: toy-scaled-ddp, colour: red}\n"))
-                .find("unknown key (expected one of: name, label, optimizer, factor)"),
+                .find("unknown key (expected one of: name, label, optimizer, budget, factor)"),
             std::string::npos);
 }
 
@@ -175,8 +175,8 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   TrainConfig drain;
   parse({"--system", "stellatrain", "--control-drain-at-delivered"}, drain);
   EXPECT_TRUE(drain.options_as<StellaTrainOptions>().control.estimator.drain_at_delivered);
-  // --control-preset is applied before the other --control-* flags,
-  // whatever their order on the command line.
+  // --control-preset is applied before --no-controller and the other
+  // --control-* flags, whatever their order on the command line.
   TrainConfig preset;
   parse({"--system", "stellatrain", "--control-link-utilization", "0.9", "--control-preset", "keep-busy"}, preset);
   const auto& busy = preset.options_as<StellaTrainOptions>();
@@ -184,6 +184,9 @@ TEST(SystemRegistry, TrainFlagsComeFromEverySystemsTable) {
   EXPECT_DOUBLE_EQ(busy.control.link_utilization, 0.9);
   EXPECT_EQ(busy.control.early_ticks, 4);
   EXPECT_TRUE(busy.control.estimator.drain_at_delivered);
+  TrainConfig off;
+  parse({"--system", "stellatrain", "--no-controller", "--control-preset", "keep-busy"}, off);
+  EXPECT_FALSE(off.options_as<StellaTrainOptions>().controller) << "--no-controller wins over the preset";
   TrainConfig unknown;
   EXPECT_THROW(parse({"--system", "stellatrain", "--control-preset", "fastest"}, unknown), std::invalid_argument);
   TrainConfig both;

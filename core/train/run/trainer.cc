@@ -66,6 +66,10 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
   if (c.unequal_gpus()) m["node_gpus"] = c.node_gpus;
   // Likewise only where the data is placed by label.
   if (c.label_skew > 0) m["label_skew"] = c.label_skew;
+  // Likewise only where a time budget stops the run: a system's own
+  // `budget: {time_s}` sits under `systems`, which the kept-run check
+  // (apps/run_keep.cc) compares through the manifest, not the file.
+  if (c.time_budget_s > 0) m["time_budget_s"] = c.time_budget_s;
   if (!c.model_file.empty()) {
     const util::FileFingerprint file = util::fingerprint_file(c.model_file);
     m["model_file"] = {{"path", file.path}, {"bytes", file.bytes}, {"crc32", file.crc32}};

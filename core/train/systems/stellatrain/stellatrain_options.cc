@@ -14,6 +14,21 @@ namespace {
 
 using O = StellaTrainOptions;
 
+// Options `a` and `b` exclude each other; the error sits at `a` (saying
+// `a_message`), or at `b` or the preset where the file does not write `a`,
+// and says which of them a preset set and how to turn it off (`off`).
+[[noreturn]] void fail_exclusive(const util::YamlField& f, const char* a, const char* a_message, const char* b,
+                                 const char* off) {
+  std::string note;
+  if (f.has("preset")) {
+    for (const char* key : {a, b})
+      if (!f.has(key))
+        note += fmt::format("; the preset sets {}: write `{}: {}` beside it to turn it off", key, key, off);
+  }
+  if (f.has(a)) f.at(a).fail(a_message + note);
+  f.at(f.has(b) ? b : "preset").fail(fmt::format("{} {}{}", a, a_message, note));
+}
+
 // `controller: on | off | {preset, interval_s, early_ticks, min_density, max_density,
 // safety, batch, growth, probe_growth, slow_start_ticks, initial_mbps,
 // link_utilization, sparsity_cost, probe_every_iteration, probe_at_start, drain_every_ticks,
@@ -66,16 +81,17 @@ void read_controller(O& o, const util::YamlField& f) {
   c.estimator.skip_early_arrivals = f.boolean_or("skip_early_arrivals", c.estimator.skip_early_arrivals);
   c.estimator.pair_by_iteration = f.boolean_or("pair_by_iteration", c.estimator.pair_by_iteration);
   if (c.estimator.pair_by_iteration && (c.estimator.skip_peer_lag || c.estimator.skip_early_arrivals))
-    f.at("pair_by_iteration").fail("replaces skip_peer_lag and skip_early_arrivals; set one");
+    fail_exclusive(f, "pair_by_iteration", "replaces skip_peer_lag and skip_early_arrivals; set one",
+                   c.estimator.skip_peer_lag ? "skip_peer_lag" : "skip_early_arrivals", "false");
   c.early_density_switch = f.boolean_or("early_density_switch", c.early_density_switch);
   c.estimator.fresh_overruns = f.boolean_or("fresh_overruns", c.estimator.fresh_overruns);
   c.estimator.samples_by_plan = f.boolean_or("samples_by_plan", c.estimator.samples_by_plan);
   if (c.estimator.samples_by_plan && c.estimator.fresh_overruns)
-    f.at("samples_by_plan").fail("replaces fresh_overruns; set one");
+    fail_exclusive(f, "samples_by_plan", "replaces fresh_overruns; set one", "fresh_overruns", "false");
   c.estimator.after_previous_iteration =
       f.boolean_or("after_previous_iteration", c.estimator.after_previous_iteration);
   if (c.sparsity_cost > 0 && c.link_utilization > 0)
-    f.at("sparsity_cost").fail("and link_utilization are two density rules; set one");
+    fail_exclusive(f, "sparsity_cost", "and link_utilization are two density rules; set one", "link_utilization", "0");
 }
 
 // Every option as resolved, a preset's among them; the preset's name is
@@ -221,11 +237,14 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
     static_cast<O&>(o).controller = detail::parse_switch_text("--controller", text);
   };
   controller.show = [](const SystemOptions& o) { return show_controller(static_cast<const O&>(o)); };
-  // Listed before the controller's other flags, which are applied after it
-  // (apps/system_flags.cc applies flags in field order) and so override it.
+  // Listed before --controller/--no-controller and the controller's other
+  // flags, which are applied after it (apps/system_flags.cc applies flags
+  // in field order) and so override it. The on/off flags can only turn an
+  // option on, so a preset's switches stay on.
   OptionField control_preset{"", "--control-preset",
                              "A named set of controller options, which turns the controller on: bytes-bound or "
-                             "keep-busy (core/control/controller_presets.h); the other --control-* flags override it"};
+                             "keep-busy (core/control/controller_presets.h); --no-controller and the numeric "
+                             "--control-* flags override it"};
   control_preset.value_name = "{bytes-bound,keep-busy}";
   control_preset.read_text = [](SystemOptions& o, const std::string& text) {
     auto& s = static_cast<O&>(o);
@@ -265,8 +284,8 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
                           "Density warm-up length in iterations (0: off)"))
       .custom(number_flag("--density-warmup-start", warmup_of, &DensityWarmup::start, 1e-6, 1,
                           "Density warm-up's first density"))
-      .custom(controller)
       .custom(control_preset)
+      .custom(controller)
       .custom(number_flag("--control-interval", control_of, &control::ControllerOptions::interval_s, 1e-3, 1e6,
                           "Controller tick, seconds of the run's clock"))
       .custom(number_flag("--control-early-ticks", control_of, &control::ControllerOptions::early_ticks, 1, 1000000,
