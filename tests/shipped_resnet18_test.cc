@@ -79,7 +79,7 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
     expect_same_wan(s, base);
     EXPECT_EQ(s.seeds, base.seeds);
     EXPECT_DOUBLE_EQ(s.target_accuracy, 0.0);
-    ASSERT_EQ(s.systems.size(), 15u);
+    ASSERT_EQ(s.systems.size(), 16u);
     const auto& like = base.systems.front().config;
     for (const auto& system : s.systems) {
       SCOPED_TRACE(system.label);
@@ -124,6 +124,10 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
                         [](train::StellaTrainOptions& o) { o.control.estimator.probe_growth = 0; });
     expect_changed_from(busy, system_named(s, "fill-85-busy-no-early"),
                         [](train::StellaTrainOptions& o) { o.control.early_ticks = 1; });
+    expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
+      o.control.link_utilization = 0;
+      o.control.sparsity_cost = 0.1;
+    });
   }
 }
 
