@@ -1,6 +1,5 @@
 // The ResNet-18 scenarios of the paper's regime beside their test files
-// (scenarios/paper-tta/resnet18-*.yaml): the CPU screen (and the same at
-// another seed), the rate sweep on validation data and the controller's
+// (scenarios/paper-tta/resnet18-*.yaml): the CPU screen, the rate sweep on validation data and the controller's
 // timing files each run what the test file runs but for what their labels
 // name. The test files themselves are checked with the CNN's in
 // shipped_scenarios_test.cc.
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "apps/scenario.h"
+#include "core/control/controller_presets.h"
 #include "core/train/systems/stellatrain/stellatrain_options.h"
 #include "tests/scenario_test_util.h"
 #ifdef ST_HAVE_SIM
@@ -22,34 +22,19 @@ namespace {
 
 const char* const kLinks[] = {"fluct-115", "const-100", "const-500"};
 
-// What keeps a bytes-bound link busy (docs/control-utilisation.md, the
-// `-drain` systems of scenarios/paper/resnet152-fluct-115-controller.yaml)
-// on top of filling `share` of it, with probes every iteration that double
-// the estimate.
-void keep_busy_without_early_ticks(train::StellaTrainOptions& o, double share) {
-  auto& c = o.control;
-  c.link_utilization = share;
-  c.estimator.probe_growth = 2;
-  c.probe_every_iteration = true;
-  c.window_includes_load = true;
-  c.estimator.decrease_once = true;
-  c.estimator.resume_at_delivered = true;
-  c.estimator.probe_ceiling = 1.15;
-  c.probe_at_start = true;
-  c.estimator.pair_by_iteration = true;
-  c.interval_s = 0.5;
-  c.early_density_switch = true;
-  c.estimator.fresh_overruns = true;
-  c.estimator.after_previous_iteration = true;
-  c.safety = 1.0;
-  c.estimator.wait_decrease = 0.5;
-  c.estimator.drain_at_delivered = true;
+// The busier controller (core/control/controller_presets.h's keep-busy,
+// whose options tests/scenario_system_options_test.cc compares with its
+// keys written out) filling `share` of the link.
+void keep_busy(train::StellaTrainOptions& o, double share) {
+  control::apply_controller_preset(o.control, "keep-busy");
+  o.control.link_utilization = share;
 }
 
-// The same with four early ticks: the `-busy` systems.
-void keep_busy(train::StellaTrainOptions& o, double share) {
-  keep_busy_without_early_ticks(o, share);
-  o.control.early_ticks = 4;
+// The same without the preset's early ticks: the `-drain` systems.
+void keep_busy_without_early_ticks(train::StellaTrainOptions& o, double share) {
+  const int early_ticks = o.control.early_ticks;
+  keep_busy(o, share);
+  o.control.early_ticks = early_ticks;
 }
 
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
