@@ -384,6 +384,14 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   return run_loaded(scenario, options, false);
 }
 
+CLI::Option* add_seed_list_option(CLI::App* cmd, std::vector<uint64_t>& seed_list, CLI::Option* count,
+                                  const std::string& help) {
+  return cmd->add_option("--seed-list", seed_list, help)
+      ->delimiter(',')
+      ->check(CLI::Range(0LL, 1LL << 53))  // as the scenario's seeds (apps/scenario.cc)
+      ->excludes(count);
+}
+
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run every system of a scenario file and summarise time-to-accuracy");
@@ -404,12 +412,9 @@ void add_run_command(CLI::App& app) {
                                  "Run this many seeds: the scenario's first, then counting on (default: the "
                                  "scenario's seeds list)")
                     ->check(CLI::Range(1, 1000));
-  cmd->add_option("--seed-list", options->seed_list,
-                  "Run exactly these seeds (comma-separated, e.g. 4,5,6), in place of the scenario's seeds list; one "
-                  "seed writes OUT/<system>/ as a one-seed scenario does")
-      ->delimiter(',')
-      ->check(CLI::Range(0LL, 1LL << 53))  // as the scenario's seeds (apps/scenario.cc)
-      ->excludes(count);
+  add_seed_list_option(cmd, options->seed_list, count,
+                       "Run exactly these seeds (comma-separated, e.g. 4,5,6), in place of the scenario's seeds list; "
+                       "one seed writes OUT/<system>/ as a one-seed scenario does");
   cmd->add_flag("--timeline", options->timeline,
                 "Each run also writes timeline.json: every compute task and send (Chrome trace; docs/engine.md)");
   cmd->add_option("--mtu", options->mtu,

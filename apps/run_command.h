@@ -13,6 +13,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace st::apps {
@@ -74,5 +75,10 @@ struct Scenario;
 nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options);
 
 void add_run_command(CLI::App& app);
+
+// `--seed-list S1,S2` on `cmd` (run and sweep): seeds as the scenario's
+// (0 to 2^53), not together with `count` (their --seeds).
+CLI::Option* add_seed_list_option(CLI::App* cmd, std::vector<uint64_t>& seed_list, CLI::Option* count,
+                                  const std::string& help);
 
 }  // namespace st::apps

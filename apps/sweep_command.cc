@@ -265,11 +265,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", options->run.out_dir, "Results folder (default: results/<scenario name>-sweep)");
   auto* count =
       cmd->add_option("--seeds", options->run.seeds, "Run this many seeds (default: the scenario's)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--seed-list", options->run.seed_list,
-                  "Run exactly these seeds (comma-separated), in place of the scenario's seeds list")
-      ->delimiter(',')
-      ->check(CLI::Range(0LL, 1LL << 53))  // as the scenario's seeds (apps/scenario.cc)
-      ->excludes(count);
+  add_seed_list_option(cmd, options->run.seed_list, count,
+                       "Run exactly these seeds (comma-separated), in place of the scenario's seeds list");
   cmd->add_option("--iterations", options->run.iterations,
                   "Run every point for this many iterations instead of the scenario's budget (shorter tuning runs)")
       ->check(CLI::Range(1, 10'000'000));
