@@ -122,12 +122,13 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // each other system one of those, or its fixed-0.03, but for what its label
 // names (two are candidates screened with `--iterations 50`), the test
 // file's busier controller at its rate and at half of it, its fixed-0.01
-// and the same at 2%, and the busier controller with the soonest-target rule.
+// and the same at 2% and 0.5%, and the busier controller with the
+// soonest-target rule.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 15u);
+  ASSERT_EQ(s.systems.size(), 16u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -164,6 +165,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto& fixed_1 = system_named(base, "fixed-0.01");
   expect_same_system(system_named(s, "fixed-0.01"), fixed_1);
   expect_changed_from(fixed_1, system_named(s, "fixed-0.02"), [](train::StellaTrainOptions& o) { o.density = 0.02; });
+  expect_changed_from(fixed_1, system_named(s, "fixed-0.005"), [](train::StellaTrainOptions& o) { o.density = 0.005; });
   // The soonest-target rule with the busy set's estimator: fill-85-busy
   // with sparsity_cost 0.1 in place of filling 85% of the link.
   expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
