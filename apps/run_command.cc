@@ -360,15 +360,28 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
                                         ? runtime::StopOnSignals::SecondSignal::kWaitForCleanup
                                         : runtime::StopOnSignals::SecondSignal::kExitAtOnce);
   SummaryBuilder summary(scenario, backend, seeds);
-  if (options.jobs > 1) {
-    run_in_processes(scenario, options, seeds, out, summary);
-  } else {
-    run_in_turn(scenario, options, backend, seeds, out, summary);
-  }
-  if (!kept.empty()) {
-    add_kept(summary, kept, scenario.systems, file_systems);
+  // The kept systems join the summary also when the run is interrupted:
+  // their runs are as valid as before, and a summary without them would
+  // lose what the folder holds.
+  const auto add_kept_systems = [&] {
+    if (kept.empty()) return;
+    std::vector<ScenarioSystem> ran;
+    for (const auto& system : scenario.systems)
+      if (summary.has_system(system.label)) ran.push_back(system);
+    add_kept(summary, kept, ran, file_systems);
     write_summary(out, summary.json());
+  };
+  try {
+    if (options.jobs > 1) {
+      run_in_processes(scenario, options, seeds, out, summary);
+    } else {
+      run_in_turn(scenario, options, backend, seeds, out, summary);
+    }
+  } catch (const Interrupted&) {
+    add_kept_systems();
+    throw;
   }
+  add_kept_systems();
   print_table(summary.json());
   fmt::print("\nsummary: {}\n", (out / "summary.json").string());
   return summary.json();

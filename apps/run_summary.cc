@@ -245,6 +245,10 @@ void SummaryBuilder::choose_reference(const std::vector<ScenarioSystem>& systems
   top_["speedup_reference"] = reference_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(reference_);
 }
 
+bool SummaryBuilder::has_system(const std::string& label) const {
+  return std::any_of(systems_.begin(), systems_.end(), [&](const SystemEntry& s) { return s.label == label; });
+}
+
 void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<RunOutcome>& outcomes) {
   SystemEntry entry;
   entry.label = system.label;

@@ -70,6 +70,8 @@ class SummaryBuilder {
   // among the scenario's; a run of some systems beside kept ones picks it
   // among all of them, apps/run_keep.h).
   void choose_reference(const std::vector<ScenarioSystem>& systems);
+  // Whether a system of this label has been added.
+  bool has_system(const std::string& label) const;
   // The summary so far, speedups included.
   nlohmann::ordered_json json() const;
 

@@ -3,7 +3,8 @@
 # real backends): the command stops cleanly, finished systems keep their
 # results, the interrupted run is marked incomplete in summary.json and in
 # its manifest, no temporary file is left, the exit status is 128 + signal;
-# a second SIGINT exits at once; `run --jobs` passes the signal to its
+# a second SIGINT exits at once; a rerun of some systems keeps the others
+# in summary.json when interrupted; `run --jobs` passes the signal to its
 # children and leaves none running. Ends only the processes it started.
 #
 #   tests/interrupt_test.sh path/to/stellatrain
@@ -93,6 +94,19 @@ for signal in INT TERM; do
   grep -q "interrupted by signal $number" "run-$signal.log" || { cat "run-$signal.log"; fail "no message"; }
   check_run_interrupted "run-$signal" "$number"
 done
+
+echo "== run --systems stellatrain into that folder, SIGTERM: the kept ddp stays in summary.json"
+"$STELLATRAIN" run two.yaml --systems stellatrain --out run-TERM --quiet > run-keep.log 2>&1 &
+pid=$!
+wait_for_line run-keep.log "ddp: kept from the earlier run" 60 "$pid"
+wait_for_line run-keep.log "\[1/1\]" 60 "$pid"
+sleep 1  # into the rerun's iterations
+kill -TERM "$pid"
+rc=0
+timeout 60 tail --pid="$pid" -f /dev/null || fail "run --systems still running 60 s after SIGTERM"
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || { cat run-keep.log; fail "run --systems: exit status $rc, expected 143"; }
+check_run_interrupted run-TERM 15
 
 # `run --jobs` children have process groups of their own: a failing check
 # must not leave them running (their pids are in the runner's log).

@@ -123,12 +123,12 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // names (two are candidates screened with `--iterations 50`), the test
 // file's busier controller at its rate and at half of it, its fixed-0.01
 // and the same at 2% and 0.5%, and the busier controller with the
-// soonest-target rule.
+// soonest-target rule at two costs.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 16u);
+  ASSERT_EQ(s.systems.size(), 17u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -167,11 +167,15 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from(fixed_1, system_named(s, "fixed-0.02"), [](train::StellaTrainOptions& o) { o.density = 0.02; });
   expect_changed_from(fixed_1, system_named(s, "fixed-0.005"), [](train::StellaTrainOptions& o) { o.density = 0.005; });
   // The soonest-target rule with the busy set's estimator: fill-85-busy
-  // with sparsity_cost 0.1 in place of filling 85% of the link.
-  expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
-    o.control.link_utilization = 0;
-    o.control.sparsity_cost = 0.1;
-  });
+  // with sparsity_cost 0.1, and the 0.03 fitted on the fixed densities, in
+  // place of filling 85% of the link.
+  for (const double cost : {0.1, 0.03}) {
+    const std::string label = cost == 0.1 ? "soonest-0.1-busy" : "soonest-0.03-busy";
+    expect_changed_from(busy, system_named(s, label), [cost](train::StellaTrainOptions& o) {
+      o.control.link_utilization = 0;
+      o.control.sparsity_cost = cost;
+    });
+  }
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
