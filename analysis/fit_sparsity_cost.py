@@ -29,6 +29,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tta  # noqa: E402
+
 
 def fixed_density_points(summary, labels=None):
     """(density, label, [iterations to the target per seed, None = missed])
@@ -43,7 +46,8 @@ def fixed_density_points(summary, labels=None):
             continue
         if "compressor" not in options:  # not StellaTrain
             continue
-        iterations = [seed.get("tta_iteration") for seed in system["per_seed"]]
+        # A one-seed run has no per_seed list: its entry is its only run.
+        iterations = [seed.get("tta_iteration") for seed in tta.seed_runs(summary, label)]
         points.append((float(options["density"]), label, iterations))
         settings[label] = {k: v for k, v in options.items() if k != "density"}
     check_one_setting(settings)

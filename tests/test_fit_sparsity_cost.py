@@ -6,7 +6,8 @@ follow N(d) = 80 (1 + 0.25 / sqrt(d)) exactly give k = 0.25; a missed seed
 is shown and left out; the controller's and ddp's rows are not points; two
 folders with N1 80 and 100 pool to k = 0.25 with an N1 each; a folder
 without summary.json, or with one density only, is a clear error; fixed
-densities in two settings are refused unless --systems picks one.
+densities in two settings are refused unless --systems picks one; a one-seed
+run (no per_seed list) is read from its system entries.
 Standard library only.
 """
 import json
@@ -74,6 +75,22 @@ class FitSparsityCostTest(unittest.TestCase):
             self.assertIn(f"sparsity_cost of {folders[1]}: 0.250", result.stdout)
             self.assertIn("one k and an N1 per folder: N1 80.0, N1 100.0", result.stdout)
             self.assertTrue(result.stdout.rstrip().endswith("sparsity_cost: 0.250"), result.stdout)
+
+    def test_reads_a_one_seed_run(self):
+        # `stellatrain run` writes no per_seed list for one seed: the
+        # system's own entry is that seed's run.
+        def one_seed(density, n):
+            return {"options": {"compressor": "thresholdv16", "controller": "off", "density": density},
+                    "tta_iteration": n}
+
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "summary.json"), "w") as f:
+                json.dump({"scenario": "screen", "target_accuracy": 0.85, "seeds": [2],
+                           "systems": {f"fixed-{d}": one_seed(d, 80 * (1 + 0.25 / math.sqrt(d)))
+                                       for d in (0.01, 0.1)}}, f)
+            result = run(folder)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("sparsity_cost: 0.250", result.stdout)
 
     def test_names_the_folder_when_it_cannot_fit(self):
         with tempfile.TemporaryDirectory() as folder:
