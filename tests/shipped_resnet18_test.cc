@@ -123,12 +123,12 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // names (two are candidates screened with `--iterations 50`), the test
 // file's busier controller at its rate and at half of it, its fixed-0.01
 // and the same at 2% and 0.5%, and the busier controller with the
-// soonest-target rule at two costs.
+// soonest-target rule at two costs and from 0.5%.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 17u);
+  ASSERT_EQ(s.systems.size(), 18u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -176,6 +176,11 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
       o.control.sparsity_cost = cost;
     });
   }
+  expect_changed_from(busy, system_named(s, "soonest-0.1-busy-start-0.005"), [](train::StellaTrainOptions& o) {
+    o.control.link_utilization = 0;
+    o.control.sparsity_cost = 0.1;
+    o.density = 0.005;
+  });
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
