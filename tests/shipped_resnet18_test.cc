@@ -38,7 +38,8 @@ void keep_busy_without_early_ticks(train::StellaTrainOptions& o, double share) {
 }
 
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
-// 85%, at the same rate.
+// 85%, at the same rate, and its soonest-0.1-busy that with the
+// soonest-target rule in place of filling the link.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
   for (const char* link : kLinks) {
     SCOPED_TRACE(link);
@@ -48,13 +49,19 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     expect_changed_from(fill_80, busy, [](train::StellaTrainOptions& o) { keep_busy(o, 0.85); });
     EXPECT_DOUBLE_EQ(busy.config.momentum, fill_80.config.momentum);
     EXPECT_EQ(busy.config.compute_device, "cuda");
+    // The soonest-target rule at cost 0.1 with the same estimator.
+    expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
+      o.control.link_utilization = 0;
+      o.control.sparsity_cost = 0.1;
+    });
   }
 }
 
 // The controller's timing files are their link's test file in timing mode
 // (the same WAN, model, batch and H100 profile; no target, since no
 // accuracy is measured), its controller, paper rule and fixed densities as
-// there, each other system fill-80 or fill-85-busy but for what its
+// there (fill-85-busy and soonest-0.1-busy too), each other system
+// fill-80 or fill-85-busy but for what its
 // label names, and a short ddp run as the backlogged reference.
 TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
   for (const char* link : kLinks) {
@@ -85,7 +92,7 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
     EXPECT_EQ(s.sim_compute->compute.profile_path, base.sim_compute->compute.profile_path);
 #endif
     for (const char* label : {"stellatrain-fill-80", "stellatrain", "fixed-0.003", "fixed-0.01", "fixed-0.03",
-                              "fill-85-busy"})
+                              "fill-85-busy", "soonest-0.1-busy"})
       expect_same_system(system_named(s, label), system_named(base, label));
     const auto& fill_80 = system_named(base, "stellatrain-fill-80");
     const auto probes = [](train::StellaTrainOptions& o) {
@@ -109,10 +116,6 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
                         [](train::StellaTrainOptions& o) { o.control.estimator.probe_growth = 0; });
     expect_changed_from(busy, system_named(s, "fill-85-busy-no-early"),
                         [](train::StellaTrainOptions& o) { o.control.early_ticks = 1; });
-    expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
-      o.control.link_utilization = 0;
-      o.control.sparsity_cost = 0.1;
-    });
   }
 }
 
