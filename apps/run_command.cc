@@ -247,20 +247,17 @@ std::vector<ScenarioSystem> not_rerun(const std::vector<ScenarioSystem>& file_sy
   return others;
 }
 
-// The kept systems join the summary beside the ones that ran, all in the
-// file's order, and the speedup reference is chosen among all of them.
-void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept, const std::vector<ScenarioSystem>& ran,
+// The kept systems join the summary beside the ones that ran (all of
+// them, or those before an interruption), all in the file's order, and the
+// speedup reference is chosen among all that the summary holds.
+void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept,
               const std::vector<ScenarioSystem>& file_systems) {
-  std::vector<ScenarioSystem> present = ran;
-  for (const auto& k : kept) {
-    summary.add_system(k.system, k.outcomes);
-    present.push_back(k.system);
-  }
+  for (const auto& k : kept) summary.add_system(k.system, k.outcomes);
   std::vector<std::string> order;
   std::vector<ScenarioSystem> present_in_order;
   for (const auto& system : file_systems) {
     order.push_back(system.label);
-    if (has_label(present, system.label)) present_in_order.push_back(system);
+    if (summary.has_system(system.label)) present_in_order.push_back(system);
   }
   summary.order_as(order);
   summary.choose_reference(present_in_order);
@@ -365,10 +362,7 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
   // lose what the folder holds.
   const auto add_kept_systems = [&] {
     if (kept.empty()) return;
-    std::vector<ScenarioSystem> ran;
-    for (const auto& system : scenario.systems)
-      if (summary.has_system(system.label)) ran.push_back(system);
-    add_kept(summary, kept, ran, file_systems);
+    add_kept(summary, kept, file_systems);
     write_summary(out, summary.json());
   };
   try {

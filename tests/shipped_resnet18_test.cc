@@ -37,6 +37,13 @@ void keep_busy_without_early_ticks(train::StellaTrainOptions& o, double share) {
   o.control.early_ticks = early_ticks;
 }
 
+// The soonest-target rule at `cost` in place of filling a share of the
+// link: the `soonest-` systems, each a fill-85-busy otherwise.
+void soonest_target(train::StellaTrainOptions& o, double cost) {
+  o.control.link_utilization = 0;
+  o.control.sparsity_cost = cost;
+}
+
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
 // 85%, at the same rate, and its soonest-0.1-busy that with the
 // soonest-target rule in place of filling the link.
@@ -50,10 +57,8 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     EXPECT_DOUBLE_EQ(busy.config.momentum, fill_80.config.momentum);
     EXPECT_EQ(busy.config.compute_device, "cuda");
     // The soonest-target rule at cost 0.1 with the same estimator.
-    expect_changed_from(busy, system_named(s, "soonest-0.1-busy"), [](train::StellaTrainOptions& o) {
-      o.control.link_utilization = 0;
-      o.control.sparsity_cost = 0.1;
-    });
+    expect_changed_from(busy, system_named(s, "soonest-0.1-busy"),
+                        [](train::StellaTrainOptions& o) { soonest_target(o, 0.1); });
   }
 }
 
@@ -78,7 +83,9 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
       EXPECT_EQ(system.config.math, "timing");
       EXPECT_EQ(system.config.model, like.model);
       EXPECT_EQ(system.config.batch_per_worker, like.batch_per_worker);
-      if (system.label != "ddp") EXPECT_EQ(system.config.iterations, like.iterations);
+      if (system.label != "ddp") {
+        EXPECT_EQ(system.config.iterations, like.iterations);
+      }
     }
     // The backlogged reference: the last system, ddp, a few iterations
     // (each 1-5 s here) that outlast the others' runs.
@@ -172,16 +179,12 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   // The soonest-target rule with the busy set's estimator: fill-85-busy
   // with sparsity_cost 0.1, and the 0.03 fitted on the fixed densities, in
   // place of filling 85% of the link.
-  for (const double cost : {0.1, 0.03}) {
-    const std::string label = cost == 0.1 ? "soonest-0.1-busy" : "soonest-0.03-busy";
-    expect_changed_from(busy, system_named(s, label), [cost](train::StellaTrainOptions& o) {
-      o.control.link_utilization = 0;
-      o.control.sparsity_cost = cost;
-    });
-  }
+  expect_changed_from(busy, system_named(s, "soonest-0.1-busy"),
+                      [](train::StellaTrainOptions& o) { soonest_target(o, 0.1); });
+  expect_changed_from(busy, system_named(s, "soonest-0.03-busy"),
+                      [](train::StellaTrainOptions& o) { soonest_target(o, 0.03); });
   expect_changed_from(busy, system_named(s, "soonest-0.1-busy-start-0.005"), [](train::StellaTrainOptions& o) {
-    o.control.link_utilization = 0;
-    o.control.sparsity_cost = 0.1;
+    soonest_target(o, 0.1);
     o.density = 0.005;
   });
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
