@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Time to accuracy read two ways, and every system against the best fixed
+density, over runs gathered from several `stellatrain run` results folders
+(e.g. one folder per seed, or fixed densities and controllers run apart).
+
+A run's TTA is the first evaluation at or above the target
+(docs/scenarios.md). Where the accuracy curve is flat near the target, one
+evaluation's noise moves that first crossing by tens of iterations: 2000
+samples at 85% carry about 0.8 points of standard error, and ResNet-18
+gains about a point per 20 iterations there. Any upward excursion counts,
+so the first crossing errs early more often than late, and the best fixed
+density of a sweep, the lowest of several such readings, is the one that
+erred earliest. Beside the first crossing this reads the monotone TTA: the
+first evaluation at which the least-squares non-decreasing fit of the
+run's evaluations (isotonic regression) reaches the target. The fit pools
+a high evaluation with the lower ones after it, so one lucky evaluation no
+longer decides; an accuracy that rises steadily reads the same both ways.
+It uses the evaluations after the crossing, so a crossing near the end of
+a run rests on fewer of them: the tables say how many follow it.
+
+Runs are (system label, seed) pairs; a pair found in two folders is an
+error naming both. Every run is read up to the same iteration
+(`--up-to`, default the last evaluation common to all runs), so a longer
+run's later evaluations do not steady its fit. Fixed densities are the
+StellaTrain systems with `controller: off`. The best fixed density, per
+reading, is the one with the lowest median TTA over the comparison's
+seeds (every seed some other system ran), among those that ran on all of
+them and reached the target on every one; each other system's TTA is then
+divided by its TTA on the same seed (paired: the same trace stretch, data
+order and initial weights). Markdown on stdout.
+
+    analysis/monotone_tta.py results/paper-tta/resnet18-cpu-warmup-screen-250-fixed \\
+        results/paper-tta/resnet18-cpu-warmup-screen-200-soonest --up-to 200
+"""
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
+
+READINGS = ("first", "monotone")
+
+
+def isotonic_fit(values):
+    """The least-squares non-decreasing fit of `values` (pool adjacent
+    violators). Written out because the analysis needs only the standard
+    library: Debian 12's SciPy (1.10) predates scipy.optimize.isotonic_regression,
+    and scikit-learn would be a dependency for these few lines."""
+    blocks = []  # [mean, count]
+    for value in values:
+        blocks.append([value, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            mean, count = blocks.pop()
+            before_mean, before_count = blocks.pop()
+            total = count + before_count
+            blocks.append([(mean * count + before_mean * before_count) / total, total])
+    return [mean for mean, count in blocks for _ in range(count)]
+
+
+def first_reaching(accuracies, target):
+    """Index of the first accuracy at or above target, or None."""
+    return next((i for i, a in enumerate(accuracies) if a >= target), None)
+
+
+def read_run(run_dir, up_to):
+    """A run's evaluations up to iteration `up_to` (all when None):
+    (iterations, times, accuracies, samples per evaluation)."""
+    path = os.path.join(str(run_dir), "eval.csv")
+    columns = tta.read_columns(path, (*tta.EVAL_COLUMNS, "samples"))
+    keep = [i for i, it in enumerate(columns["iteration"]) if up_to is None or it <= up_to]
+    if not keep:
+        raise tta.InputError(f"{path}: no evaluation at or before iteration {up_to}")
+    if any(columns["samples"][i] < 1 for i in keep):
+        raise tta.InputError(f"{path}: an evaluation with no samples")
+    return ([int(columns["iteration"][i]) for i in keep], [columns["time_s"][i] for i in keep],
+            [columns["accuracy"][i] for i in keep], [columns["samples"][i] for i in keep])
+
+
+def readings(run, target):
+    """{reading: (iteration, time_s, evaluations after it) or None}."""
+    iterations, times, accuracies, _ = run["evaluations"]
+    out = {}
+    for name, curve in (("first", accuracies), ("monotone", isotonic_fit(accuracies))):
+        i = first_reaching(curve, target)
+        out[name] = None if i is None else (iterations[i], times[i], len(curve) - 1 - i)
+    return out
+
+
+def read_summary(folder):
+    """FOLDER/summary.json with the keys this reads: target_accuracy, seeds
+    and systems."""
+    summary = tta.read_summary(str(folder))
+    for key, kind in (("target_accuracy", (int, float)), ("seeds", list), ("systems", dict)):
+        if not isinstance(summary.get(key), kind):
+            raise tta.InputError(f"{folder}/summary.json: '{key}' is missing or not a {kind}")
+    return summary
+
+
+def gather(folders):
+    """{(label, seed): run} over the folders; run has folder, dir, fixed
+    (a StellaTrain system with the controller off) and density."""
+    runs = {}
+    for folder in folders:
+        summary = read_summary(folder)
+        for label, entry in summary["systems"].items():
+            if "error" in entry:
+                continue
+            options = entry.get("options", {})
+            fixed = options.get("controller") == "off" and "density" in options and "compressor" in options
+            for seed_run in tta.seed_runs(summary, label):
+                key = (label, int(seed_run["seed"]))
+                if key in runs:
+                    raise tta.InputError(f"system {label} seed {key[1]} is in both {runs[key]['folder']} and "
+                                         f"{folder}: keep one (pass the folders that hold each run once)")
+                runs[key] = {"folder": folder, "dir": Path(folder) / seed_run["run"], "fixed": fixed,
+                             "density": options.get("density")}
+    if not runs:
+        raise tta.InputError("no runs in " + ", ".join(str(f) for f in folders))
+    return runs
+
+
+def common_horizon(runs):
+    """The last iteration every run has evaluated."""
+    return min(tta.read_eval(str(run["dir"]))["iteration"][-1] for run in runs.values())
+
+
+def best_fixed(runs, seeds, reading):
+    """The fixed density with the lowest median TTA over `seeds` by
+    `reading`, among those that ran on and reached the target on each: its
+    label, or None."""
+    medians = {}
+    for label in sorted({label for (label, _), run in runs.items() if run["fixed"]}):
+        values = [runs.get((label, seed), {}).get("readings", {}).get(reading) for seed in seeds]
+        if all(v is not None for v in values):
+            medians[label] = statistics.median(v[1] for v in values)
+    return min(medians, key=medians.get) if medians else None
+
+
+def cell(reading):
+    return "not reached" if reading is None else f"{reading[1]:.2f} s (it {reading[0]}, {reading[2]} after)"
+
+
+def ratio_cell(ratios):
+    reached = [r for r in ratios if r is not None]
+    if not reached:
+        return "not reached"
+    text = f"{statistics.median(reached):.2f}x"
+    if len(reached) > 1:
+        text += f" ({min(reached):.2f}-{max(reached):.2f})"
+    missed = len(ratios) - len(reached)
+    return text + (f", {missed} seed(s) not reached" if missed else "")
+
+
+def print_report(runs, target, up_to):
+    kinds = {label: (not run["fixed"], run["density"] if run["fixed"] else 0, label) for (label, _), run in runs.items()}
+    labels = sorted(kinds, key=kinds.get)  # fixed densities first, sparsest first
+    print(f"Evaluations up to iteration {up_to}; target {target:.0%}.\n")
+    print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
+    print("|---|---|---|---|")
+    for label in labels:
+        for (run_label, seed), run in sorted(runs.items(), key=lambda kv: kv[0][1]):
+            if run_label == label:
+                print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
+    seeds = sorted({seed for (label, seed), run in runs.items() if not run["fixed"]}) or \
+        sorted({seed for _, seed in runs})
+    print(f"\nAgainst the best fixed density on seeds {', '.join(map(str, seeds))} (paired by seed; median ratio, range):\n")
+    print("| reading | best fixed density (median TTA) | " + " | ".join(labels) + " |")
+    print("|---" * (len(labels) + 2) + "|")
+    for reading in READINGS:
+        best = best_fixed(runs, seeds, reading)
+        if best is None:
+            print(f"| {reading} | none reached the target on every seed | " + " | ".join("-" for _ in labels) + " |")
+            continue
+        best_median = statistics.median(runs[(best, s)]["readings"][reading][1] for s in seeds)
+        cells = []
+        for label in labels:
+            ratios = []
+            for seed in seeds:
+                run = runs.get((label, seed))
+                if run is None:
+                    continue
+                own = run["readings"][reading]
+                ratios.append(None if own is None else own[1] / runs[(best, seed)]["readings"][reading][1])
+            cells.append(ratio_cell(ratios) if ratios else "not run")
+        print(f"| {reading} | {best} ({best_median:.2f} s) | " + " | ".join(cells) + " |")
+
+
+def redrawn_crossings(run, target, replicates, rng):
+    """Per reading, the iterations at which `replicates` redraws of the
+    run's evaluations reach the target (None: not reached). Each redraw
+    takes the monotone fit as the true accuracy and adds an evaluation's
+    sampling noise, normal with the binomial's spread for its sample count."""
+    iterations, _, accuracies, samples = run["evaluations"]
+    truth = isotonic_fit(accuracies)
+    spread = [math.sqrt(max(p * (1 - p), 0.0) / n) for p, n in zip(truth, samples)]
+    out = {name: [] for name in READINGS}
+    for _ in range(replicates):
+        drawn = [p + rng.gauss(0, sd) for p, sd in zip(truth, spread)]
+        for name, curve in (("first", drawn), ("monotone", isotonic_fit(drawn))):
+            i = first_reaching(curve, target)
+            out[name].append(None if i is None else iterations[i])
+    return out
+
+
+def describe_crossings(values, fitted):
+    reached = sorted(v for v in values if v is not None)
+    if not reached:
+        return "never"
+    low, high = reached[int(0.05 * (len(reached) - 1))], reached[int(0.95 * (len(reached) - 1))]
+    text = f"median {statistics.median(reached):g}, 90% {low}-{high}"
+    if fitted is not None:
+        text += f", {sum(v < fitted for v in reached) / len(values):.0%} before the fit's {fitted}"
+    missed = len(values) - len(reached)
+    return text + (f", {missed} of {len(values)} never" if missed else "")
+
+
+def print_noise(runs, target, replicates):
+    """How far one evaluation's sampling noise moves each reading: the runs'
+    evaluations redrawn `replicates` times about their monotone fit."""
+    rng = random.Random(1)  # fixed: the report is the same on every call
+    print(f"\nEach run's evaluations redrawn {replicates} times about its monotone fit (the evaluation's "
+          "sampling noise only): the iteration each reading gives.\n")
+    print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
+    print("|---|---|---|---|")
+    for (label, seed), run in sorted(runs.items()):
+        fitted = run["readings"]["monotone"]
+        crossings = redrawn_crossings(run, target, replicates, rng)
+        cells = [describe_crossings(crossings[name], fitted and fitted[0]) for name in READINGS]
+        print(f"| {label} | {seed} | " + " | ".join(cells) + " |")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folders", nargs="+", help="`stellatrain run --out` folders")
+    parser.add_argument("--target", type=float, help="the accuracy to reach (default: the first folder's target)")
+    parser.add_argument("--up-to", type=int, metavar="ITERATION",
+                        help="read evaluations up to this iteration (default: the last one every run has)")
+    parser.add_argument("--noise", type=int, metavar="REPLICATES",
+                        help="also redraw each run's evaluations this many times (see above)")
+    args = parser.parse_args(argv[1:])
+    if args.noise is not None and args.noise < 1:
+        parser.error("--noise takes a number of replicates >= 1")
+    try:
+        folders = [Path(f) for f in args.folders]
+        target = args.target if args.target is not None else read_summary(folders[0])["target_accuracy"]
+        runs = gather(folders)
+        up_to = args.up_to if args.up_to is not None else int(common_horizon(runs))
+        for run in runs.values():
+            run["evaluations"] = read_run(run["dir"], up_to)
+            run["readings"] = readings(run, target)
+        print_report(runs, target, up_to)
+        if args.noise:
+            print_noise(runs, target, args.noise)
+    except tta.InputError as e:
+        sys.exit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Tests for analysis/monotone_tta.py: TTA read at the first evaluation
+reaching the target and from the monotone (isotonic) fit of the
+evaluations, over runs gathered from several results folders.
+Builds results folders in a temporary directory: a lone high evaluation
+before the curve reaches the target moves the first reading and not the
+monotone one; the best fixed density and each system's paired ratio
+follow the reading; `--up-to` cuts the longer run; a (system, seed) in
+two folders, a missing eval.csv and an eval.csv without samples are clear
+errors; `--noise` redraws are reproducible and the first reading errs
+early. Standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "analysis", "monotone_tta.py")
+sys.path.insert(0, os.path.join(HERE, "..", "analysis"))
+import monotone_tta  # noqa: E402
+
+STELLATRAIN = {"compressor": "thresholdv16", "density": 0.05}
+
+
+def fixed(density):
+    return dict(STELLATRAIN, controller="off", density=density)
+
+
+def write_folder(folder, systems, seed):
+    """systems: label -> (options, [(iteration, time_s, accuracy)])."""
+    os.makedirs(folder, exist_ok=True)
+    entries = {}
+    for label, (options, evaluations) in systems.items():
+        os.makedirs(os.path.join(folder, label), exist_ok=True)
+        with open(os.path.join(folder, label, "eval.csv"), "w") as f:
+            f.write("time_s,iteration,accuracy,loss,samples\n")
+            for iteration, time_s, accuracy in evaluations:
+                f.write(f"{time_s},{iteration},{accuracy},1.0,2000\n")
+        entries[label] = {"system": "stellatrain", "options": options, "tta_s": None, "best_accuracy": 0.9,
+                          "iterations": evaluations[-1][0], "runs": [label]}
+    with open(os.path.join(folder, "summary.json"), "w") as f:
+        json.dump({"scenario": "s", "target_accuracy": 0.85, "seeds": [seed], "systems": entries}, f)
+
+
+def curve(accuracies, seconds_per_iteration, every=10):
+    return [((i + 1) * every, round((i + 1) * every * seconds_per_iteration, 4), a) for i, a in enumerate(accuracies)]
+
+
+# A lone 0.86 at iteration 20, then 0.84, 0.84, 0.86, 0.87: first 20; the
+# fit pools 0.86, 0.84, 0.84 to 0.847 and reaches 85% at 50.
+LUCKY = [0.80, 0.86, 0.84, 0.84, 0.86, 0.87]
+# Steady: first and monotone both at iteration 30.
+STEADY = [0.80, 0.83, 0.85, 0.86, 0.87, 0.88]
+
+
+def report(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+
+
+class IsotonicFitTest(unittest.TestCase):
+    def test_pools_violators(self):
+        fit = monotone_tta.isotonic_fit([1, 3, 2, 2, 4])
+        self.assertEqual(fit, [1, 7 / 3, 7 / 3, 7 / 3, 4])
+
+    def test_keeps_a_rising_curve(self):
+        self.assertEqual(monotone_tta.isotonic_fit([0.1, 0.2, 0.3]), [0.1, 0.2, 0.3])
+
+
+class MonotoneTtaTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def folder(self, name):
+        return os.path.join(self.root, name)
+
+    def two_seeds(self):
+        """fixed-0.005 lucky on both seeds (0.1 s per iteration), fixed-0.01
+        steady (0.12 s), a controller steady (0.11 s)."""
+        for seed in (1, 2):
+            write_folder(self.folder(f"fixed-{seed}"), {"fixed-0.005": (fixed(0.005), curve(LUCKY, 0.1)),
+                                                        "fixed-0.01": (fixed(0.01), curve(STEADY, 0.12))}, seed)
+            write_folder(self.folder(f"ctl-{seed}"), {"soonest": (STELLATRAIN, curve(STEADY, 0.11))}, seed)
+        return [self.folder(f"{kind}-{seed}") for kind in ("fixed", "ctl") for seed in (1, 2)]
+
+    def test_readings_and_paired_ratios(self):
+        out = report(*self.two_seeds())
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| fixed-0.005 | 1 | 2.00 s (it 20, 4 after) | 5.00 s (it 50, 1 after) |", out.stdout)
+        self.assertIn("| soonest | 2 | 3.30 s (it 30, 3 after) | 3.30 s (it 30, 3 after) |", out.stdout)
+        # First crossing: fixed-0.005 (2.0 s) is best and the controller 1.65x;
+        # monotone: fixed-0.01 (3.6 s) is best, fixed-0.005 5.0 s, the controller 3.3 s.
+        self.assertIn("| first | fixed-0.005 (2.00 s) | 1.00x (1.00-1.00) | 1.80x (1.80-1.80) | 1.65x (1.65-1.65) |",
+                      out.stdout)
+        self.assertIn("| monotone | fixed-0.01 (3.60 s) | 1.39x (1.39-1.39) | 1.00x (1.00-1.00) | 0.92x (0.92-0.92) |",
+                      out.stdout)
+        self.assertIn("Evaluations up to iteration 60; target 85%.", out.stdout)
+
+    def test_up_to_cuts_every_run(self):
+        out = report(*self.two_seeds(), "--up-to", "30")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # Up to 30, LUCKY fits 0.80, 0.85, 0.85: the monotone fit reaches 85% at 20.
+        self.assertIn("| fixed-0.005 | 1 | 2.00 s (it 20, 1 after) | 2.00 s (it 20, 1 after) |", out.stdout)
+
+    def test_the_common_horizon_is_the_shortest_run(self):
+        write_folder(self.folder("long"), {"fixed-0.005": (fixed(0.005), curve(LUCKY + [0.9, 0.9], 0.1))}, 1)
+        write_folder(self.folder("short"), {"soonest": (STELLATRAIN, curve(STEADY[:4], 0.1))}, 1)
+        out = report(self.folder("long"), self.folder("short"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Evaluations up to iteration 40", out.stdout)
+
+    def test_a_run_in_two_folders_is_refused(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        out = report(self.folder("a"), self.folder("b"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("system soonest seed 1 is in both", out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
+
+    def test_missing_eval_names_the_file(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        os.remove(os.path.join(self.folder("a"), "soonest", "eval.csv"))
+        out = report(self.folder("a"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn(os.path.join("soonest", "eval.csv") + ": not found", out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
+
+    def test_eval_without_samples_names_the_column(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        with open(os.path.join(self.folder("a"), "soonest", "eval.csv"), "w") as f:
+            f.write("time_s,iteration,accuracy\n1,10,0.9\n")
+        out = report(self.folder("a"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("missing column(s) samples", out.stderr)
+
+    def test_noise_is_reproducible_and_the_first_reading_errs_early(self):
+        write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve([0.80, 0.84, 0.849, 0.849, 0.849, 0.849,
+                                                                            0.851, 0.87], 0.1))}, 1)
+        first = report(self.folder("a"), "--noise", "400")
+        again = report(self.folder("a"), "--noise", "400")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertEqual(first.stdout, again.stdout)
+        row = next(line for line in first.stdout.splitlines() if line.startswith("| fixed-0.005 | 1 | median"))
+        first_cell, monotone_cell = row.split(" | ")[2:4]
+        share_before = lambda text: int(text.split("% before")[0].rsplit(", ", 1)[1])  # noqa: E731
+        # A plateau 0.1 points under the target: redraws cross it early on
+        # the first reading far more often than on the monotone one.
+        self.assertGreater(share_before(first_cell), 70)
+        self.assertLess(share_before(monotone_cell), share_before(first_cell))
+
+    def test_bad_noise_count_is_refused(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        out = report(self.folder("a"), "--noise", "0")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("--noise takes a number of replicates >= 1", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
