@@ -96,11 +96,14 @@ for signal in INT TERM; do
 done
 
 echo "== run --systems stellatrain into that folder, SIGTERM: the kept ddp stays in summary.json"
+# The rerun replaces stellatrain's folder; without the earlier one, the
+# manifest and iterations the checks read can only be the rerun's.
+rm -r run-TERM/stellatrain
 "$STELLATRAIN" run two.yaml --systems stellatrain --out run-TERM --quiet > run-keep.log 2>&1 &
 pid=$!
 wait_for_line run-keep.log "ddp: kept from the earlier run" 60 "$pid"
 wait_for_line run-keep.log "\[1/1\]" 60 "$pid"
-sleep 1  # into the rerun's iterations
+wait_for_line run-TERM/stellatrain/iterations.csv "^[0-9]" 60 "$pid"  # into the rerun's iterations
 kill -TERM "$pid"
 rc=0
 timeout 60 tail --pid="$pid" -f /dev/null || fail "run --systems still running 60 s after SIGTERM"
