@@ -19,15 +19,28 @@ It uses the evaluations after the crossing, so a crossing near the end of
 a run rests on fewer of them: the tables say how many follow it.
 
 Runs are (system label, seed) pairs; a pair found in two folders is an
-error naming both. Every run is read up to the same iteration
-(`--up-to`, default the last evaluation common to all runs), so a longer
-run's later evaluations do not steady its fit. Fixed densities are the
+error naming both. The folders may hold different seeds but must pair as
+analysis/paired_systems.py's `--baseline-from` checks (the same model,
+dataset, cluster, batch, network model and scenario parts; each seed the
+same trace offset), or the report is refused naming the field. Every
+run is read up to the same iteration (`--up-to`, default the last
+evaluation common to all runs), so a longer run's later evaluations do
+not steady its fit. Fixed densities are the
 StellaTrain systems with `controller: off`. The best fixed density, per
 reading, is the one with the lowest median TTA over the comparison's
 seeds (every seed some other system ran), among those that ran on all of
 them and reached the target on every one; each other system's TTA is then
 divided by its TTA on the same seed (paired: the same trace stretch, data
 order and initial weights). Markdown on stdout.
+
+`--noise N` shows how far an evaluation's sampling noise alone moves each
+reading: it redraws each run's evaluations N times, taking the monotone
+fit as the true accuracy and adding normal noise of the binomial's spread
+for the evaluation's sample count (eval.csv's `samples`), and gives per
+run and reading the median iteration, its 90% range and the share of
+redraws that read earlier than the fit's own crossing. The fit is a step
+curve, flatter than the truth near its plateaus, so this errs towards
+more noise; the generator's seed is fixed, so the report repeats.
 
     analysis/monotone_tta.py results/paper-tta/resnet18-cpu-warmup-screen-250-fixed \\
         results/paper-tta/resnet18-cpu-warmup-screen-200-soonest --up-to 200
@@ -41,6 +54,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paired_systems  # noqa: E402
 import tta  # noqa: E402
 
 READINGS = ("first", "monotone")
@@ -101,12 +115,29 @@ def read_summary(folder):
     return summary
 
 
+# The folders may hold different seeds; what each seed ran on must agree.
+PAIRED_FIELDS = tuple(f for f in paired_systems.PAIRED_FIELDS if f != "seeds")
+
+
+def check_pairs_with(folder, summary, earlier):
+    """Raises InputError unless the folder's runs pair with each earlier
+    (folder, summary): the same workload, cluster, network and scenario
+    parts (analysis/paired_systems.py), and each seed the same trace offset."""
+    for other_folder, other in earlier:
+        try:
+            paired_systems.check_pairable(folder, summary, other_folder, other, PAIRED_FIELDS)
+        except paired_systems.FolderError as e:
+            raise tta.InputError(str(e)) from None
+
+
 def gather(folders):
     """{(label, seed): run} over the folders; run has folder, dir, fixed
     (a StellaTrain system with the controller off) and density."""
-    runs = {}
+    runs, summaries = {}, []
     for folder in folders:
         summary = read_summary(folder)
+        check_pairs_with(folder, summary, summaries)
+        summaries.append((folder, summary))
         for label, entry in summary["systems"].items():
             if "error" in entry:
                 continue

@@ -147,10 +147,11 @@ PAIRED_FIELDS = ("seeds", "model", "dataset", "nodes", "gpus_per_node", "node_gp
 PAIRED_SCENARIO_KEYS = ("links", "eval", "budget", "dataset", "batch", "clusters", "compute")
 
 
-def check_pairable(folder, summary, other_folder, other):
+def check_pairable(folder, summary, other_folder, other, fields=PAIRED_FIELDS):
     """Raises FolderError naming the first field on which `other` (the
-    baseline's folder) cannot pair with `summary`."""
-    for field in PAIRED_FIELDS:
+    baseline's folder) cannot pair with `summary`: of `fields`, the trace
+    offset of each seed both hold, and scenario.yaml's PAIRED_SCENARIO_KEYS."""
+    for field in fields:
         if summary.get(field) != other.get(field):
             raise FolderError(f"'{field}' is {json.dumps(other.get(field))} in {other_folder} but "
                              f"{json.dumps(summary.get(field))} in {folder}: the runs do not pair")

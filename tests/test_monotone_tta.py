@@ -29,8 +29,9 @@ def fixed(density):
     return dict(STELLATRAIN, controller="off", density=density)
 
 
-def write_folder(folder, systems, seed):
-    """systems: label -> (options, [(iteration, time_s, accuracy)])."""
+def write_folder(folder, systems, seed, offset_s=0.0, **fields):
+    """systems: label -> (options, [(iteration, time_s, accuracy)]); the
+    runs start `offset_s` into the trace; `fields` go into summary.json."""
     os.makedirs(folder, exist_ok=True)
     entries = {}
     for label, (options, evaluations) in systems.items():
@@ -40,9 +41,9 @@ def write_folder(folder, systems, seed):
             for iteration, time_s, accuracy in evaluations:
                 f.write(f"{time_s},{iteration},{accuracy},1.0,2000\n")
         entries[label] = {"system": "stellatrain", "options": options, "tta_s": None, "best_accuracy": 0.9,
-                          "iterations": evaluations[-1][0], "runs": [label]}
+                          "iterations": evaluations[-1][0], "runs": [label], "trace_offset_s": offset_s}
     with open(os.path.join(folder, "summary.json"), "w") as f:
-        json.dump({"scenario": "s", "target_accuracy": 0.85, "seeds": [seed], "systems": entries}, f)
+        json.dump(dict({"scenario": "s", "target_accuracy": 0.85, "seeds": [seed], "systems": entries}, **fields), f)
 
 
 def curve(accuracies, seconds_per_iteration, every=10):
@@ -121,6 +122,19 @@ class MonotoneTtaTest(unittest.TestCase):
         out = report(self.folder("a"), self.folder("b"))
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("system soonest seed 1 is in both", out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
+
+    def test_runs_that_do_not_pair_are_refused(self):
+        write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve(STEADY, 0.1))}, 1, model="resnet18")
+        write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1, model="cnn")
+        out = report(self.folder("a"), self.folder("b"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("'model' is", out.stderr)
+        write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1, offset_s=7.0,
+                     model="resnet18")
+        out = report(self.folder("a"), self.folder("b"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("seed 1: trace offset", out.stderr)
         self.assertNotIn("Traceback", out.stderr)
 
     def test_missing_eval_names_the_file(self):
