@@ -106,12 +106,13 @@ def readings(run, target):
 
 
 def read_summary(folder):
-    """FOLDER/summary.json with the keys this reads: target_accuracy, seeds
-    and systems."""
-    summary = tta.read_summary(str(folder))
-    for key, kind in (("target_accuracy", (int, float)), ("seeds", list), ("systems", dict)):
-        if not isinstance(summary.get(key), kind):
-            raise tta.InputError(f"{folder}/summary.json: '{key}' is missing or not a {kind}")
+    """FOLDER/summary.json, with its systems, seeds and target_accuracy."""
+    try:
+        summary = paired_systems.load(str(folder))
+    except paired_systems.FolderError as e:
+        raise tta.InputError(str(e)) from None
+    if not isinstance(summary.get("target_accuracy"), (int, float)):
+        raise tta.InputError(f"{folder}/summary.json: no 'target_accuracy' number")
     return summary
 
 
