@@ -188,16 +188,25 @@ def ratio_cell(ratios):
     return text + (f", {missed} seed(s) not reached" if missed else "")
 
 
-def print_report(runs, target, up_to):
+def ordered_labels(runs):
+    """The systems' labels: fixed densities first, sparsest first, then the rest by name."""
     kinds = {label: (not run["fixed"], run["density"] if run["fixed"] else 0, label) for (label, _), run in runs.items()}
-    labels = sorted(kinds, key=kinds.get)  # fixed densities first, sparsest first
+    return sorted(kinds, key=kinds.get)
+
+
+def runs_in_order(runs):
+    """(label, seed, run) by ordered_labels, then seed."""
+    order = {label: i for i, label in enumerate(ordered_labels(runs))}
+    return [(label, seed, runs[(label, seed)]) for label, seed in sorted(runs, key=lambda k: (order[k[0]], k[1]))]
+
+
+def print_report(runs, target, up_to):
+    labels = ordered_labels(runs)
     print(f"Evaluations up to iteration {up_to}; target {target:.0%}.\n")
     print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
     print("|---|---|---|---|")
-    for label in labels:
-        for (run_label, seed), run in sorted(runs.items(), key=lambda kv: kv[0][1]):
-            if run_label == label:
-                print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
+    for label, seed, run in runs_in_order(runs):
+        print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
     seeds = sorted({seed for (label, seed), run in runs.items() if not run["fixed"]}) or \
         sorted({seed for _, seed in runs})
     print(f"\nAgainst the best fixed density on seeds {', '.join(map(str, seeds))} (paired by seed; median ratio, range):\n")
@@ -259,7 +268,7 @@ def print_noise(runs, target, replicates):
           "sampling noise only): the iteration each reading gives.\n")
     print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
     print("|---|---|---|---|")
-    for (label, seed), run in sorted(runs.items()):
+    for label, seed, run in runs_in_order(runs):
         fitted = run["readings"]["monotone"]
         crossings = redrawn_crossings(run, target, replicates, rng)
         cells = [describe_crossings(crossings[name], fitted and fitted[0]) for name in READINGS]
