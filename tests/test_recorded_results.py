@@ -2,13 +2,16 @@
 """The recorded GPU runs of docs/results/ (kept because remaking them needs
 a GPU) still give the rows that README.md and docs/paper-tta.md quote:
 analysis/paper_tta_table.py's row for each folder and system is found,
-character for character, in the docs' tables. A change to the analysis, to
-the recorded folders or to the quoted table that makes them disagree
-fails here. Standard library only.
+character for character, in the docs' tables. The recorded CPU screen
+runs (kept because they take hours of a CPU) still give the readings and
+ratios docs/paper-tta-resnet18-cpu.md quotes from analysis/monotone_tta.py.
+A change to the analysis, to the recorded folders or to the quoted table
+that makes them disagree fails here. Standard library only.
 
     python3 tests/test_recorded_results.py [REPO_ROOT]
 """
 import os
+import subprocess
 import sys
 import unittest
 
@@ -18,6 +21,12 @@ import paper_tta_table  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
 LINKS = ("fluct-115", "const-100", "const-500")
+CPU_SCREEN = os.path.join(ROOT, "docs", "results", "paper-tta-cpu-screen")
+# The folders "Reading TTA from a monotone fit" reads, in its command's order.
+CPU_SCREEN_FOLDERS = ("250-fixed", "200-soonest", "250-busy", "250", "seed-2-200-fixed", "seed-2-200-soonest",
+                      "seed-2-200", "seed-3-200-fixed", "seed-3-200-soonest")
+# The systems the doc's tables quote.
+CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
 
 def read(relative):
@@ -63,6 +72,55 @@ class RecordedGpuRuns(unittest.TestCase):
         with self.assertRaises(SystemExit) as caught:
             paper_tta_table.load(recorded("const-1000"))
         self.assertIn("resnet18-h100-const-1000", str(caught.exception))
+
+
+def monotone_report():
+    folders = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f) for f in CPU_SCREEN_FOLDERS]
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise AssertionError(out.stderr)
+    return out.stdout
+
+
+def table_cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+class RecordedCpuScreen(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.report = monotone_report()
+        cls.doc = read(os.path.join("docs", "paper-tta-resnet18-cpu.md"))
+
+    def test_the_doc_quotes_each_run_s_two_readings(self):
+        quoted = 0
+        for line in self.report.splitlines():
+            cells = table_cells(line) if line.startswith("| ") else []
+            if len(cells) == 4 and cells[0] in CPU_SCREEN_QUOTED and cells[1].isdigit():
+                row = f"| `{cells[0]}` | {cells[1]} | {cells[2]} | {cells[3]} |"
+                self.assertIn(row, self.doc, f"docs/paper-tta-resnet18-cpu.md lacks the row {row}")
+                quoted += 1
+        self.assertEqual(quoted, 14)
+
+    def test_the_doc_quotes_the_ratios_to_the_best_fixed_density(self):
+        lines = self.report.splitlines()
+        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
+        for reading, quoted_as in (("first", "first evaluation"), ("monotone", "monotone fit")):
+            cells = table_cells(next(l for l in lines if l.startswith(f"| {reading} |")))
+            doc_row = next((l for l in self.doc.splitlines() if l.startswith(f"| {quoted_as} | `{cells[1].split()[0]}`")),
+                           None)
+            self.assertIsNotNone(doc_row, f"no '{quoted_as}' row with best fixed density {cells[1]}")
+            self.assertIn(cells[1].split()[1], doc_row)  # the best fixed density's median TTA
+            for label in ("fixed-0.01", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005", "fill-85-busy"):
+                self.assertIn(cells[header.index(label)], doc_row, f"{reading}: {label}")
+
+    def test_the_soonest_rule_from_half_a_percent_is_within_1_1x_on_every_seed(self):
+        # What the docs claim from these runs, read from the report itself.
+        lines = self.report.splitlines()
+        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
+        monotone = table_cells(next(l for l in lines if l.startswith("| monotone |")))
+        self.assertEqual(monotone[header.index("soonest-0.1-busy-start-0.005")], "1.07x (1.04-1.08)")
 
 
 if __name__ == "__main__":
