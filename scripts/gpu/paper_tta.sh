@@ -19,12 +19,14 @@
 # on validation data runs the same way (its header has the pick):
 #   LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,fill-85-busy-lr-0.025,fill-85-busy-lr-0.05,fill-85-busy,ddp-lr-0.025,ddp,ddp-lr-0.1 JOBS=18 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 # and the controller that keeps the link busier and the soonest-target
-# rule, at their rate, into the recorded folders beside their runs
+# rule from 0.5% (picked on the CPU's validation runs), at their rate,
+# into the recorded folders beside their runs, then the rule from 5%
 # (docs/paper-tta-resnet18.md, "Keeping the link busy";
-# docs/paper-tta-resnet18-cpu.md, "The best fixed density is 0.5%"; leave
+# docs/paper-tta-resnet18-cpu.md, "Reading TTA from a monotone fit"; leave
 # out iterations.csv and logs/ before committing, as docs/results/README.md
 # says):
-#   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fill-85-busy,soonest-0.1-busy JOBS=6 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
+#   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fill-85-busy,soonest-0.1-busy-start-0.005 JOBS=6 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
+#   RESULTS=docs/results/paper-tta-gpu SYSTEMS=soonest-0.1-busy JOBS=3 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS
