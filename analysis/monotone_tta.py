@@ -31,7 +31,9 @@ reading, is the one with the lowest median TTA over the comparison's
 seeds (every seed some other system ran), among those that ran on all of
 them and reached the target on every one; each other system's TTA is then
 divided by its TTA on the same seed (paired: the same trace stretch, data
-order and initial weights). Markdown on stdout.
+order and initial weights), and the median of those ratios taken with a
+seed that missed the target counting as slower than any that reached it,
+as summary.json counts it. Markdown on stdout.
 
 `--noise N` shows how far an evaluation's sampling noise alone moves each
 reading: it redraws each run's evaluations N times, taking the monotone
@@ -40,7 +42,14 @@ for the evaluation's sample count (eval.csv's `samples`), and gives per
 run and reading the median iteration, its 90% range and the share of
 redraws that read earlier than the fit's own crossing. The fit is a step
 curve, flatter than the truth near its plateaus, so this errs towards
-more noise; the generator's seed is fixed, so the report repeats.
+more noise. Each run's generator is seeded by its system and seed, so
+the report repeats and a run's redraws do not depend on the other
+folders read.
+
+A crossing near the end of the runs read is its first crossing whatever
+the reading, since no later evaluation can pool with it; more
+evaluations could only move a monotone reading later. Read with a
+horizon well past every crossing (`--up-to`, longer runs), or say so.
 
     analysis/monotone_tta.py results/paper-tta/resnet18-cpu-warmup-screen-250-fixed \\
         results/paper-tta/resnet18-cpu-warmup-screen-200-soonest --up-to 200
@@ -58,6 +67,9 @@ import paired_systems  # noqa: E402
 import tta  # noqa: E402
 
 READINGS = ("first", "monotone")
+RUN_TABLE_HEAD = ("| system | seed | first evaluation reaching the target | monotone fit reaching it |\n"
+                  "|---|---|---|---|")
+MISSED = math.inf  # a run that misses the target: slower than any that reaches it, as summary.json counts it
 
 
 def isotonic_fit(values):
@@ -81,28 +93,13 @@ def first_reaching(accuracies, target):
     return next((i for i, a in enumerate(accuracies) if a >= target), None)
 
 
-def read_run(run_dir, up_to):
-    """A run's evaluations up to iteration `up_to` (all when None):
-    (iterations, times, accuracies, samples per evaluation)."""
-    path = os.path.join(str(run_dir), "eval.csv")
-    columns = tta.read_columns(path, (*tta.EVAL_COLUMNS, "samples"))
-    keep = [i for i, it in enumerate(columns["iteration"]) if up_to is None or it <= up_to]
-    if not keep:
-        raise tta.InputError(f"{path}: no evaluation at or before iteration {up_to}")
-    if any(columns["samples"][i] < 1 for i in keep):
-        raise tta.InputError(f"{path}: an evaluation with no samples")
-    return ([int(columns["iteration"][i]) for i in keep], [columns["time_s"][i] for i in keep],
-            [columns["accuracy"][i] for i in keep], [columns["samples"][i] for i in keep])
+def median_counting_misses(values):
+    """The median of `values`, a None (a miss) counting as slower than any
+    number: MISSED when half or more missed."""
+    return statistics.median(MISSED if v is None else v for v in values)
 
 
-def readings(run, target):
-    """{reading: (iteration, time_s, evaluations after it) or None}."""
-    iterations, times, accuracies, _ = run["evaluations"]
-    out = {}
-    for name, curve in (("first", accuracies), ("monotone", isotonic_fit(accuracies))):
-        i = first_reaching(curve, target)
-        out[name] = None if i is None else (iterations[i], times[i], len(curve) - 1 - i)
-    return out
+# --- Reading the folders ----------------------------------------------------------
 
 
 def read_summary(folder):
@@ -111,13 +108,24 @@ def read_summary(folder):
         summary = paired_systems.load(str(folder))
     except paired_systems.FolderError as e:
         raise tta.InputError(str(e)) from None
-    if not isinstance(summary.get("target_accuracy"), (int, float)):
-        raise tta.InputError(f"{folder}/summary.json: no 'target_accuracy' number")
+    where = f"{folder}/summary.json"
+    if not summary["seeds"]:
+        raise tta.InputError(f"{where}: 'seeds' is empty")
+    check_target(summary.get("target_accuracy"), f"{where}: 'target_accuracy'")
+    for label, entry in summary["systems"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("options", {}), dict):
+            raise tta.InputError(f"{where}: system {label} is not an object with an 'options' object")
     return summary
 
 
+def check_target(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise tta.InputError(f"{what} is {value!r}: an accuracy in (0, 1] is needed")
+    return value
+
+
 # The folders may hold different seeds; what each seed ran on must agree.
-PAIRED_FIELDS = tuple(f for f in paired_systems.PAIRED_FIELDS if f != "seeds")
+PAIRED_ACROSS_SEEDS = tuple(f for f in paired_systems.PAIRED_FIELDS if f != "seeds")
 
 
 def check_pairs_with(folder, summary, earlier):
@@ -126,14 +134,19 @@ def check_pairs_with(folder, summary, earlier):
     parts (analysis/paired_systems.py), and each seed the same trace offset."""
     for other_folder, other in earlier:
         try:
-            paired_systems.check_pairable(folder, summary, other_folder, other, PAIRED_FIELDS)
+            paired_systems.check_pairable(folder, summary, other_folder, other, PAIRED_ACROSS_SEEDS)
         except paired_systems.FolderError as e:
             raise tta.InputError(str(e)) from None
 
 
+def is_fixed_density(options):
+    """A StellaTrain system (it has a compressor) with the controller off."""
+    return options.get("controller") == "off" and "density" in options and "compressor" in options
+
+
 def gather(folders):
-    """{(label, seed): run} over the folders; run has folder, dir, fixed
-    (a StellaTrain system with the controller off) and density."""
+    """{(label, seed): run} over the folders; run has folder, dir, fixed,
+    density and evaluations (read_evaluations)."""
     runs, summaries = {}, []
     for folder in folders:
         summary = read_summary(folder)
@@ -143,22 +156,53 @@ def gather(folders):
             if "error" in entry:
                 continue
             options = entry.get("options", {})
-            fixed = options.get("controller") == "off" and "density" in options and "compressor" in options
             for seed_run in tta.seed_runs(summary, label):
-                key = (label, int(seed_run["seed"]))
-                if key in runs:
-                    raise tta.InputError(f"system {label} seed {key[1]} is in both {runs[key]['folder']} and "
-                                         f"{folder}: keep one (pass the folders that hold each run once)")
-                runs[key] = {"folder": folder, "dir": Path(folder) / seed_run["run"], "fixed": fixed,
-                             "density": options.get("density")}
+                seed = seed_run.get("seed")
+                if isinstance(seed, bool) or not isinstance(seed, int) or not isinstance(seed_run.get("run"), str):
+                    raise tta.InputError(f"{folder}/summary.json: system {label}: a run without an integer 'seed' "
+                                         "and a 'run' folder")
+                if (label, seed) in runs:
+                    raise tta.InputError(f"system {label} seed {seed} is in both {runs[(label, seed)]['folder']} "
+                                         f"and {folder}: keep one (pass the folders that hold each run once)")
+                run_dir = Path(folder) / seed_run["run"]
+                runs[(label, seed)] = {"folder": folder, "fixed": is_fixed_density(options),
+                                       "density": options.get("density"), "evaluations": read_evaluations(run_dir)}
     if not runs:
         raise tta.InputError("no runs in " + ", ".join(str(f) for f in folders))
     return runs
 
 
-def common_horizon(runs):
-    """The last iteration every run has evaluated."""
-    return min(tta.read_eval(str(run["dir"]))["iteration"][-1] for run in runs.values())
+def read_evaluations(run_dir):
+    """A run's eval.csv: (iterations, times, accuracies, samples per evaluation)."""
+    path = os.path.join(str(run_dir), "eval.csv")
+    columns = tta.read_columns(path, (*tta.EVAL_COLUMNS, "samples"))
+    iterations = [int(i) for i in columns["iteration"]]
+    if not iterations:
+        raise tta.InputError(f"{path}: no evaluation rows")
+    if any(b <= a for a, b in zip(iterations, iterations[1:])):
+        raise tta.InputError(f"{path}: the iterations do not rise from row to row")
+    if any(n < 1 for n in columns["samples"]):
+        raise tta.InputError(f"{path}: an evaluation with no samples")
+    return iterations, columns["time_s"], columns["accuracy"], columns["samples"]
+
+
+def up_to(evaluations, last_iteration):
+    """The evaluations at or before `last_iteration` (None when there are none)."""
+    keep = sum(1 for it in evaluations[0] if it <= last_iteration)
+    return tuple(column[:keep] for column in evaluations) if keep else None
+
+
+# --- The two readings ---------------------------------------------------------------
+
+
+def readings(evaluations, target):
+    """{reading: (iteration, time_s, evaluations after it) or None}."""
+    iterations, times, accuracies, _ = evaluations
+    out = {}
+    for name, curve in (("first", accuracies), ("monotone", isotonic_fit(accuracies))):
+        i = first_reaching(curve, target)
+        out[name] = None if i is None else (iterations[i], times[i], len(curve) - 1 - i)
+    return out
 
 
 def best_fixed(runs, seeds, reading):
@@ -167,25 +211,44 @@ def best_fixed(runs, seeds, reading):
     label, or None."""
     medians = {}
     for label in sorted({label for (label, _), run in runs.items() if run["fixed"]}):
-        values = [runs.get((label, seed), {}).get("readings", {}).get(reading) for seed in seeds]
+        values = [runs[(label, seed)]["readings"][reading] if (label, seed) in runs else None for seed in seeds]
         if all(v is not None for v in values):
             medians[label] = statistics.median(v[1] for v in values)
     return min(medians, key=medians.get) if medians else None
 
 
-def cell(reading):
-    return "not reached" if reading is None else f"{reading[1]:.2f} s (it {reading[0]}, {reading[2]} after)"
+def paired_ratios(runs, label, best, seeds, reading):
+    """The system's TTA over the best fixed density's, seed by seed, over
+    the seeds both ran (None: the system missed the target)."""
+    ratios = []
+    for seed in seeds:
+        if (label, seed) not in runs:
+            continue
+        own, base = runs[(label, seed)]["readings"][reading], runs[(best, seed)]["readings"][reading]
+        ratios.append(None if own is None else own[1] / base[1] if base[1] > 0 else math.nan)
+    return ratios
+
+
+def ratio_text(value, unit="x"):
+    return "not reached" if value == MISSED else f"{value:.2f}{unit}"
 
 
 def ratio_cell(ratios):
-    reached = [r for r in ratios if r is not None]
-    if not reached:
-        return "not reached"
-    text = f"{statistics.median(reached):.2f}x"
-    if len(reached) > 1:
-        text += f" ({min(reached):.2f}-{max(reached):.2f})"
-    missed = len(ratios) - len(reached)
-    return text + (f", {missed} seed(s) not reached" if missed else "")
+    """The median ratio (a miss counting as slowest) and the range over seeds."""
+    if not ratios:
+        return "not run"
+    if any(r is not None and math.isnan(r) for r in ratios):
+        return "- (the best fixed density reached the target at 0 s)"
+    values = sorted(MISSED if r is None else r for r in ratios)
+    text = ratio_text(statistics.median(values))
+    if len(values) > 1:
+        text += f" ({ratio_text(values[0], '')}-{ratio_text(values[-1], '')})"
+    missed = sum(r is None for r in ratios)
+    return text + (f", {missed} of {len(ratios)} seeds not reached" if missed else "")
+
+
+def cell(reading):
+    return "not reached" if reading is None else f"{reading[1]:.2f} s (it {reading[0]}, {reading[2]} after)"
 
 
 def ordered_labels(runs):
@@ -200,43 +263,38 @@ def runs_in_order(runs):
     return [(label, seed, runs[(label, seed)]) for label, seed in sorted(runs, key=lambda k: (order[k[0]], k[1]))]
 
 
-def print_report(runs, target, up_to):
+def print_report(runs, target, last_iteration):
     labels = ordered_labels(runs)
-    print(f"Evaluations up to iteration {up_to}; target {target:.0%}.\n")
-    print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
-    print("|---|---|---|---|")
+    print(f"Evaluations up to iteration {last_iteration}; target {target:.0%}.\n")
+    print(RUN_TABLE_HEAD)
     for label, seed, run in runs_in_order(runs):
         print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
     seeds = sorted({seed for (label, seed), run in runs.items() if not run["fixed"]}) or \
         sorted({seed for _, seed in runs})
-    print(f"\nAgainst the best fixed density on seeds {', '.join(map(str, seeds))} (paired by seed; median ratio, range):\n")
+    print(f"\nAgainst the best fixed density on seeds {', '.join(map(str, seeds))} (paired by seed; median ratio, "
+          "a miss counting as slowest, and range):\n")
     print("| reading | best fixed density (median TTA) | " + " | ".join(labels) + " |")
     print("|---" * (len(labels) + 2) + "|")
     for reading in READINGS:
         best = best_fixed(runs, seeds, reading)
         if best is None:
-            print(f"| {reading} | none reached the target on every seed | " + " | ".join("-" for _ in labels) + " |")
+            print(f"| {reading} | no fixed density ran and reached the target on every one of these seeds | " +
+                  " | ".join("-" for _ in labels) + " |")
             continue
         best_median = statistics.median(runs[(best, s)]["readings"][reading][1] for s in seeds)
-        cells = []
-        for label in labels:
-            ratios = []
-            for seed in seeds:
-                run = runs.get((label, seed))
-                if run is None:
-                    continue
-                own = run["readings"][reading]
-                ratios.append(None if own is None else own[1] / runs[(best, seed)]["readings"][reading][1])
-            cells.append(ratio_cell(ratios) if ratios else "not run")
+        cells = [ratio_cell(paired_ratios(runs, label, best, seeds, reading)) for label in labels]
         print(f"| {reading} | {best} ({best_median:.2f} s) | " + " | ".join(cells) + " |")
 
 
-def redrawn_crossings(run, target, replicates, rng):
+# --- How far sampling noise moves each reading -----------------------------------------
+
+
+def redrawn_crossings(evaluations, target, replicates, rng):
     """Per reading, the iterations at which `replicates` redraws of the
-    run's evaluations reach the target (None: not reached). Each redraw
-    takes the monotone fit as the true accuracy and adds an evaluation's
-    sampling noise, normal with the binomial's spread for its sample count."""
-    iterations, _, accuracies, samples = run["evaluations"]
+    evaluations reach the target (None: not reached). Each redraw takes the
+    monotone fit as the true accuracy and adds an evaluation's sampling
+    noise, normal with the binomial's spread for its sample count."""
+    iterations, _, accuracies, samples = evaluations
     truth = isotonic_fit(accuracies)
     spread = [math.sqrt(max(p * (1 - p), 0.0) / n) for p, n in zip(truth, samples)]
     out = {name: [] for name in READINGS}
@@ -249,28 +307,31 @@ def redrawn_crossings(run, target, replicates, rng):
 
 
 def describe_crossings(values, fitted):
-    reached = sorted(v for v in values if v is not None)
-    if not reached:
-        return "never"
-    low, high = reached[int(0.05 * (len(reached) - 1))], reached[int(0.95 * (len(reached) - 1))]
-    text = f"median {statistics.median(reached):g}, 90% {low}-{high}"
+    """Median and 90% range of the redraws' crossings (a miss counting as
+    slowest, shown as never), the share of all redraws before the fit's
+    own crossing, and how many never reached."""
+    ordered = sorted(MISSED if v is None else v for v in values)
+    shown = lambda v: "never" if v == MISSED else f"{v:g}"  # noqa: E731
+    low, high = ordered[int(0.05 * (len(ordered) - 1))], ordered[int(0.95 * (len(ordered) - 1))]
+    text = f"median {shown(statistics.median(ordered))}, 90% {shown(low)}-{shown(high)}"
     if fitted is not None:
-        text += f", {sum(v < fitted for v in reached) / len(values):.0%} before the fit's {fitted}"
-    missed = len(values) - len(reached)
+        text += f", {sum(v < fitted for v in ordered) / len(ordered):.0%} before the fit's {fitted}"
+    missed = sum(v is None for v in values)
     return text + (f", {missed} of {len(values)} never" if missed else "")
 
 
 def print_noise(runs, target, replicates):
     """How far one evaluation's sampling noise moves each reading: the runs'
     evaluations redrawn `replicates` times about their monotone fit."""
-    rng = random.Random(1)  # fixed: the report is the same on every call
     print(f"\nEach run's evaluations redrawn {replicates} times about its monotone fit (the evaluation's "
           "sampling noise only): the iteration each reading gives.\n")
-    print("| system | seed | first evaluation reaching the target | monotone fit reaching it |")
-    print("|---|---|---|---|")
+    print(RUN_TABLE_HEAD)
     for label, seed, run in runs_in_order(runs):
+        # One generator per run, seeded by its name: a run's redraws do not
+        # depend on which other folders are read, or in what order.
+        rng = random.Random(f"{label}/{seed}")
         fitted = run["readings"]["monotone"]
-        crossings = redrawn_crossings(run, target, replicates, rng)
+        crossings = redrawn_crossings(run["evaluations"], target, replicates, rng)
         cells = [describe_crossings(crossings[name], fitted and fitted[0]) for name in READINGS]
         print(f"| {label} | {seed} | " + " | ".join(cells) + " |")
 
@@ -288,13 +349,16 @@ def main(argv):
         parser.error("--noise takes a number of replicates >= 1")
     try:
         folders = [Path(f) for f in args.folders]
-        target = args.target if args.target is not None else read_summary(folders[0])["target_accuracy"]
+        target = check_target(args.target, "--target") if args.target is not None else \
+            read_summary(folders[0])["target_accuracy"]
         runs = gather(folders)
-        up_to = args.up_to if args.up_to is not None else int(common_horizon(runs))
-        for run in runs.values():
-            run["evaluations"] = read_run(run["dir"], up_to)
-            run["readings"] = readings(run, target)
-        print_report(runs, target, up_to)
+        last = args.up_to if args.up_to is not None else min(run["evaluations"][0][-1] for run in runs.values())
+        for (label, seed), run in runs.items():
+            run["evaluations"] = up_to(run["evaluations"], last)
+            if run["evaluations"] is None:
+                raise tta.InputError(f"system {label} seed {seed}: no evaluation at or before iteration {last}")
+            run["readings"] = readings(run["evaluations"], target)
+        print_report(runs, target, last)
         if args.noise:
             print_noise(runs, target, args.noise)
     except tta.InputError as e:

@@ -6,9 +6,11 @@ Builds results folders in a temporary directory: a lone high evaluation
 before the curve reaches the target moves the first reading and not the
 monotone one; the best fixed density and each system's paired ratio
 follow the reading; `--up-to` cuts the longer run; a (system, seed) in
-two folders, a missing eval.csv and an eval.csv without samples are clear
-errors; `--noise` redraws are reproducible and the first reading errs
-early. Standard library only.
+two folders, runs that do not pair, malformed summaries, a target outside
+(0, 1], evaluations out of order, a missing eval.csv and one without
+samples are clear errors; a missed seed counts as slowest; a fixed density
+that lacks a seed is no candidate; `--noise` redraws are reproducible and
+the first reading errs early. Standard library only.
 """
 import json
 import os
@@ -81,27 +83,57 @@ class MonotoneTtaTest(unittest.TestCase):
     def folder(self, name):
         return os.path.join(self.root, name)
 
-    def two_seeds(self):
+    def two_seeds(self, controller_seed_2=STEADY):
         """fixed-0.005 lucky on both seeds (0.1 s per iteration), fixed-0.01
-        steady (0.12 s), a controller steady (0.11 s)."""
+        steady (0.12 s), a controller steady (0.11 s; on seed 2 the given
+        curve) and half again slower per iteration on seed 2, so that a
+        ratio paired with the wrong seed shows."""
         for seed in (1, 2):
             write_folder(self.folder(f"fixed-{seed}"), {"fixed-0.005": (fixed(0.005), curve(LUCKY, 0.1)),
                                                         "fixed-0.01": (fixed(0.01), curve(STEADY, 0.12))}, seed)
-            write_folder(self.folder(f"ctl-{seed}"), {"soonest": (STELLATRAIN, curve(STEADY, 0.11))}, seed)
+            controller = curve(STEADY, 0.11) if seed == 1 else curve(controller_seed_2, 0.165)
+            write_folder(self.folder(f"ctl-{seed}"), {"soonest": (STELLATRAIN, controller)}, seed)
         return [self.folder(f"{kind}-{seed}") for kind in ("fixed", "ctl") for seed in (1, 2)]
 
     def test_readings_and_paired_ratios(self):
         out = report(*self.two_seeds())
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("| fixed-0.005 | 1 | 2.00 s (it 20, 4 after) | 5.00 s (it 50, 1 after) |", out.stdout)
-        self.assertIn("| soonest | 2 | 3.30 s (it 30, 3 after) | 3.30 s (it 30, 3 after) |", out.stdout)
-        # First crossing: fixed-0.005 (2.0 s) is best and the controller 1.65x;
-        # monotone: fixed-0.01 (3.6 s) is best, fixed-0.005 5.0 s, the controller 3.3 s.
-        self.assertIn("| first | fixed-0.005 (2.00 s) | 1.00x (1.00-1.00) | 1.80x (1.80-1.80) | 1.65x (1.65-1.65) |",
+        self.assertIn("| soonest | 2 | 4.95 s (it 30, 3 after) | 4.95 s (it 30, 3 after) |", out.stdout)
+        # First crossing: fixed-0.005 (2.0 s) is best and the controller
+        # 1.65x on seed 1, 2.475x on seed 2; monotone: fixed-0.01 (3.6 s) is
+        # best, fixed-0.005 5.0 s, the controller 3.3 s and 4.95 s.
+        self.assertIn("| first | fixed-0.005 (2.00 s) | 1.00x (1.00-1.00) | 1.80x (1.80-1.80) | 2.06x (1.65-2.48) |",
                       out.stdout)
-        self.assertIn("| monotone | fixed-0.01 (3.60 s) | 1.39x (1.39-1.39) | 1.00x (1.00-1.00) | 0.92x (0.92-0.92) |",
+        self.assertIn("| monotone | fixed-0.01 (3.60 s) | 1.39x (1.39-1.39) | 1.00x (1.00-1.00) | 1.15x (0.92-1.38) |",
                       out.stdout)
         self.assertIn("Evaluations up to iteration 60; target 85%.", out.stdout)
+
+    def test_a_missed_seed_counts_as_slowest(self):
+        out = report(*self.two_seeds(controller_seed_2=[0.8] * 6))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # Two seeds, one missed: the median is the mean of 1.65 and "slower
+        # than any": not reached, and the range says so.
+        self.assertIn("| soonest | 2 | not reached | not reached |", out.stdout)
+        self.assertIn("| not reached (1.65-not reached), 1 of 2 seeds not reached |", out.stdout)
+
+    def test_a_fixed_density_without_every_seed_is_not_a_candidate(self):
+        folders = self.two_seeds()
+        write_folder(self.folder("fixed-3"), {"fixed-0.01": (fixed(0.01), curve(STEADY, 0.12))}, 3)
+        write_folder(self.folder("ctl-3"), {"soonest": (STELLATRAIN, curve(STEADY, 0.12))}, 3)
+        out = report(*folders, self.folder("fixed-3"), self.folder("ctl-3"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # fixed-0.005 lacks seed 3: by the first reading fixed-0.01 is best now.
+        self.assertIn("| first | fixed-0.01 (3.60 s) |", out.stdout)
+        self.assertIn("on seeds 1, 2, 3", out.stdout)
+
+    def test_no_candidate_is_said(self):
+        write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve([0.8] * 6, 0.1)),
+                                        "soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        out = report(self.folder("a"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| first | no fixed density ran and reached the target on every one of these seeds |",
+                      out.stdout)
 
     def test_up_to_cuts_every_run(self):
         out = report(*self.two_seeds(), "--up-to", "30")
@@ -145,6 +177,38 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn(os.path.join("soonest", "eval.csv") + ": not found", out.stderr)
         self.assertNotIn("Traceback", out.stderr)
 
+    def test_malformed_summaries_are_named(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        path = os.path.join(self.folder("a"), "summary.json")
+        with open(path) as f:
+            good = json.load(f)
+        for broken, message in (({"systems": {"soonest": "x"}}, "system soonest is not an object"),
+                                ({"seeds": []}, "'seeds' is empty"),
+                                ({"target_accuracy": True}, "'target_accuracy' is True"),
+                                ({"systems": {"soonest": {"options": {}, "per_seed": [{"seed": 1}]}}},
+                                 "a run without an integer 'seed' and a 'run' folder")):
+            with open(path, "w") as f:
+                json.dump(dict(good, **broken), f)
+            out = report(self.folder("a"))
+            self.assertNotEqual(out.returncode, 0, broken)
+            self.assertIn(message, out.stderr)
+            self.assertIn("summary.json", out.stderr)
+            self.assertNotIn("Traceback", out.stderr)
+
+    def test_a_target_outside_0_1_is_refused(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        out = report(self.folder("a"), "--target", "85")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("--target is 85.0: an accuracy in (0, 1] is needed", out.stderr)
+
+    def test_evaluations_out_of_order_are_refused(self):
+        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        with open(os.path.join(self.folder("a"), "soonest", "eval.csv"), "w") as f:
+            f.write("time_s,iteration,accuracy,loss,samples\n2,20,0.9,1,2000\n1,10,0.8,1,2000\n")
+        out = report(self.folder("a"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("eval.csv: the iterations do not rise from row to row", out.stderr)
+
     def test_eval_without_samples_names_the_column(self):
         write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
         with open(os.path.join(self.folder("a"), "soonest", "eval.csv"), "w") as f:
@@ -152,6 +216,7 @@ class MonotoneTtaTest(unittest.TestCase):
         out = report(self.folder("a"))
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("missing column(s) samples", out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
 
     def test_noise_is_reproducible_and_the_first_reading_errs_early(self):
         write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve([0.80, 0.84, 0.849, 0.849, 0.849, 0.849,
