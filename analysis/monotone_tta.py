@@ -25,8 +25,8 @@ dataset, cluster, batch, network model and scenario parts; each seed the
 same trace offset), or the report is refused naming the field. Every
 run is read up to the same iteration (`--up-to`, default the last
 evaluation common to all runs), so a longer run's later evaluations do
-not steady its fit. Fixed densities are the
-StellaTrain systems with `controller: off`. The best fixed density, per
+not steady its fit. Fixed densities are the StellaTrain systems (those
+with a compressor) with `controller: off`. The best fixed density, per
 reading, is the one with the lowest median TTA over the comparison's
 seeds (every seed some other system ran), among those that ran on all of
 them and reached the target on every one; each other system's TTA is then
@@ -46,10 +46,10 @@ more noise. Each run's generator is seeded by its system and seed, so
 the report repeats and a run's redraws do not depend on the other
 folders read.
 
-A crossing near the end of the runs read is its first crossing whatever
-the reading, since no later evaluation can pool with it; more
-evaluations could only move a monotone reading later. Read with a
-horizon well past every crossing (`--up-to`, longer runs), or say so.
+A crossing near the end of the runs read rests on the few evaluations
+after it: the fit can move it later only by pooling with those, and more
+evaluations could only move it later still. Read with a horizon well
+past every crossing (`--up-to`, longer runs), or say so.
 
     analysis/monotone_tta.py results/paper-tta/resnet18-cpu-warmup-screen-250-fixed \\
         results/paper-tta/resnet18-cpu-warmup-screen-200-soonest --up-to 200
