@@ -25,6 +25,10 @@ CPU_SCREEN = os.path.join(ROOT, "docs", "results", "paper-tta-cpu-screen")
 # The folders "Reading TTA from a monotone fit" reads, in its command's order.
 CPU_SCREEN_FOLDERS = ("250-fixed", "200-soonest", "250-busy", "250", "seed-2-200-fixed", "seed-2-200-soonest",
                       "seed-2-200", "seed-3-200-fixed", "seed-3-200-soonest")
+# The fourth seed, run to 250 iterations, and the folders its four-seed ratio reads.
+CPU_SCREEN_SEED_4 = ("seed-4-250-fixed", "seed-4-250-soonest")
+CPU_SCREEN_FOUR_SEEDS = ("250-fixed", "200-soonest", "seed-2-200-fixed", "seed-2-200-soonest", "seed-3-200-fixed",
+                         "seed-3-200-soonest", *CPU_SCREEN_SEED_4)
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
@@ -74,8 +78,8 @@ class RecordedGpuRuns(unittest.TestCase):
         self.assertIn("resnet18-h100-const-1000", str(caught.exception))
 
 
-def monotone_report(*extra):
-    folders = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f) for f in CPU_SCREEN_FOLDERS]
+def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
+    folders = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f) for f in folders]
     out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders, *extra],
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -116,7 +120,7 @@ class RecordedCpuScreen(unittest.TestCase):
         cls.report = monotone_report("--noise", "1000")
         cls.readings, cls.noise = cls.report.split("Each run's evaluations redrawn")
         cls.doc = read(os.path.join("docs", "paper-tta-resnet18-cpu.md"))
-        section = cls.doc[cls.doc.index("## Reading TTA from a monotone fit"):]
+        section = cls.doc[cls.doc.index("## Reading TTA from a monotone fit"):cls.doc.index("### A fourth seed")]
         cls.doc_readings, cls.doc_noise = section.split("The evaluations redrawn 1000 times")
 
     def test_the_doc_quotes_each_run_s_two_readings(self):
@@ -143,6 +147,19 @@ class RecordedCpuScreen(unittest.TestCase):
             for column, label in enumerate(doc_header[2:], start=2):
                 label = label.split()[0].strip("`")
                 self.assertEqual(doc_cells[column], cells[header.index(label)], f"{reading}: {label}")
+
+    def test_the_doc_quotes_the_fourth_seed(self):
+        section = self.doc[self.doc.index("### A fourth seed"):]
+        report = monotone_report("--up-to", "250", folders=CPU_SCREEN_SEED_4)
+        self.assertEqual(run_rows(section), run_rows(report))
+        self.assertEqual(len(run_rows(report)), 2)
+        lines = monotone_report(folders=CPU_SCREEN_FOUR_SEEDS).splitlines()
+        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
+        for reading, quoted_as in (("first", "first evaluation"), ("monotone", "monotone fit")):
+            cells = table_cells(next(l for l in lines if l.startswith(f"| {reading} |")))
+            best, median = cells[1].split(" ", 1)
+            quoted = f"| {quoted_as} | `{best}` {median} | {cells[header.index('soonest-0.1-busy-start-0.005')]} |"
+            self.assertIn(quoted, section)
 
     def test_the_summaries_quote_the_rule_s_ratios(self):
         lines = self.readings.splitlines()
