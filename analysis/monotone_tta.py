@@ -69,7 +69,7 @@ import tta  # noqa: E402
 READINGS = ("first", "monotone")
 RUN_TABLE_HEAD = ("| system | seed | first evaluation reaching the target | monotone fit reaching it |\n"
                   "|---|---|---|---|")
-MISSED = math.inf  # a run that misses the target: slower than any that reaches it, as summary.json counts it
+MISSED = math.inf  # a run that misses the target, sorted after every run that reaches it
 
 
 def isotonic_fit(values):
@@ -91,12 +91,6 @@ def isotonic_fit(values):
 def first_reaching(accuracies, target):
     """Index of the first accuracy at or above target, or None."""
     return next((i for i, a in enumerate(accuracies) if a >= target), None)
-
-
-def median_counting_misses(values):
-    """The median of `values`, a None (a miss) counting as slower than any
-    number: MISSED when half or more missed."""
-    return statistics.median(MISSED if v is None else v for v in values)
 
 
 # --- Reading the folders ----------------------------------------------------------
@@ -145,8 +139,9 @@ def is_fixed_density(options):
 
 
 def gather(folders):
-    """{(label, seed): run} over the folders; run has folder, dir, fixed,
-    density and evaluations (read_evaluations)."""
+    """{(label, seed): run} over the folders (run has folder, fixed,
+    density and evaluations: read_evaluations), and the folders'
+    (folder, summary) pairs."""
     runs, summaries = {}, []
     for folder in folders:
         summary = read_summary(folder)
@@ -169,7 +164,7 @@ def gather(folders):
                                        "density": options.get("density"), "evaluations": read_evaluations(run_dir)}
     if not runs:
         raise tta.InputError("no runs in " + ", ".join(str(f) for f in folders))
-    return runs
+    return runs, summaries
 
 
 def read_evaluations(run_dir):
@@ -230,18 +225,19 @@ def paired_ratios(runs, label, best, seeds, reading):
 
 
 def ratio_text(value, unit="x"):
-    return "not reached" if value == MISSED else f"{value:.2f}{unit}"
+    return "not reached" if value is None or value == MISSED else f"{value:.2f}{unit}"
 
 
 def ratio_cell(ratios):
-    """The median ratio (a miss counting as slowest) and the range over seeds."""
+    """The median ratio (a miss counting as slowest, as summary.json takes
+    its medians: paired_systems.median_reached) and the range over seeds."""
     if not ratios:
         return "not run"
     if any(r is not None and math.isnan(r) for r in ratios):
         return "- (the best fixed density reached the target at 0 s)"
-    values = sorted(MISSED if r is None else r for r in ratios)
-    text = ratio_text(statistics.median(values))
-    if len(values) > 1:
+    text = ratio_text(paired_systems.median_reached(ratios))
+    if len(ratios) > 1:
+        values = sorted(MISSED if r is None else r for r in ratios)
         text += f" ({ratio_text(values[0], '')}-{ratio_text(values[-1], '')})"
     missed = sum(r is None for r in ratios)
     return text + (f", {missed} of {len(ratios)} seeds not reached" if missed else "")
@@ -311,9 +307,9 @@ def describe_crossings(values, fitted):
     slowest, shown as never), the share of all redraws before the fit's
     own crossing, and how many never reached."""
     ordered = sorted(MISSED if v is None else v for v in values)
-    shown = lambda v: "never" if v == MISSED else f"{v:g}"  # noqa: E731
+    shown = lambda v: "never" if v is None or v == MISSED else f"{v:g}"  # noqa: E731
     low, high = ordered[int(0.05 * (len(ordered) - 1))], ordered[int(0.95 * (len(ordered) - 1))]
-    text = f"median {shown(statistics.median(ordered))}, 90% {shown(low)}-{shown(high)}"
+    text = f"median {shown(paired_systems.median_reached(values))}, 90% {shown(low)}-{shown(high)}"
     if fitted is not None:
         text += f", {sum(v < fitted for v in ordered) / len(ordered):.0%} before the fit's {fitted}"
     missed = sum(v is None for v in values)
@@ -348,10 +344,10 @@ def main(argv):
     if args.noise is not None and args.noise < 1:
         parser.error("--noise takes a number of replicates >= 1")
     try:
-        folders = [Path(f) for f in args.folders]
-        target = check_target(args.target, "--target") if args.target is not None else \
-            read_summary(folders[0])["target_accuracy"]
-        runs = gather(folders)
+        if args.target is not None:
+            check_target(args.target, "--target")
+        runs, summaries = gather([Path(f) for f in args.folders])
+        target = args.target if args.target is not None else summaries[0][1]["target_accuracy"]
         last = args.up_to if args.up_to is not None else min(run["evaluations"][0][-1] for run in runs.values())
         for (label, seed), run in runs.items():
             run["evaluations"] = up_to(run["evaluations"], last)
