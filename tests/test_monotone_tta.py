@@ -83,6 +83,22 @@ class MonotoneTtaTest(unittest.TestCase):
     def folder(self, name):
         return os.path.join(self.root, name)
 
+    def one_run(self, name="a", eval_text=None):
+        """A folder with one steady controller run (seed 1); `eval_text`
+        replaces its eval.csv. Returns the folder."""
+        write_folder(self.folder(name), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
+        if eval_text is not None:
+            with open(os.path.join(self.folder(name), "soonest", "eval.csv"), "w") as f:
+                f.write(eval_text)
+        return self.folder(name)
+
+    def refused(self, *args):
+        """The report's stderr, after checking that it failed without a traceback."""
+        out = report(*args)
+        self.assertNotEqual(out.returncode, 0, out.stdout)
+        self.assertNotIn("Traceback", out.stderr)
+        return out.stderr
+
     def two_seeds(self, controller_seed_2=STEADY):
         """fixed-0.005 lucky on both seeds (0.1 s per iteration), fixed-0.01
         steady (0.12 s), a controller steady (0.11 s; on seed 2 the given
@@ -149,37 +165,23 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn("Evaluations up to iteration 40", out.stdout)
 
     def test_a_run_in_two_folders_is_refused(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        out = report(self.folder("a"), self.folder("b"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("system soonest seed 1 is in both", out.stderr)
-        self.assertNotIn("Traceback", out.stderr)
+        self.assertIn("system soonest seed 1 is in both", self.refused(self.one_run("a"), self.one_run("b")))
 
     def test_runs_that_do_not_pair_are_refused(self):
         write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve(STEADY, 0.1))}, 1, model="resnet18")
         write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1, model="cnn")
-        out = report(self.folder("a"), self.folder("b"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("'model' is", out.stderr)
+        self.assertIn("'model' is", self.refused(self.folder("a"), self.folder("b")))
         write_folder(self.folder("b"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1, offset_s=7.0,
                      model="resnet18")
-        out = report(self.folder("a"), self.folder("b"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("seed 1: trace offset", out.stderr)
-        self.assertNotIn("Traceback", out.stderr)
+        self.assertIn("seed 1: trace offset", self.refused(self.folder("a"), self.folder("b")))
 
     def test_missing_eval_names_the_file(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        os.remove(os.path.join(self.folder("a"), "soonest", "eval.csv"))
-        out = report(self.folder("a"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn(os.path.join("soonest", "eval.csv") + ": not found", out.stderr)
-        self.assertNotIn("Traceback", out.stderr)
+        folder = self.one_run()
+        os.remove(os.path.join(folder, "soonest", "eval.csv"))
+        self.assertIn(os.path.join("soonest", "eval.csv") + ": not found", self.refused(folder))
 
     def test_malformed_summaries_are_named(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        path = os.path.join(self.folder("a"), "summary.json")
+        path = os.path.join(self.one_run(), "summary.json")
         with open(path) as f:
             good = json.load(f)
         for broken, message in (({"systems": {"soonest": "x"}}, "system soonest is not an object"),
@@ -189,34 +191,21 @@ class MonotoneTtaTest(unittest.TestCase):
                                  "a run without an integer 'seed' and a 'run' folder")):
             with open(path, "w") as f:
                 json.dump(dict(good, **broken), f)
-            out = report(self.folder("a"))
-            self.assertNotEqual(out.returncode, 0, broken)
-            self.assertIn(message, out.stderr)
-            self.assertIn("summary.json", out.stderr)
-            self.assertNotIn("Traceback", out.stderr)
+            stderr = self.refused(self.folder("a"))
+            self.assertIn(message, stderr, broken)
+            self.assertIn("summary.json", stderr)
 
     def test_a_target_outside_0_1_is_refused(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        out = report(self.folder("a"), "--target", "85")
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("--target is 85.0: an accuracy in (0, 1] is needed", out.stderr)
+        self.assertIn("--target is 85.0: an accuracy in (0, 1] is needed",
+                      self.refused(self.one_run(), "--target", "85"))
 
     def test_evaluations_out_of_order_are_refused(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        with open(os.path.join(self.folder("a"), "soonest", "eval.csv"), "w") as f:
-            f.write("time_s,iteration,accuracy,loss,samples\n2,20,0.9,1,2000\n1,10,0.8,1,2000\n")
-        out = report(self.folder("a"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("eval.csv: the iterations do not rise from row to row", out.stderr)
+        folder = self.one_run(eval_text="time_s,iteration,accuracy,loss,samples\n2,20,0.9,1,2000\n1,10,0.8,1,2000\n")
+        self.assertIn("eval.csv: the iterations do not rise from row to row", self.refused(folder))
 
     def test_eval_without_samples_names_the_column(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        with open(os.path.join(self.folder("a"), "soonest", "eval.csv"), "w") as f:
-            f.write("time_s,iteration,accuracy\n1,10,0.9\n")
-        out = report(self.folder("a"))
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("missing column(s) samples", out.stderr)
-        self.assertNotIn("Traceback", out.stderr)
+        folder = self.one_run(eval_text="time_s,iteration,accuracy\n1,10,0.9\n")
+        self.assertIn("missing column(s) samples", self.refused(folder))
 
     def test_noise_is_reproducible_and_the_first_reading_errs_early(self):
         write_folder(self.folder("a"), {"fixed-0.005": (fixed(0.005), curve([0.80, 0.84, 0.849, 0.849, 0.849, 0.849,
@@ -234,10 +223,7 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertLess(share_before(monotone_cell), share_before(first_cell))
 
     def test_bad_noise_count_is_refused(self):
-        write_folder(self.folder("a"), {"soonest": (STELLATRAIN, curve(STEADY, 0.1))}, 1)
-        out = report(self.folder("a"), "--noise", "0")
-        self.assertNotEqual(out.returncode, 0)
-        self.assertIn("--noise takes a number of replicates >= 1", out.stderr)
+        self.assertIn("--noise takes a number of replicates >= 1", self.refused(self.one_run(), "--noise", "0"))
 
 
 if __name__ == "__main__":

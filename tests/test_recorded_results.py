@@ -101,6 +101,27 @@ def run_rows(table_text):
     return rows
 
 
+def ratio_table(report):
+    """The report's ratio table: {reading: {"best": its best fixed density
+    cell, label: the label's cell}}."""
+    lines = report.splitlines()
+    header = table_cells(next(l for l in lines if l.startswith("| reading |")))
+    table = {}
+    for reading in ("first", "monotone"):
+        cells = table_cells(next(l for l in lines if l.startswith(f"| {reading} |")))
+        table[reading] = dict(zip(header[2:], cells[2:]), best=cells[1])
+    return table
+
+
+def quoted_best(cell):
+    """The doc's form of a best-fixed-density cell: the label in backticks."""
+    label, median = cell.split(" ", 1)
+    return f"`{label}` {median}"
+
+
+QUOTED_READINGS = (("first", "first evaluation"), ("monotone", "monotone fit"))
+
+
 def as_quoted_noise(cells):
     """The doc's noise table shortens the report's cells: "N of 1000 never"
     to "N never", and in the monotone column "P% before the fit's I" to
@@ -124,7 +145,7 @@ class RecordedCpuScreen(unittest.TestCase):
         cls.doc_readings, cls.doc_noise = section.split("The evaluations redrawn 1000 times")
 
     def test_the_doc_quotes_each_run_s_two_readings(self):
-        report = [r for r in run_rows(self.readings.split("Against the best")[0])]
+        report = run_rows(self.readings.split("Against the best")[0])
         doc = run_rows(self.doc_readings.split("Against the best")[0].split("Both readings")[1])
         self.assertEqual(len(report), 14)
         self.assertEqual(doc, report)
@@ -135,44 +156,37 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertEqual(run_rows(self.doc_noise), report)
 
     def test_the_doc_quotes_the_ratios_to_the_best_fixed_density(self):
-        lines = self.readings.splitlines()
-        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
+        table = ratio_table(self.readings)
         doc_lines = self.doc_readings.splitlines()
         doc_header = table_cells(next(l for l in doc_lines if l.startswith("| reading |")))
-        for reading, quoted_as in (("first", "first evaluation"), ("monotone", "monotone fit")):
-            cells = table_cells(next(l for l in lines if l.startswith(f"| {reading} |")))
+        for reading, quoted_as in QUOTED_READINGS:
             doc_cells = table_cells(next(l for l in doc_lines if l.startswith(f"| {quoted_as} |")))
-            best, median = cells[1].split(" ", 1)
-            self.assertEqual(doc_cells[1], f"`{best}` {median}")
+            self.assertEqual(doc_cells[1], quoted_best(table[reading]["best"]))
             for column, label in enumerate(doc_header[2:], start=2):
                 label = label.split()[0].strip("`")
-                self.assertEqual(doc_cells[column], cells[header.index(label)], f"{reading}: {label}")
+                self.assertEqual(doc_cells[column], table[reading][label], f"{reading}: {label}")
 
     def test_the_doc_quotes_the_fourth_seed(self):
         section = self.doc[self.doc.index("### A fourth seed"):]
         report = monotone_report("--up-to", "250", folders=CPU_SCREEN_SEED_4)
         self.assertEqual(run_rows(section), run_rows(report))
         self.assertEqual(len(run_rows(report)), 2)
-        lines = monotone_report(folders=CPU_SCREEN_FOUR_SEEDS).splitlines()
-        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
-        for reading, quoted_as in (("first", "first evaluation"), ("monotone", "monotone fit")):
-            cells = table_cells(next(l for l in lines if l.startswith(f"| {reading} |")))
-            best, median = cells[1].split(" ", 1)
-            quoted = f"| {quoted_as} | `{best}` {median} | {cells[header.index('soonest-0.1-busy-start-0.005')]} |"
+        table = ratio_table(monotone_report(folders=CPU_SCREEN_FOUR_SEEDS))
+        for reading, quoted_as in QUOTED_READINGS:
+            row = table[reading]
+            quoted = f"| {quoted_as} | {quoted_best(row['best'])} | {row['soonest-0.1-busy-start-0.005']} |"
             self.assertIn(quoted, section)
 
     def test_the_summaries_quote_the_rule_s_ratios(self):
-        lines = self.readings.splitlines()
-        header = table_cells(next(l for l in lines if l.startswith("| reading |")))
-        monotone = table_cells(next(l for l in lines if l.startswith("| monotone |")))
-        from_half = monotone[header.index("soonest-0.1-busy-start-0.005")]  # "1.07x (1.04-1.08)"
+        monotone = ratio_table(self.readings)["monotone"]
+        from_half = monotone["soonest-0.1-busy-start-0.005"]  # "1.07x (1.04-1.08)"
         median, low_high = from_half.split(" ")
         per_seed = low_high.strip("()") + "x per seed"
         for doc in ("README.md", os.path.join("docs", "paper-tta.md")):
             text = " ".join(read(doc).split())
             self.assertIn(f"{median} the best fixed density", text, doc)
             self.assertIn(per_seed, text, doc)
-        from_five = monotone[header.index("soonest-0.1-busy")].split(" ")[0]
+        from_five = monotone["soonest-0.1-busy"].split(" ")[0]
         self.assertIn(f"{from_five} from 5%", " ".join(read("README.md").split()))
 
 
