@@ -25,8 +25,11 @@ dataset, cluster, batch, network model and scenario parts; each seed the
 same trace offset), or the report is refused naming the field. Every
 run is read up to the same iteration (`--up-to`, default the last
 evaluation common to all runs), so a longer run's later evaluations do
-not steady its fit. Fixed densities are the StellaTrain systems (those
-with a compressor) with `controller: off`. The best fixed density, per
+not steady its fit; `--per-seed-horizon` reads each seed's runs to the
+last evaluation common to that seed's (each ratio pairs the runs of one
+seed, so both sides of it still share a horizon), for when some seeds ran
+longer than others. `--systems` reads only the systems named.
+Fixed densities are the StellaTrain systems (those with a compressor) with `controller: off`. The best fixed density, per
 reading, is the one with the lowest median TTA over the comparison's
 seeds (every seed some other system ran), among those that ran on all of
 them and reached the target on every one; each other system's TTA is then
@@ -138,17 +141,17 @@ def is_fixed_density(options):
     return options.get("controller") == "off" and "density" in options and "compressor" in options
 
 
-def gather(folders):
+def gather(folders, only=None):
     """{(label, seed): run} over the folders (run has folder, fixed,
     density and evaluations: read_evaluations), and the folders'
-    (folder, summary) pairs."""
+    (folder, summary) pairs. `only`: the system labels to read (None: all)."""
     runs, summaries = {}, []
     for folder in folders:
         summary = read_summary(folder)
         check_pairs_with(folder, summary, summaries)
         summaries.append((folder, summary))
         for label, entry in summary["systems"].items():
-            if "error" in entry:
+            if "error" in entry or (only is not None and label not in only):
                 continue
             options = entry.get("options", {})
             for seed_run in tta.seed_runs(summary, label):
@@ -164,6 +167,11 @@ def gather(folders):
                                        "density": options.get("density"), "evaluations": read_evaluations(run_dir)}
     if not runs:
         raise tta.InputError("no runs in " + ", ".join(str(f) for f in folders))
+    if only is not None:
+        missing = sorted(set(only) - {label for label, _ in runs})
+        if missing:
+            raise tta.InputError(f"--systems {', '.join(missing)}: no run of it in " +
+                                 ", ".join(str(f) for f in folders))
     return runs, summaries
 
 
@@ -179,6 +187,30 @@ def read_evaluations(run_dir):
     if any(n < 1 for n in columns["samples"]):
         raise tta.InputError(f"{path}: an evaluation with no samples")
     return iterations, columns["time_s"], columns["accuracy"], columns["samples"]
+
+
+def horizons(runs, up_to_iteration, per_seed):
+    """{seed: the last iteration read}: `up_to_iteration` when given; else
+    the last evaluation common to every run, or, `per_seed`, to every run of
+    that seed (each ratio pairs runs of one seed, so each pair still shares
+    its horizon)."""
+    seeds = sorted({seed for _, seed in runs})
+    if up_to_iteration is not None:
+        return {seed: up_to_iteration for seed in seeds}
+    last = {seed: min(run["evaluations"][0][-1] for (_, s), run in runs.items() if s == seed) for seed in seeds}
+    return last if per_seed else {seed: min(last.values()) for seed in seeds}
+
+
+def horizon_text(last):
+    """"iteration 200", or per seed "iteration 250 (seeds 1, 2) and 200 (seed 3)"."""
+    by_iteration = {}
+    for seed, iteration in sorted(last.items()):
+        by_iteration.setdefault(iteration, []).append(seed)
+    if len(by_iteration) == 1:
+        return f"iteration {next(iter(by_iteration))}"
+    parts = [f"{iteration} ({'seeds' if len(seeds) > 1 else 'seed'} {', '.join(map(str, seeds))})"
+             for iteration, seeds in sorted(by_iteration.items(), reverse=True)]
+    return "iteration " + ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def up_to(evaluations, last_iteration):
@@ -259,9 +291,9 @@ def runs_in_order(runs):
     return [(label, seed, runs[(label, seed)]) for label, seed in sorted(runs, key=lambda k: (order[k[0]], k[1]))]
 
 
-def print_report(runs, target, last_iteration):
+def print_report(runs, target, last):
     labels = ordered_labels(runs)
-    print(f"Evaluations up to iteration {last_iteration}; target {target:.0%}.\n")
+    print(f"Evaluations up to {horizon_text(last)}; target {target:.0%}.\n")
     print(RUN_TABLE_HEAD)
     for label, seed, run in runs_in_order(runs):
         print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
@@ -338,6 +370,10 @@ def main(argv):
     parser.add_argument("--target", type=float, help="the accuracy to reach (default: the first folder's target)")
     parser.add_argument("--up-to", type=int, metavar="ITERATION",
                         help="read evaluations up to this iteration (default: the last one every run has)")
+    parser.add_argument("--per-seed-horizon", action="store_true",
+                        help="without --up-to, read each seed's runs up to the last evaluation they all have")
+    parser.add_argument("--systems", metavar="LABELS",
+                        help="comma-separated system labels to read (default: every system of the folders)")
     parser.add_argument("--noise", type=int, metavar="REPLICATES",
                         help="also redraw each run's evaluations this many times (see above)")
     args = parser.parse_args(argv[1:])
@@ -346,13 +382,14 @@ def main(argv):
     try:
         if args.target is not None:
             check_target(args.target, "--target")
-        runs, summaries = gather([Path(f) for f in args.folders])
+        only = None if args.systems is None else [label for label in args.systems.split(",") if label]
+        runs, summaries = gather([Path(f) for f in args.folders], only)
         target = args.target if args.target is not None else summaries[0][1]["target_accuracy"]
-        last = args.up_to if args.up_to is not None else min(run["evaluations"][0][-1] for run in runs.values())
+        last = horizons(runs, args.up_to, args.per_seed_horizon)
         for (label, seed), run in runs.items():
-            run["evaluations"] = up_to(run["evaluations"], last)
+            run["evaluations"] = up_to(run["evaluations"], last[seed])
             if run["evaluations"] is None:
-                raise tta.InputError(f"system {label} seed {seed}: no evaluation at or before iteration {last}")
+                raise tta.InputError(f"system {label} seed {seed}: no evaluation at or before iteration {last[seed]}")
             run["readings"] = readings(run["evaluations"], target)
         print_report(runs, target, last)
         if args.noise:

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "apps/monotone_fit.h"
 #include "apps/seed_statistics.h"
 #include "core/train/run/backend.h"
 #include "core/train/system_registry.h"
@@ -116,6 +117,9 @@ nlohmann::ordered_json outcome_json(const RunOutcome& o) {
   }
   j["tta_s"] = optional_number(o.tta_s);
   j["tta_iteration"] = o.tta_iteration ? nlohmann::ordered_json(*o.tta_iteration) : nullptr;
+  j["tta_fit_s"] = optional_number(o.tta_fit_s);
+  j["tta_fit_iteration"] = o.tta_fit_iteration ? nlohmann::ordered_json(*o.tta_fit_iteration) : nullptr;
+  if (o.tta_fit_s) j["evaluations_after_fit"] = o.evaluations_after_fit;
   if (!o.tta_at.empty()) {
     nlohmann::ordered_json at = nlohmann::ordered_json::object();
     for (const auto& [target, tta] : o.tta_at) at[target_key(target)] = optional_number(tta);
@@ -189,6 +193,13 @@ RunOutcome read_outcome(const std::string& dir, const std::string& relative_dir,
     if (!o.tta_s && row.accuracy >= target) o.tta_s = row.time_s, o.tta_iteration = row.iteration;
     for (auto& [t, tta] : o.tta_at)
       if (!tta && row.accuracy >= t) tta = row.time_s;
+  }
+  std::vector<double> accuracies;
+  for (const auto& row : rows) accuracies.push_back(row.accuracy);
+  if (const auto i = fit_reaching(accuracies, target)) {
+    o.tta_fit_s = rows[*i].time_s;
+    o.tta_fit_iteration = rows[*i].iteration;
+    o.evaluations_after_fit = static_cast<int>(rows.size() - 1 - *i);
   }
   o.final_accuracy = rows.back().accuracy;
   o.iterations = rows.back().iteration;
@@ -270,9 +281,11 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
     entry.mean_iteration_s = *mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.mean_iteration_s); });
   } else {
-    std::vector<std::optional<double>> tta, iteration, bound;
+    std::vector<std::optional<double>> tta, iteration, bound, fit_iteration;
     for (const auto& o : outcomes) {
       tta.push_back(o.tta_s);
+      entry.tta_fit_per_seed.push_back(o.tta_fit_s);
+      fit_iteration.push_back(o.tta_fit_iteration ? std::optional<double>(*o.tta_fit_iteration) : std::nullopt);
       iteration.push_back(o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt);
       bound.push_back(o.tta_s.value_or(o.duration_s));
       for (const auto& [target, at] : o.tta_at) entry.tta_per_seed[target].push_back(at);
@@ -283,6 +296,8 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["tta_s"] = optional_number(entry.tta_s);
     v["tta_iteration"] = optional_number(median_reached(iteration));
     v["seeds_reaching_target"] = std::count_if(tta.begin(), tta.end(), [](const auto& t) { return t.has_value(); });
+    v["tta_fit_s"] = optional_number(median_reached(entry.tta_fit_per_seed));
+    v["tta_fit_iteration"] = optional_number(median_reached(fit_iteration));
     nlohmann::ordered_json targets = nlohmann::ordered_json::object();
     for (const double t : report_targets_) {
       const auto& per_seed = entry.tta_per_seed[t];
@@ -351,6 +366,10 @@ nlohmann::ordered_json SummaryBuilder::speedups(const SystemEntry& s, const Syst
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   const auto at_target = paired_speedup(reference.tta_per_seed.at(target_), s.tta_per_seed.at(target_));
   write_paired(out, at_target);
+  // The same pairs read from the monotone fit.
+  const auto fit = paired_speedup(reference.tta_fit_per_seed, s.tta_fit_per_seed);
+  out["speedup_vs_ddp_fit"] = optional_number(fit.median);
+  out["speedup_fit_ci95"] = interval_json(fit.ci95);
   // ddp never reached the target: its run length bounds its TTA from below.
   if (!reference.tta_s && reference.tta_lower_bound_s && s.tta_s)
     out["speedup_vs_ddp_at_least"] = *ratio(reference.tta_lower_bound_s, s.tta_s);

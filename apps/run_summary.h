@@ -26,6 +26,12 @@ struct RunOutcome {
   std::string dir;               // relative to the output folder
   std::optional<double> tta_s;   // first evaluation at or above the target (none: never)
   std::optional<int> tta_iteration;
+  // The first evaluation at which the monotone fit of the run's evaluations
+  // reaches the target (apps/monotone_fit.h), and how many evaluations
+  // follow it: a crossing near the run's end rests on few of them.
+  std::optional<double> tta_fit_s;
+  std::optional<int> tta_fit_iteration;
+  int evaluations_after_fit = 0;
   // The same at each of the scenario's report targets (the target among them).
   std::map<double, std::optional<double>> tta_at;
   double trace_offset_s = 0;     // where the run's traces started (its seed's)
@@ -82,6 +88,7 @@ class SummaryBuilder {
     nlohmann::ordered_json value;
     std::optional<double> tta_s;              // the median over seeds
     std::optional<double> tta_lower_bound_s;  // the median of TTA or, when never reached, the run's length
+    std::vector<std::optional<double>> tta_fit_per_seed;  // the monotone fit's reading, seed order
     double mean_iteration_s = 0;              // timing runs
     // Per report target, each seed's TTA in seed order (the pairs of the
     // paired speedups).

@@ -35,11 +35,11 @@ std::vector<Setting> grid(const SweepGrid& g, const train::TrainConfig& base) {
   return out;
 }
 
-bool better(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
+bool better(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b, const char* tta_key) {
   if (a.contains("error")) return false;
   if (b.contains("error")) return true;
   // value() and at(): a const json's operator[] on a missing key is undefined.
-  const auto a_tta = a.value("tta_s", nlohmann::ordered_json()), b_tta = b.value("tta_s", nlohmann::ordered_json());
+  const auto a_tta = a.value(tta_key, nlohmann::ordered_json()), b_tta = b.value(tta_key, nlohmann::ordered_json());
   if (a_tta.is_null() != b_tta.is_null()) return !a_tta.is_null();
   if (!a_tta.is_null()) return a_tta.get<double>() < b_tta.get<double>();
   return a.at("best_accuracy").get<double>() > b.at("best_accuracy").get<double>();

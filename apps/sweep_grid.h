@@ -36,9 +36,10 @@ std::string setting_label(const std::string& system, const Setting& s, const Swe
 // densities only for systems that have one (SystemOptions::fix_density).
 std::vector<Setting> grid(const SweepGrid& grid, const train::TrainConfig& base);
 
-// Better (summary.json entries): reaches the target sooner; among runs that
-// never reach it, higher best accuracy; a failed run is never better.
-bool better(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
+// Better (summary.json entries): reaches the target sooner, by `tta_key`'s
+// reading (tta_s: the first evaluation; tta_fit_s: the monotone fit); among
+// runs that never reach it, higher best accuracy; a failed run is never better.
+bool better(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b, const char* tta_key = "tta_s");
 
 // When `best`'s learning rate (or fixed density) is the largest or smallest
 // of those tried in `points`, the setting one step beyond it (x2 or /2,

@@ -34,8 +34,13 @@ sed -e 's/^target_accuracy: .*/target_accuracy: 0.2/' tiny.yaml > tiny-low-targe
 # Checks one results folder: summary.json against the runs' own files.
 # Arguments: results dir, expected backend, expected seed count.
 check_results() {
-  python3 - "$@" <<'PY'
+  ANALYSIS_DIR="$SOURCE_DIR/analysis" python3 - "$@" <<'PY'
 import csv, json, math, os, sys
+
+# The monotone fit's reading as analysis/monotone_tta.py takes it: the two
+# implementations (C++ in summary.json, Python in the analysis) must agree.
+sys.path.insert(0, os.environ["ANALYSIS_DIR"])
+import monotone_tta
 
 out, backend, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 summary = json.load(open(os.path.join(out, "summary.json")))
@@ -70,8 +75,10 @@ def run_numbers(run):
     check(rows, f"{run}/eval.csv has evaluations")
     reached = [r for r in rows if float(r["accuracy"]) >= target]
     manifest = json.load(open(os.path.join(folder, "manifest.json")))["summary"]
+    fit = monotone_tta.first_reaching(monotone_tta.isotonic_fit([float(r["accuracy"]) for r in rows]), target)
     return {
         "tta_s": float(reached[0]["time_s"]) if reached else None,
+        "tta_fit_s": float(rows[fit]["time_s"]) if fit is not None else None,
         "best_accuracy": max(float(r["accuracy"]) for r in rows),
         "iterations": int(rows[-1]["iteration"]),
         "wan_bytes": manifest.get("wan_bytes"),
@@ -86,6 +93,11 @@ for label, entry in summary["systems"].items():
     numbers = [run_numbers(run) for run in entry["runs"]]
     check(close(entry["tta_s"], mean([n["tta_s"] for n in numbers])), f"{label}: tta_s {entry['tta_s']} vs eval.csv")
     check(close(entry["best_accuracy"], mean([n["best_accuracy"] for n in numbers])), f"{label}: best_accuracy")
+    fits = [n["tta_fit_s"] for n in numbers]
+    if seeds == 1:
+        check(close(entry["tta_fit_s"], fits[0]), f"{label}: tta_fit_s {entry['tta_fit_s']} vs monotone_tta.py's {fits[0]}")
+    check(entry["tta_fit_s"] is None or (entry["tta_s"] is not None and entry["tta_fit_s"] >= entry["tta_s"]),
+          f"{label}: the fit reads before the first crossing")
     check(close(entry["iterations"], mean([n["iterations"] for n in numbers])), f"{label}: iterations")
     check(entry["iterations"] == 20, f"{label}: 20 iterations")
     check(entry["mean_iteration_s"] > 0, f"{label}: mean_iteration_s")
@@ -102,6 +114,7 @@ for label, entry in summary["systems"].items():
         check([p["run"] for p in per_seed] == entry["runs"], f"{label}: per_seed runs")
         for p, n in zip(per_seed, numbers):
             check(close(p["tta_s"], n["tta_s"]) and close(p["best_accuracy"], n["best_accuracy"]), f"{label}: per_seed {p['run']}")
+            check(close(p["tta_fit_s"], n["tta_fit_s"]), f"{label}: per_seed {p['run']} tta_fit_s vs monotone_tta.py")
     else:
         check("per_seed" not in entry, f"{label}: no per_seed with one seed")
 

@@ -51,3 +51,40 @@ for run in runs:
     check(all(i % 5 == 0 for i in iterations) and 5 in iterations, f"{run}: evaluated at {iterations}")
 print(f"ok: {len(points)} points on validation every 5 iterations, best lr {best['lr']}")
 PY
+
+# --density: the scenario's own setting (stellatrain's controller) against
+# the best fixed density by both readings of TTA (docs/scenarios.md, "Two
+# readings of TTA"), each with its ratio paired by seed.
+sed -e 's/^systems: .*/systems: [stellatrain]/' -e 's/^target_accuracy: .*/target_accuracy: 0.3/' tiny.yaml > density.yaml
+"$BIN" sweep density.yaml --lr 0.1 --density 0.1,0.5 --seeds 2 --eval-interval 5 --quiet --out density > density.log 2>&1 ||
+  { cat density.log; fail "the density sweep failed"; }
+python3 - <<'PY'
+import json, statistics, sys
+def check(ok, what):
+    if not ok:
+        sys.exit(f"FAIL (density): {what}")
+result = json.load(open("density/sweep.json"))["systems"]["stellatrain"]
+summary = json.load(open("density/summary.json"))["systems"]
+points = result["points"]
+as_is = next(p for p in points if p["density"] == "as-is")
+fixed = [p for p in points if p["density"] != "as-is"]
+check(len(fixed) >= 2, f"fixed points {fixed}")
+for key, compare in (("tta_s", result["against_fixed"]), ("tta_fit_s", result["against_fixed"]["fit"])):
+    reached = [p for p in fixed if p.get(key) is not None]
+    check(reached and as_is.get(key) is not None, f"{key}: the as-is run or every fixed density missed 30%: {points}")
+    best = min(reached, key=lambda p: p[key])
+    check(compare["best_fixed_density"] == best["density"], f"{key}: best fixed {compare['best_fixed_density']} != {best}")
+    check(compare["best_fixed_" + key] == best[key] and compare["as_is_" + key] == as_is[key], f"{key}: {compare}")
+    check(abs(compare["as_is_over_best_fixed"] - as_is[key] / best[key]) < 1e-9, f"{key}: ratio {compare}")
+    # Paired: seed by seed from the runs' own readings in summary.json.
+    ratios = [a[key] / b[key] for a, b in zip(summary[as_is["run"]]["per_seed"], summary[best["run"]]["per_seed"])
+              if a.get(key) is not None and b.get(key) is not None]
+    check(compare["pairs"] == len(ratios) and len(ratios) >= 1, f"{key}: pairs {compare['pairs']} vs {ratios}")
+    check(abs(compare["paired_ratio"] - statistics.median(ratios)) < 1e-9, f"{key}: paired {compare} vs {ratios}")
+    check((compare["paired_ci95"] is None) == (len(ratios) < 2), f"{key}: interval {compare['paired_ci95']}")
+for p in points:
+    check(p.get("tta_fit_s") is None or (p["tta_s"] is not None and p["tta_fit_s"] >= p["tta_s"]),
+          f"{p['run']}: the fit reads before the first crossing")
+print("ok: against the best fixed density by both readings:",
+      result["against_fixed"]["as_is_over_best_fixed"], result["against_fixed"]["fit"]["as_is_over_best_fixed"])
+PY

@@ -5,7 +5,8 @@ evaluations, over runs gathered from several results folders.
 Builds results folders in a temporary directory: a lone high evaluation
 before the curve reaches the target moves the first reading and not the
 monotone one; the best fixed density and each system's paired ratio
-follow the reading; `--up-to` cuts the longer run; a (system, seed) in
+follow the reading; `--up-to` cuts the longer run, `--per-seed-horizon`
+reads each seed to its own runs' end, `--systems` reads only those named; a (system, seed) in
 two folders, runs that do not pair, malformed summaries, a target outside
 (0, 1], evaluations out of order, a missing eval.csv and one without
 samples are clear errors; a missed seed counts as slowest; a fixed density
@@ -163,6 +164,31 @@ class MonotoneTtaTest(unittest.TestCase):
         out = report(self.folder("long"), self.folder("short"))
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("Evaluations up to iteration 40", out.stdout)
+
+    def test_per_seed_horizon_reads_each_seed_to_its_own_runs(self):
+        for seed, length in ((1, 8), (2, 4)):
+            write_folder(self.folder(f"fixed-{seed}"),
+                         {"fixed-0.005": (fixed(0.005), curve((LUCKY + [0.9, 0.9])[:length], 0.1))}, seed)
+            write_folder(self.folder(f"ctl-{seed}"), {"soonest": (STELLATRAIN, curve((STEADY + [0.9, 0.9])[:length], 0.1))},
+                         seed)
+        folders = [self.folder(f"{kind}-{seed}") for kind in ("fixed", "ctl") for seed in (1, 2)]
+        out = report(*folders, "--per-seed-horizon")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Evaluations up to iteration 80 (seed 1) and 40 (seed 2)", out.stdout)
+        # Seed 1 read to 80 (three evaluations after the fit's crossing),
+        # seed 2 to 40 (the fit of 0.80, 0.86, 0.84, 0.84 stays under 85%).
+        self.assertIn("| fixed-0.005 | 1 | 2.00 s (it 20, 6 after) | 5.00 s (it 50, 3 after) |", out.stdout)
+        self.assertIn("| fixed-0.005 | 2 | 2.00 s (it 20, 2 after) | not reached |", out.stdout)
+        # Without it every run is read to the shortest, 40.
+        self.assertIn("Evaluations up to iteration 40;", report(*folders).stdout)
+
+    def test_systems_reads_only_those_named(self):
+        out = report(*self.two_seeds(), "--systems", "fixed-0.01,soonest")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertNotIn("fixed-0.005", out.stdout)
+        self.assertIn("| fixed-0.01 | 1 |", out.stdout)
+        self.assertIn("--systems fixed-0.02: no run of it",
+                      self.refused(*self.two_seeds(), "--systems", "fixed-0.02,soonest"))
 
     def test_a_run_in_two_folders_is_refused(self):
         self.assertIn("system soonest seed 1 is in both", self.refused(self.one_run("a"), self.one_run("b")))

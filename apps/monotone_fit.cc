@@ -1,0 +1,42 @@
+#include "apps/monotone_fit.h"
+
+#include <utility>
+
+namespace st::apps {
+
+std::vector<double> isotonic_fit(const std::vector<double>& values) {
+  struct Block {
+    double mean;
+    std::size_t count;
+  };
+  std::vector<Block> blocks;
+  for (const double value : values) {
+    blocks.push_back({value, 1});
+    // A block below the one before it violates the order: pool the two.
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].mean > blocks.back().mean) {
+      const Block last = blocks.back();
+      blocks.pop_back();
+      Block& before = blocks.back();
+      const std::size_t total = before.count + last.count;
+      before.mean = (before.mean * static_cast<double>(before.count) + last.mean * static_cast<double>(last.count)) /
+                    static_cast<double>(total);
+      before.count = total;
+    }
+  }
+  std::vector<double> fitted;
+  fitted.reserve(values.size());
+  for (const auto& block : blocks) fitted.insert(fitted.end(), block.count, block.mean);
+  return fitted;
+}
+
+std::optional<std::size_t> first_reaching(const std::vector<double>& values, double target) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] >= target) return i;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> fit_reaching(const std::vector<double>& values, double target) {
+  return first_reaching(isotonic_fit(values), target);
+}
+
+}  // namespace st::apps
