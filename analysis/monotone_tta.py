@@ -29,8 +29,8 @@ not steady its fit; `--per-seed-horizon` reads each seed's runs to the
 last evaluation common to that seed's (each ratio pairs the runs of one
 seed, so both sides of it still share a horizon), for when some seeds ran
 longer than others. `--systems` reads only the systems named.
-Fixed densities are the StellaTrain systems (those with a compressor) with `controller: off`. The best fixed density, per
-reading, is the one with the lowest median TTA over the comparison's
+Fixed densities are the StellaTrain systems (those with a compressor)
+with `controller: off`. The best fixed density, per reading, is the one with the lowest median TTA over the comparison's
 seeds (every seed some other system ran), among those that ran on all of
 them and reached the target on every one; each other system's TTA is then
 divided by its TTA on the same seed (paired: the same trace stretch, data
@@ -368,10 +368,11 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="+", help="`stellatrain run --out` folders")
     parser.add_argument("--target", type=float, help="the accuracy to reach (default: the first folder's target)")
-    parser.add_argument("--up-to", type=int, metavar="ITERATION",
-                        help="read evaluations up to this iteration (default: the last one every run has)")
-    parser.add_argument("--per-seed-horizon", action="store_true",
-                        help="without --up-to, read each seed's runs up to the last evaluation they all have")
+    horizon = parser.add_mutually_exclusive_group()
+    horizon.add_argument("--up-to", type=int, metavar="ITERATION",
+                         help="read evaluations up to this iteration (default: the last one every run has)")
+    horizon.add_argument("--per-seed-horizon", action="store_true",
+                         help="read each seed's runs up to the last evaluation they all have")
     parser.add_argument("--systems", metavar="LABELS",
                         help="comma-separated system labels to read (default: every system of the folders)")
     parser.add_argument("--noise", type=int, metavar="REPLICATES",

@@ -18,8 +18,12 @@ std::vector<double> isotonic_fit(const std::vector<double>& values) {
       blocks.pop_back();
       Block& before = blocks.back();
       const std::size_t total = before.count + last.count;
-      before.mean = (before.mean * static_cast<double>(before.count) + last.mean * static_cast<double>(last.count)) /
-                    static_cast<double>(total);
+      // The products in statements of their own: a compiler that fuses a
+      // multiply into the add (clang's default) would round differently
+      // from analysis/monotone_tta.py, and a crossing at a tie could move.
+      const double before_sum = before.mean * static_cast<double>(before.count);
+      const double last_sum = last.mean * static_cast<double>(last.count);
+      before.mean = (before_sum + last_sum) / static_cast<double>(total);
       before.count = total;
     }
   }

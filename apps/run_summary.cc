@@ -13,6 +13,21 @@
 #include "core/train/system_registry.h"
 
 namespace st::apps {
+
+// A mean that stays an integer in the JSON when it is one (one seed).
+nlohmann::ordered_json number(double value) {
+  if (value == std::floor(value) && std::abs(value) < 9e15) return static_cast<int64_t>(value);
+  return value;
+}
+
+nlohmann::ordered_json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json interval_json(const std::optional<std::pair<double, double>>& ci) {
+  return ci ? nlohmann::ordered_json::array({ci->first, ci->second}) : nlohmann::ordered_json(nullptr);
+}
+
 namespace {
 
 struct EvalRow {
@@ -73,15 +88,7 @@ std::map<std::string, double> egress_before(const std::string& path, double unti
   return out;
 }
 
-// A mean that stays an integer in the JSON when it is one (one seed).
-nlohmann::ordered_json number(double value) {
-  if (value == std::floor(value) && std::abs(value) < 9e15) return static_cast<int64_t>(value);
-  return value;
-}
 
-nlohmann::ordered_json optional_number(const std::optional<double>& value) {
-  return value ? number(*value) : nlohmann::ordered_json(nullptr);
-}
 
 // The mean over outcomes of `field`, or nothing when any outcome lacks it.
 template <typename Get>
@@ -98,9 +105,6 @@ std::optional<double> mean_of(const std::vector<RunOutcome>& outcomes, Get get) 
 // "0.85": a target as summary.json's keys name it.
 std::string target_key(double target) { return fmt::format("{}", target); }
 
-nlohmann::ordered_json interval_json(const std::optional<std::pair<double, double>>& ci) {
-  return ci ? nlohmann::ordered_json::array({ci->first, ci->second}) : nlohmann::ordered_json(nullptr);
-}
 
 // A paired speedup as summary.json writes it, at the target or a report target.
 void write_paired(nlohmann::ordered_json& out, const PairedSpeedup& paired) {
@@ -298,6 +302,12 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["seeds_reaching_target"] = std::count_if(tta.begin(), tta.end(), [](const auto& t) { return t.has_value(); });
     v["tta_fit_s"] = optional_number(median_reached(entry.tta_fit_per_seed));
     v["tta_fit_iteration"] = optional_number(median_reached(fit_iteration));
+    // The fewest evaluations after a seed's fit crossing: how far the
+    // weakest-founded reading rests on evaluations after it.
+    std::optional<int> fewest_after;
+    for (const auto& o : outcomes)
+      if (o.tta_fit_s) fewest_after = std::min(fewest_after.value_or(o.evaluations_after_fit), o.evaluations_after_fit);
+    if (fewest_after) v["evaluations_after_fit"] = *fewest_after;
     nlohmann::ordered_json targets = nlohmann::ordered_json::object();
     for (const double t : report_targets_) {
       const auto& per_seed = entry.tta_per_seed[t];
@@ -370,6 +380,7 @@ nlohmann::ordered_json SummaryBuilder::speedups(const SystemEntry& s, const Syst
   const auto fit = paired_speedup(reference.tta_fit_per_seed, s.tta_fit_per_seed);
   out["speedup_vs_ddp_fit"] = optional_number(fit.median);
   out["speedup_fit_ci95"] = interval_json(fit.ci95);
+  out["speedup_fit_pairs"] = fit.pairs;
   // ddp never reached the target: its run length bounds its TTA from below.
   if (!reference.tta_s && reference.tta_lower_bound_s && s.tta_s)
     out["speedup_vs_ddp_at_least"] = *ratio(reference.tta_lower_bound_s, s.tta_s);
@@ -400,10 +411,12 @@ nlohmann::ordered_json SummaryBuilder::json() const {
         value["iteration_speedup_vs_ddp"] = reference->mean_iteration_s / s.mean_iteration_s;
     } else if (!value.contains("error")) {
       // No ddp in the run, or ddp failed: the speedup is null, not absent.
-      if (reference && !reference->value.contains("error"))
+      if (reference && !reference->value.contains("error")) {
         value.update(speedups(s, *reference));
-      else
+      } else {
         value["speedup_vs_ddp"] = nullptr;
+        value["speedup_vs_ddp_fit"] = nullptr;
+      }
     }
     systems[s.label] = value;
   }

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/scenario.h"
@@ -54,6 +55,12 @@ struct RunOutcome {
   // System::stats), copied from the run's manifest.
   nlohmann::json system_stats;
 };
+
+// summary.json's numbers: an integer where the value is one, null for
+// nothing; a 95% interval as [low, high] or null.
+nlohmann::ordered_json number(double value);
+nlohmann::ordered_json optional_number(const std::optional<double>& value);
+nlohmann::ordered_json interval_json(const std::optional<std::pair<double, double>>& ci);
 
 // A JSON file (a run's manifest.json, a results folder's summary.json).
 // Throws std::runtime_error naming the file.

@@ -32,8 +32,9 @@ TEST(MonotoneFit, PoolsEveryViolatorWithTheValuesBeforeIt) {
 
 TEST(MonotoneFit, OneLuckyEvaluationNoLongerDecidesTheCrossing) {
   // The second evaluation jumps past 0.85, the next two fall back: the
-  // first crossing is index 1, the fit (0.85, 0.83, 0.83 pool to 0.8367)
-  // reaches 0.85 only at index 4.
+  // first crossing is index 1, the fit (0.86, 0.83, 0.82 pool to 0.8367)
+  // reaches 0.85 only at index 4. tests/test_monotone_tta.py asserts the
+  // same of analysis/monotone_tta.py, and the tie below likewise.
   const std::vector<double> accuracies = {0.80, 0.86, 0.83, 0.82, 0.86, 0.87};
   EXPECT_EQ(first_reaching(accuracies, 0.85), 1u);
   EXPECT_EQ(fit_reaching(accuracies, 0.85), 4u);
@@ -42,6 +43,9 @@ TEST(MonotoneFit, OneLuckyEvaluationNoLongerDecidesTheCrossing) {
   // Pooled below the target to the end: the fit never reaches it.
   EXPECT_FALSE(fit_reaching({0.80, 0.86, 0.80}, 0.85));
   EXPECT_FALSE(first_reaching({0.1}, 0.85));
+  // A tie: 0.9 and 0.8 pool to (0.9 + 0.8) / 2, which rounds to just over
+  // 0.85 in doubles, so the fit reaches 0.85 at index 1.
+  EXPECT_EQ(fit_reaching({0.8, 0.9, 0.8, 0.85}, 0.85), 1u);
 }
 
 TEST(MonotoneFit, ReadOutcomeGivesBothReadingsAndTheEvaluationsAfterTheFit) {

@@ -124,6 +124,15 @@ for label, entry in summary["systems"].items():
     check(close(entry["speedup_vs_ddp"], expected), f"{label}: speedup_vs_ddp {entry['speedup_vs_ddp']} != {expected}")
     if ddp is None and entry["tta_s"] is not None:
         check(entry["speedup_vs_ddp_at_least"] > 0, f"{label}: lower bound when ddp never reached")
+# The fit's speedup: the median of ddp's fit reading over the system's, seed by seed.
+def fit_readings(entry):
+    return [p["tta_fit_s"] for p in entry["per_seed"]] if seeds > 1 else [entry["tta_fit_s"]]
+for label, entry in summary["systems"].items():
+    ratios = sorted(d / t for d, t in zip(fit_readings(summary["systems"]["ddp"]), fit_readings(entry))
+                    if d is not None and t is not None)
+    expected = None if not ratios else (ratios[(len(ratios) - 1) // 2] + ratios[len(ratios) // 2]) / 2
+    check(close(entry["speedup_vs_ddp_fit"], expected) and entry["speedup_fit_pairs"] == len(ratios),
+          f"{label}: speedup_vs_ddp_fit {entry['speedup_vs_ddp_fit']} != {expected}")
 print(f"ok: {out}: " + ", ".join(f"{l} TTA {e['tta_s']} speedup {e['speedup_vs_ddp']}" for l, e in summary["systems"].items()))
 PY
 }

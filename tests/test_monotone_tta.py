@@ -72,6 +72,13 @@ class IsotonicFitTest(unittest.TestCase):
     def test_keeps_a_rising_curve(self):
         self.assertEqual(monotone_tta.isotonic_fit([0.1, 0.2, 0.3]), [0.1, 0.2, 0.3])
 
+    def test_crossings_match_the_cpp_fit(self):
+        """The cases tests/monotone_fit_test.cc asserts of apps/monotone_fit.cc."""
+        def crossing(values):
+            return monotone_tta.first_reaching(monotone_tta.isotonic_fit(values), 0.85)
+        self.assertEqual(crossing([0.80, 0.86, 0.83, 0.82, 0.86, 0.87]), 4)
+        self.assertEqual(crossing([0.8, 0.9, 0.8, 0.85]), 1)
+
 
 class MonotoneTtaTest(unittest.TestCase):
     def setUp(self):
