@@ -29,6 +29,14 @@ CPU_SCREEN_FOLDERS = ("250-fixed", "200-soonest", "250-busy", "250", "seed-2-200
 CPU_SCREEN_SEED_4 = ("seed-4-250-fixed", "seed-4-250-soonest")
 CPU_SCREEN_FOUR_SEEDS = ("250-fixed", "200-soonest", "seed-2-200-fixed", "seed-2-200-soonest", "seed-3-200-fixed",
                          "seed-3-200-soonest", *CPU_SCREEN_SEED_4)
+# Seeds 1 and 2 of fixed 0.5% and the rule from 0.5% rerun to 250
+# iterations (seed 1's fixed 0.5% already was, in 250-fixed), with seed 4,
+# and what each rerun extends: the same run, 200 iterations of it recorded earlier.
+CPU_SCREEN_250 = ("250-fixed", "seed-1-250-soonest", "seed-2-250", "seed-3-200-fixed", "seed-3-200-soonest",
+                  *CPU_SCREEN_SEED_4)
+CPU_SCREEN_RERUNS = (("seed-1-250-soonest", "200-soonest", "soonest-0.1-busy-start-0.005"),
+                     ("seed-2-250", "seed-2-200-fixed", "fixed-0.005"),
+                     ("seed-2-250", "seed-2-200-soonest", "soonest-0.1-busy-start-0.005"))
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
@@ -167,11 +175,40 @@ class RecordedCpuScreen(unittest.TestCase):
                 self.assertEqual(doc_cells[column], table[reading][label], f"{reading}: {label}")
 
     def test_the_doc_quotes_the_fourth_seed(self):
-        section = self.doc[self.doc.index("### A fourth seed"):]
+        section = self.doc[self.doc.index("### A fourth seed"):self.doc.index("### Seeds 1 and 2 read to 250")]
         report = monotone_report("--up-to", "250", folders=CPU_SCREEN_SEED_4)
         self.assertEqual(run_rows(section), run_rows(report))
         self.assertEqual(len(run_rows(report)), 2)
         table = ratio_table(monotone_report(folders=CPU_SCREEN_FOUR_SEEDS))
+        for reading, quoted_as in QUOTED_READINGS:
+            row = table[reading]
+            quoted = f"| {quoted_as} | {quoted_best(row['best'])} | {row['soonest-0.1-busy-start-0.005']} |"
+            self.assertIn(quoted, section)
+
+    def test_the_reruns_to_250_extend_the_runs_to_200(self):
+        """The runs are deterministic: a rerun to 250 iterations evaluates
+        iterations 5-195 exactly as the recorded run to 200 did. Iteration
+        200 was the shorter run's last evaluation, which is taken after
+        every node has finished (core/train/run/trainer.cc: the updates
+        still in flight applied, at the run's end), so it differs a little."""
+        for longer, shorter, label in CPU_SCREEN_RERUNS:
+            paths = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f, label, "eval.csv")
+                     for f in (longer, shorter)]
+            rows = [read(p).splitlines() for p in paths]
+            self.assertEqual(len(rows[0]), len(rows[1]) + 10, paths)  # 10 more evaluations, 205-250
+            last = len(rows[1]) - 1
+            self.assertEqual(rows[0][:last], rows[1][:last], paths)
+            self.assertEqual(rows[0][last].split(",")[1], rows[1][last].split(",")[1], paths)  # both at 200
+            self.assertNotEqual(rows[0][last], rows[1][last], paths)
+
+    def test_the_doc_quotes_seeds_read_to_250(self):
+        section = self.doc[self.doc.index("### Seeds 1 and 2 read to 250 iterations"):]
+        report = monotone_report("--per-seed-horizon", "--systems", "fixed-0.005,soonest-0.1-busy-start-0.005",
+                                 folders=CPU_SCREEN_250)
+        self.assertIn(report.splitlines()[0], section)
+        self.assertEqual(run_rows(section.split("| reading |")[0]), run_rows(report))
+        self.assertEqual(len(run_rows(report)), 8)
+        table = ratio_table(report)
         for reading, quoted_as in QUOTED_READINGS:
             row = table[reading]
             quoted = f"| {quoted_as} | {quoted_best(row['best'])} | {row['soonest-0.1-busy-start-0.005']} |"
