@@ -88,8 +88,6 @@ std::map<std::string, double> egress_before(const std::string& path, double unti
   return out;
 }
 
-
-
 // The mean over outcomes of `field`, or nothing when any outcome lacks it.
 template <typename Get>
 std::optional<double> mean_of(const std::vector<RunOutcome>& outcomes, Get get) {
@@ -105,6 +103,21 @@ std::optional<double> mean_of(const std::vector<RunOutcome>& outcomes, Get get) 
 // "0.85": a target as summary.json's keys name it.
 std::string target_key(double target) { return fmt::format("{}", target); }
 
+// The monotone fit's reading of a system's runs (apps/monotone_fit.h): the
+// medians over seeds, as tta_s's, and the fewest evaluations after a
+// seed's crossing (how little the weakest-founded reading rests on).
+void write_fit_reading(nlohmann::ordered_json& v, const std::vector<RunOutcome>& outcomes) {
+  std::vector<std::optional<double>> fit, iteration;
+  std::optional<int> fewest_after;
+  for (const auto& o : outcomes) {
+    fit.push_back(o.tta_fit_s);
+    iteration.push_back(o.tta_fit_iteration ? std::optional<double>(*o.tta_fit_iteration) : std::nullopt);
+    if (o.tta_fit_s) fewest_after = std::min(fewest_after.value_or(o.evaluations_after_fit), o.evaluations_after_fit);
+  }
+  v["tta_fit_s"] = optional_number(median_reached(fit));
+  v["tta_fit_iteration"] = optional_number(median_reached(iteration));
+  if (fewest_after) v["evaluations_after_fit"] = *fewest_after;
+}
 
 // A paired speedup as summary.json writes it, at the target or a report target.
 void write_paired(nlohmann::ordered_json& out, const PairedSpeedup& paired) {
@@ -285,11 +298,10 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["duration_s"] = mean([](const RunOutcome& o) { return o.duration_s; });
     entry.mean_iteration_s = *mean_of(outcomes, [](const RunOutcome& o) { return std::optional<double>(o.mean_iteration_s); });
   } else {
-    std::vector<std::optional<double>> tta, iteration, bound, fit_iteration;
+    std::vector<std::optional<double>> tta, iteration, bound;
     for (const auto& o : outcomes) {
       tta.push_back(o.tta_s);
       entry.tta_fit_per_seed.push_back(o.tta_fit_s);
-      fit_iteration.push_back(o.tta_fit_iteration ? std::optional<double>(*o.tta_fit_iteration) : std::nullopt);
       iteration.push_back(o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt);
       bound.push_back(o.tta_s.value_or(o.duration_s));
       for (const auto& [target, at] : o.tta_at) entry.tta_per_seed[target].push_back(at);
@@ -300,14 +312,7 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["tta_s"] = optional_number(entry.tta_s);
     v["tta_iteration"] = optional_number(median_reached(iteration));
     v["seeds_reaching_target"] = std::count_if(tta.begin(), tta.end(), [](const auto& t) { return t.has_value(); });
-    v["tta_fit_s"] = optional_number(median_reached(entry.tta_fit_per_seed));
-    v["tta_fit_iteration"] = optional_number(median_reached(fit_iteration));
-    // The fewest evaluations after a seed's fit crossing: how far the
-    // weakest-founded reading rests on evaluations after it.
-    std::optional<int> fewest_after;
-    for (const auto& o : outcomes)
-      if (o.tta_fit_s) fewest_after = std::min(fewest_after.value_or(o.evaluations_after_fit), o.evaluations_after_fit);
-    if (fewest_after) v["evaluations_after_fit"] = *fewest_after;
+    write_fit_reading(v, outcomes);
     nlohmann::ordered_json targets = nlohmann::ordered_json::object();
     for (const double t : report_targets_) {
       const auto& per_seed = entry.tta_per_seed[t];
