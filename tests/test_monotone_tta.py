@@ -188,6 +188,8 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn("| fixed-0.005 | 2 | 2.00 s (it 20, 2 after) | not reached |", out.stdout)
         # Without it every run is read to the shortest, 40.
         self.assertIn("Evaluations up to iteration 40;", report(*folders).stdout)
+        # One horizon or the other, not both.
+        self.assertIn("not allowed with argument", self.refused(*folders, "--per-seed-horizon", "--up-to", "40"))
 
     def test_systems_reads_only_those_named(self):
         out = report(*self.two_seeds(), "--systems", "fixed-0.01,soonest")
