@@ -29,14 +29,15 @@ CPU_SCREEN_FOLDERS = ("250-fixed", "200-soonest", "250-busy", "250", "seed-2-200
 CPU_SCREEN_SEED_4 = ("seed-4-250-fixed", "seed-4-250-soonest")
 CPU_SCREEN_FOUR_SEEDS = ("250-fixed", "200-soonest", "seed-2-200-fixed", "seed-2-200-soonest", "seed-3-200-fixed",
                          "seed-3-200-soonest", *CPU_SCREEN_SEED_4)
-# Seeds 1 and 2 of fixed 0.5% and the rule from 0.5% rerun to 250
+# Seeds 1-3 of fixed 0.5% and the rule from 0.5% rerun to 250
 # iterations (seed 1's fixed 0.5% already was, in 250-fixed), with seed 4,
 # and what each rerun extends: the same run, 200 iterations of it recorded earlier.
-CPU_SCREEN_250 = ("250-fixed", "seed-1-250-soonest", "seed-2-250", "seed-3-200-fixed", "seed-3-200-soonest",
-                  *CPU_SCREEN_SEED_4)
+CPU_SCREEN_250 = ("250-fixed", "seed-1-250-soonest", "seed-2-250", "seed-3-250", *CPU_SCREEN_SEED_4)
 CPU_SCREEN_RERUNS = (("seed-1-250-soonest", "200-soonest", "soonest-0.1-busy-start-0.005"),
                      ("seed-2-250", "seed-2-200-fixed", "fixed-0.005"),
-                     ("seed-2-250", "seed-2-200-soonest", "soonest-0.1-busy-start-0.005"))
+                     ("seed-2-250", "seed-2-200-soonest", "soonest-0.1-busy-start-0.005"),
+                     ("seed-3-250", "seed-3-200-fixed", "fixed-0.005"),
+                     ("seed-3-250", "seed-3-200-soonest", "soonest-0.1-busy-start-0.005"))
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
@@ -175,7 +176,7 @@ class RecordedCpuScreen(unittest.TestCase):
                 self.assertEqual(doc_cells[column], table[reading][label], f"{reading}: {label}")
 
     def test_the_doc_quotes_the_fourth_seed(self):
-        section = self.doc[self.doc.index("### A fourth seed"):self.doc.index("### Seeds 1 and 2 read to 250")]
+        section = self.doc[self.doc.index("### A fourth seed"):self.doc.index("### Seeds 1-3 read to 250")]
         report = monotone_report("--up-to", "250", folders=CPU_SCREEN_SEED_4)
         self.assertEqual(run_rows(section), run_rows(report))
         self.assertEqual(len(run_rows(report)), 2)
@@ -200,10 +201,10 @@ class RecordedCpuScreen(unittest.TestCase):
             self.assertEqual(rows[0][:last], rows[1][:last], paths)
             self.assertEqual(rows[0][last].split(",")[1], rows[1][last].split(",")[1], paths)  # both at 200
             difference = abs(float(rows[0][last].split(",")[2]) - float(rows[1][last].split(",")[2]))
-            self.assertTrue(0.0004 < difference < 0.0011, (paths, difference))  # "0.05-0.1 points"
+            self.assertTrue(0.0004 < difference < 0.0016, (paths, difference))  # "0.05-0.15 points"
 
     def test_the_doc_quotes_seeds_read_to_250(self):
-        section = self.doc[self.doc.index("### Seeds 1 and 2 read to 250 iterations"):]
+        section = self.doc[self.doc.index("### Seeds 1-3 read to 250 iterations"):]
         report = monotone_report("--per-seed-horizon", "--systems", "fixed-0.005,soonest-0.1-busy-start-0.005",
                                  folders=CPU_SCREEN_250)
         self.assertIn(report.splitlines()[0], section)
@@ -218,16 +219,16 @@ class RecordedCpuScreen(unittest.TestCase):
             median, low_high = row["soonest-0.1-busy-start-0.005"].split(" ")  # "1.06x (1.01-1.08)"
             for summary in summaries:
                 self.assertIn(f"{median} ({low_high.strip('()')}x per seed)", summary)
-        # The redraws quoted: the rule's seeds 1 and 2 always reach 85%, and
+        # The redraws quoted: the rule's seeds 1-3 always reach 85%, and
         # their fit readings' 90% ranges.
         noise = monotone_report("--per-seed-horizon", "--systems", "fixed-0.005,soonest-0.1-busy-start-0.005",
                                 "--noise", "1000", folders=CPU_SCREEN_250).split("Each run's evaluations redrawn")[1]
         ranges = []
         for label, seed, first, monotone in run_rows(noise):
-            if label == "soonest-0.1-busy-start-0.005" and seed in ("1", "2"):
+            if label == "soonest-0.1-busy-start-0.005" and seed in ("1", "2", "3"):
                 self.assertNotIn("never", first + monotone)
                 ranges.append(monotone.split("90% ")[1].split(",")[0])
-        self.assertIn(f"90% ranges are {ranges[0]} and {ranges[1]}", " ".join(section.split()))
+        self.assertIn(f"90% ranges are {ranges[0]}, {ranges[1]} and {ranges[2]}", " ".join(section.split()))
 
     def test_the_summaries_quote_the_rule_s_ratios(self):
         monotone = ratio_table(self.readings)["monotone"]
