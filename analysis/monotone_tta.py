@@ -30,13 +30,14 @@ last evaluation common to that seed's (each ratio pairs the runs of one
 seed, so both sides of it still share a horizon), for when some seeds ran
 longer than others. `--systems` reads only the systems named.
 Fixed densities are the StellaTrain systems (those with a compressor)
-with `controller: off`. The best fixed density, per reading, is the one with the lowest median TTA over the comparison's
-seeds (every seed some other system ran), among those that ran on all of
-them and reached the target on every one; each other system's TTA is then
-divided by its TTA on the same seed (paired: the same trace stretch, data
-order and initial weights), and the median of those ratios taken with a
-seed that missed the target counting as slower than any that reached it,
-as summary.json counts it. Markdown on stdout.
+with `controller: off`. The best fixed density, per reading, is the one
+with the lowest median TTA over the comparison's seeds (every seed some
+other system ran), among those that ran on all of them and reached the
+target on every one; each other system's TTA is then divided by its TTA
+on the same seed (paired: the same trace stretch, data order and initial
+weights), and the median of those ratios taken with a seed that missed
+the target counting as slower than any that reached it, as summary.json
+counts it. Markdown on stdout.
 
 `--noise N` shows how far an evaluation's sampling noise alone moves each
 reading: it redraws each run's evaluations N times, taking the monotone

@@ -106,7 +106,8 @@ std::string target_key(double target) { return fmt::format("{}", target); }
 // The monotone fit's reading of a system's runs (apps/monotone_fit.h): the
 // medians over seeds, as tta_s's, and the fewest evaluations after a
 // seed's crossing (how little the weakest-founded reading rests on).
-void write_fit_reading(nlohmann::ordered_json& v, const std::vector<RunOutcome>& outcomes) {
+// Returns each seed's reading, in seed order (the pairs of the fit's speedup).
+std::vector<std::optional<double>> write_fit_reading(nlohmann::ordered_json& v, const std::vector<RunOutcome>& outcomes) {
   std::vector<std::optional<double>> fit, iteration;
   std::optional<int> fewest_after;
   for (const auto& o : outcomes) {
@@ -117,6 +118,7 @@ void write_fit_reading(nlohmann::ordered_json& v, const std::vector<RunOutcome>&
   v["tta_fit_s"] = optional_number(median_reached(fit));
   v["tta_fit_iteration"] = optional_number(median_reached(iteration));
   if (fewest_after) v["evaluations_after_fit"] = *fewest_after;
+  return fit;
 }
 
 // A paired speedup as summary.json writes it, at the target or a report target.
@@ -301,7 +303,6 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     std::vector<std::optional<double>> tta, iteration, bound;
     for (const auto& o : outcomes) {
       tta.push_back(o.tta_s);
-      entry.tta_fit_per_seed.push_back(o.tta_fit_s);
       iteration.push_back(o.tta_iteration ? std::optional<double>(*o.tta_iteration) : std::nullopt);
       bound.push_back(o.tta_s.value_or(o.duration_s));
       for (const auto& [target, at] : o.tta_at) entry.tta_per_seed[target].push_back(at);
@@ -312,7 +313,7 @@ void SummaryBuilder::add_system(const ScenarioSystem& system, const std::vector<
     v["tta_s"] = optional_number(entry.tta_s);
     v["tta_iteration"] = optional_number(median_reached(iteration));
     v["seeds_reaching_target"] = std::count_if(tta.begin(), tta.end(), [](const auto& t) { return t.has_value(); });
-    write_fit_reading(v, outcomes);
+    entry.tta_fit_per_seed = write_fit_reading(v, outcomes);
     nlohmann::ordered_json targets = nlohmann::ordered_json::object();
     for (const double t : report_targets_) {
       const auto& per_seed = entry.tta_per_seed[t];

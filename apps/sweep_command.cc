@@ -70,20 +70,26 @@ std::vector<std::optional<double>> per_seed_tta(const nlohmann::ordered_json& s,
 // summary.json's medians count misses); seeds where the best fixed density
 // missed have no ratio. The 95% interval (bootstrap over the pairs) only
 // when the as-is run missed no seed.
-nlohmann::ordered_json paired_against_fixed(const std::vector<std::optional<double>>& as_is,
-                                            const std::vector<std::optional<double>>& best) {
-  std::vector<std::optional<double>> ratios;
+struct PairedAgainstFixed {
+  std::optional<double> ratio;
+  std::optional<std::pair<double, double>> ci95;
+  int pairs = 0;
   int as_is_missed = 0;
+};
+
+PairedAgainstFixed paired_against_fixed(const std::vector<std::optional<double>>& as_is,
+                                        const std::vector<std::optional<double>>& best) {
+  std::vector<std::optional<double>> ratios;
+  PairedAgainstFixed out;
   for (std::size_t i = 0; i < as_is.size() && i < best.size(); ++i) {
     if (!best[i] || *best[i] <= 0) continue;
-    if (!as_is[i]) ++as_is_missed;
+    if (!as_is[i]) ++out.as_is_missed;
     ratios.push_back(as_is[i] ? std::optional<double>(*as_is[i] / *best[i]) : std::nullopt);
   }
-  const auto ci = as_is_missed == 0 ? paired_speedup(as_is, best).ci95 : std::nullopt;
-  return {{"paired_ratio", optional_number(median_reached(ratios))},
-          {"paired_ci95", interval_json(ci)},
-          {"pairs", ratios.size()},
-          {"as_is_missed", as_is_missed}};
+  out.ratio = median_reached(ratios);
+  out.pairs = static_cast<int>(ratios.size());
+  if (out.as_is_missed == 0) out.ci95 = paired_speedup(as_is, best).ci95;
+  return out;
 }
 
 // The scenario's own setting (density "as-is", e.g. the controller) against
@@ -109,15 +115,15 @@ std::optional<nlohmann::ordered_json> against_fixed_by(const std::string& tta_ke
   nlohmann::ordered_json compare = {
       {"best_fixed_density", density}, {"best_fixed_" + tta_key, b_tta}, {"as_is_" + tta_key, a_tta}};
   if (a_tta.is_number() && b_tta.is_number()) compare["as_is_over_best_fixed"] = a_tta.get<double>() / b_tta.get<double>();
-  compare.update(paired_against_fixed(per_seed_tta(a, tta_key), per_seed_tta(b, tta_key)));
-  const std::string reading = tta_key == "tta_s" ? "first evaluation" : "monotone fit";
-  const auto& paired = compare.at("paired_ratio");
+  const auto paired = paired_against_fixed(per_seed_tta(a, tta_key), per_seed_tta(b, tta_key));
+  compare["paired_ratio"] = optional_number(paired.ratio);
+  compare["paired_ci95"] = interval_json(paired.ci95);
+  compare["pairs"] = paired.pairs;
+  compare["as_is_missed"] = paired.as_is_missed;
   fmt::print("{:<14} as the scenario has it, by the {}: TTA {} the best fixed density ({}), paired over {} seed(s){}\n",
-             label, reading, paired.is_null() ? std::string("-") : fmt::format("{:.2f}x", paired.get<double>()), density,
-             compare.at("pairs").get<int>(),
-             compare.at("as_is_missed").get<int>() > 0
-                 ? fmt::format(", {} missed the target", compare.at("as_is_missed").get<int>())
-                 : std::string());
+             label, tta_key == "tta_s" ? "first evaluation" : "monotone fit",
+             paired.ratio ? fmt::format("{:.2f}x", *paired.ratio) : std::string("-"), density, paired.pairs,
+             paired.as_is_missed > 0 ? fmt::format(", {} missed the target", paired.as_is_missed) : std::string());
   return compare;
 }
 

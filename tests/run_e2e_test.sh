@@ -35,7 +35,7 @@ sed -e 's/^target_accuracy: .*/target_accuracy: 0.2/' tiny.yaml > tiny-low-targe
 # Arguments: results dir, expected backend, expected seed count.
 check_results() {
   ANALYSIS_DIR="$SOURCE_DIR/analysis" python3 - "$@" <<'PY'
-import csv, json, math, os, sys
+import csv, json, math, os, statistics, sys
 
 # The monotone fit's reading as analysis/monotone_tta.py takes it: the two
 # implementations (C++ in summary.json, Python in the analysis) must agree.
@@ -128,9 +128,9 @@ for label, entry in summary["systems"].items():
 def fit_readings(entry):
     return [p["tta_fit_s"] for p in entry["per_seed"]] if seeds > 1 else [entry["tta_fit_s"]]
 for label, entry in summary["systems"].items():
-    ratios = sorted(d / t for d, t in zip(fit_readings(summary["systems"]["ddp"]), fit_readings(entry))
-                    if d is not None and t is not None)
-    expected = None if not ratios else (ratios[(len(ratios) - 1) // 2] + ratios[len(ratios) // 2]) / 2
+    ratios = [d / t for d, t in zip(fit_readings(summary["systems"]["ddp"]), fit_readings(entry))
+              if d is not None and t is not None]
+    expected = statistics.median(ratios) if ratios else None
     check(close(entry["speedup_vs_ddp_fit"], expected) and entry["speedup_fit_pairs"] == len(ratios),
           f"{label}: speedup_vs_ddp_fit {entry['speedup_vs_ddp_fit']} != {expected}")
 print(f"ok: {out}: " + ", ".join(f"{l} TTA {e['tta_s']} speedup {e['speedup_vs_ddp']}" for l, e in summary["systems"].items()))
