@@ -22,12 +22,26 @@ Several, comma-separated, are one sweep run in parts: the best fixed
 density is the best over all of them, and a label in two is refused.
 A folder whose scenario name has fluct-115, const-100 or const-500 in it is
 set beside the paper's 104x, 257.3x or 78.1x.
+
+`--fit` prints instead, per folder, the TTA speedup and the
+iterations-to-target ratio read two ways from each run's eval.csv: at the
+first evaluation at or above the target (the table's reading, summary.json's
+speedup_vs_ddp) and where the monotone (isotonic) fit of the run's
+evaluations reaches it (analysis/monotone_tta.py; summary.json's
+speedup_vs_ddp_fit), each speedup the median of the per-seed ratios with
+apps/seed_statistics.cc's 95% bootstrap interval, and the fewest
+evaluations after a fit crossing on each side: one evaluation above the
+target that the next ones fall back from no longer decides the row.
+
+    analysis/paper_tta_table.py --fit FOLDER[:LABEL] ...
 """
 import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import monotone_tta  # noqa: E402
+import paired_systems  # noqa: E402
 import tta  # noqa: E402
 from density_report import best_fixed, median_tta  # noqa: E402
 from run_measures import link_utilisation  # noqa: E402
@@ -43,8 +57,18 @@ def load(folder):
         sys.exit(f"error: {e}")
 
 
+def check_system(folder, summary, label):
+    """Exits naming the folder unless `label` ran there without failing."""
+    if label not in summary["systems"]:
+        sys.exit(f"error: {folder}: no system '{label}' (it has: {', '.join(summary['systems'])})")
+    if "error" in summary["systems"][label]:
+        sys.exit(f"error: {folder}: system '{label}' failed: {summary['systems'][label]['error']}")
+
+
 def row(folder, label, fixed_folders=()):
     summary = load(folder)
+    for name in (label, "ddp"):
+        check_system(folder, summary, name)
     target = f"{summary['target_accuracy']:g}"
     st = summary["systems"][label]
     st_seeds, ddp_seeds = tta.seed_runs(summary, label), tta.seed_runs(summary, "ddp")
@@ -96,9 +120,74 @@ def against_fixed(summary, label, target, medians):
     return f"{mine / best_tta:.2f} ({best})" if mine is not None else f"not reached ({best})"
 
 
+def seed_readings(folder, summary, label):
+    """{seed: monotone_tta.readings of the run's eval.csv} for one system."""
+    target = summary["target_accuracy"]
+    return {run["seed"]: monotone_tta.readings(monotone_tta.read_evaluations(Path(folder) / run["run"]), target)
+            for run in tta.seed_runs(summary, label)}
+
+
+def speedup_by(reading, ddp, st):
+    """The median of per-seed ddp / StellaTrain TTAs by `reading` with its
+    95% interval, over the seeds where both reach the target (as
+    apps/seed_statistics.cc's paired_speedup), and how many those are."""
+    ratios = [ddp[seed][reading][1] / st[seed][reading][1] for seed in st
+              if ddp[seed][reading] and st[seed][reading] and st[seed][reading][1] > 0]
+    return (*paired_systems.bootstrap_median(ratios), len(ratios))
+
+
+def fit_cells(ddp, st, reading):
+    """The speedup cell and the iterations-to-target cell by `reading`."""
+    speedup, ci, pairs = speedup_by(reading, ddp, st)
+    cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    if pairs < len(st):
+        cell += f" ({pairs}/{len(st)} pairs reach)"
+    iterations = [[side[seed][reading] for seed in st] for side in (st, ddp)]
+    if None in iterations[0] + iterations[1]:
+        return cell, "-"
+    return cell, f"{median(r[0] for r in iterations[0]) / median(r[0] for r in iterations[1]):.2f}"
+
+
+def fewest_after(readings):
+    """The fewest evaluations after a fit crossing over the seeds ("-": a seed missed)."""
+    after = [r["monotone"] for r in readings.values()]
+    return "-" if None in after else str(min(r[2] for r in after))
+
+
+def fit_row(folder, label):
+    """The --fit row: both readings' speedups and iterations ratios."""
+    summary = load(folder)
+    for name in (label, "ddp"):
+        check_system(folder, summary, name)
+    st, ddp = (seed_readings(folder, summary, name) for name in (label, "ddp"))
+    if set(st) != set(ddp):
+        sys.exit(f"{folder}: {label} ran seeds {sorted(st)}, ddp {sorted(ddp)}; the readings pair them")
+    first, fit = fit_cells(ddp, st, "first"), fit_cells(ddp, st, "monotone")
+    name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
+    return (f"| {name} | {len(st)} | {first[0]} | {fit[0]} | {first[1]} | {fit[1]} | "
+            f"{fewest_after(st)} / {fewest_after(ddp)} |")
+
+
+FIT_HEADER = ("| scenario | seeds | TTA speedup, first evaluation [95% interval] | "
+              "TTA speedup, monotone fit [95% interval] | iterations to target, StellaTrain / ddp, first | "
+              "iterations to target, monotone fit | evaluations after the fit's crossing, fewest, "
+              "StellaTrain / ddp |\n|---|---|---|---|---|---|---|")
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
+    if argv[1] == "--fit":
+        if len(argv) < 3:
+            sys.exit(__doc__)
+        print(FIT_HEADER)
+        for arg in argv[2:]:
+            folder, _, label = arg.partition(":")
+            try:
+                print(fit_row(folder, label or "stellatrain"))
+            except tta.InputError as e:  # a missing or broken eval.csv, named
+                sys.exit(f"error: {e}")
+        return
     print("| scenario | seeds | iteration time, ddp / StellaTrain | iterations to target, StellaTrain / ddp | "
           "TTA speedup [95% interval] | best accuracy, StellaTrain / ddp | StellaTrain's link utilisation | "
           "StellaTrain's TTA / best fixed density's | paper's TTA speedup |")

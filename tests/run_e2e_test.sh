@@ -133,6 +133,16 @@ for label, entry in summary["systems"].items():
     expected = statistics.median(ratios) if ratios else None
     check(close(entry["speedup_vs_ddp_fit"], expected) and entry["speedup_fit_pairs"] == len(ratios),
           f"{label}: speedup_vs_ddp_fit {entry['speedup_vs_ddp_fit']} != {expected}")
+# analysis/paper_tta_table.py --fit reads both speedups again from the runs'
+# eval.csv: its cells are summary.json's, interval and all.
+import paper_tta_table
+for label, entry in summary["systems"].items():
+    row = [c.strip() for c in paper_tta_table.fit_row(out, label).strip().strip("|").split("|")]
+    for cell, key, ci_key in ((row[2], "speedup_vs_ddp", "speedup_ci95"),
+                              (row[3], "speedup_vs_ddp_fit", "speedup_fit_ci95")):
+        value, ci = entry[key], entry.get(ci_key)
+        want = ("-" if value is None else f"{value:.1f}x") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+        check(cell.split(" (")[0] == want, f"{label}: paper_tta_table --fit reads {cell}, summary.json {want}")
 print(f"ok: {out}: " + ", ".join(f"{l} TTA {e['tta_s']} speedup {e['speedup_vs_ddp']}" for l, e in summary["systems"].items()))
 PY
 }
@@ -439,5 +449,22 @@ if "| st |" not in report or "figures/tta.png" not in report:
     sys.exit(f"FAIL: {out}/report.md lacks the table or the figures")
 PY
 done
+
+echo "== the evaluation schedule does not change the training (sim)"
+# The paper-tta files evaluate every 5 iterations to the end so that the
+# monotone fit has evaluations after its crossing; that must cost the runs
+# nothing but evaluations: each system's iterations.csv, byte for byte.
+sed -e 's/^eval: .*/eval: {interval: 1, samples: 500}/' tiny-low-target.yaml > every-iteration.yaml
+sed -e 's/^eval: .*/eval: {interval: 2, interval_after_targets: 10, samples: 500}/' tiny-low-target.yaml > thinned.yaml
+for schedule in every-iteration thinned; do
+  "$STELLATRAIN" run "$schedule.yaml" --out "$WORK/schedule-$schedule" --quiet > /dev/null
+done
+for system in st ddp; do
+  cmp "$WORK/schedule-every-iteration/$system/iterations.csv" "$WORK/schedule-thinned/$system/iterations.csv" ||
+    fail "$system: evaluating at another schedule changed iterations.csv"
+done
+rows=$(($(wc -l < "$WORK/schedule-every-iteration/st/eval.csv") - $(wc -l < "$WORK/schedule-thinned/st/eval.csv")))
+[ "$rows" -gt 5 ] || fail "the two schedules should differ by more than 5 evaluations (differ by $rows)"
+echo "ok: iterations.csv identical under evaluations every iteration and thinned ones ($rows evaluations apart)"
 
 echo "run_e2e_test: all passed"

@@ -46,11 +46,17 @@ void soonest_target(train::StellaTrainOptions& o, double cost) {
 
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
 // 85%, at the same rate, and its soonest-0.1-busy that with the
-// soonest-target rule in place of filling the link, also from 0.5%.
+// soonest-target rule in place of filling the link, also from 0.5%. Every
+// system evaluates every 5 iterations to the end, so the monotone fit's
+// reading has evaluations after its crossing at the first reading's grain.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
   for (const char* link : kLinks) {
     SCOPED_TRACE(link);
     const auto s = paper_tta_scenario(std::string("resnet18-h100-") + link);
+    for (const auto& system : s.systems) {
+      EXPECT_EQ(system.config.eval_interval, 5) << system.label;
+      EXPECT_EQ(system.config.eval_interval_after, 0) << system.label;
+    }
     const auto& fill_80 = system_named(s, "stellatrain-fill-80");
     const auto& busy = system_named(s, "fill-85-busy");
     expect_changed_from(fill_80, busy, [](train::StellaTrainOptions& o) { keep_busy(o, 0.85); });
@@ -239,6 +245,7 @@ TEST(ShippedScenarios, ResNet18TuneLrSweepsTheTestFilesSystemsOnValidation) {
     EXPECT_EQ(system.config.compute_device, "cuda");
     EXPECT_EQ(system.config.iterations, like.config.iterations);
     EXPECT_EQ(system.config.eval_interval, like.config.eval_interval);
+    EXPECT_EQ(system.config.eval_interval_after, like.config.eval_interval_after);
   }
   // The test files' own rates are the middle and top of the grid.
   EXPECT_DOUBLE_EQ(system_named(base, "stellatrain-fill-80").config.lr, 0.1);

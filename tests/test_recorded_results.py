@@ -87,6 +87,34 @@ class RecordedGpuRuns(unittest.TestCase):
         self.assertIn("resnet18-h100-const-1000", str(caught.exception))
 
 
+class RecordedGpuRunsReadByTheFit(unittest.TestCase):
+    """paper_tta_table.py --fit on the same folders: docs/paper-tta-resnet18.md
+    quotes its rows, its first-evaluation speedup is the table's, and the
+    fit's speedups are the ones README.md and docs/paper-tta.md quote."""
+
+    def test_the_doc_quotes_the_fit_rows(self):
+        doc = read(os.path.join("docs", "paper-tta-resnet18.md"))
+        self.assertIn(paper_tta_table.FIT_HEADER, doc)
+        for link in LINKS:
+            row = paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80")
+            self.assertIn(row, doc, f"docs/paper-tta-resnet18.md lacks the row {row}")
+
+    def test_the_first_reading_is_the_tables(self):
+        for link in LINKS:
+            fit = table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))
+            table = table_cells(table_row(link, "stellatrain-fill-80"))
+            self.assertEqual(fit[2], table[4], link)  # the TTA speedup with its interval
+            self.assertEqual(fit[4], table[3], link)  # the iterations ratio
+
+    def test_the_quoted_fit_speedups(self):
+        speedups = [table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))[3].split()[0]
+                    for link in LINKS]
+        self.assertEqual(speedups, ["61.0x", "59.8x", "21.3x"])
+        self.assertIn("55.7x at fluct-115 (61.0x read\n  by the monotone fit", read("README.md"))
+        self.assertIn("later at every link, 61.0x, 59.8x and 21.3x with 1.55-1.63x ddp's",
+                      read(os.path.join("docs", "paper-tta.md")))
+
+
 def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
     folders = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f) for f in folders]
     out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders, *extra],
