@@ -177,17 +177,20 @@ def gather(folders, only=None):
 
 
 def read_evaluations(run_dir):
-    """A run's eval.csv: (iterations, times, accuracies, samples per evaluation)."""
+    """A run's eval.csv: (iterations, times, accuracies, samples per
+    evaluation), in iteration order. Evaluations run asynchronously and
+    are written as they finish, so rows may come out of order (and a run
+    stopped by its time budget may evaluate its last iteration twice): they
+    are stably sorted by iteration, as apps/run_summary.cc reads them."""
     path = os.path.join(str(run_dir), "eval.csv")
     columns = tta.read_columns(path, (*tta.EVAL_COLUMNS, "samples"))
-    iterations = [int(i) for i in columns["iteration"]]
-    if not iterations:
+    rows = sorted(zip((int(i) for i in columns["iteration"]), columns["time_s"], columns["accuracy"],
+                      columns["samples"]), key=lambda row: row[0])
+    if not rows:
         raise tta.InputError(f"{path}: no evaluation rows")
-    if any(b <= a for a, b in zip(iterations, iterations[1:])):
-        raise tta.InputError(f"{path}: the iterations do not rise from row to row")
-    if any(n < 1 for n in columns["samples"]):
+    if any(row[3] < 1 for row in rows):
         raise tta.InputError(f"{path}: an evaluation with no samples")
-    return iterations, columns["time_s"], columns["accuracy"], columns["samples"]
+    return tuple(list(column) for column in zip(*rows))
 
 
 def horizons(runs, up_to_iteration, per_seed):

@@ -30,8 +30,10 @@ speedup_vs_ddp) and where the monotone (isotonic) fit of the run's
 evaluations reaches it (analysis/monotone_tta.py; summary.json's
 speedup_vs_ddp_fit), each speedup the median of the per-seed ratios with
 apps/seed_statistics.cc's 95% bootstrap interval, and the fewest
-evaluations after a fit crossing on each side: one evaluation above the
-target that the next ones fall back from no longer decides the row.
+evaluations after a fit crossing on each side (over the seeds that reach
+the target): one evaluation above the target that the next ones fall back
+from no longer decides the row. Each run is read whole, as summary.json
+reads it.
 
     analysis/paper_tta_table.py --fit FOLDER[:LABEL] ...
 """
@@ -149,9 +151,10 @@ def fit_cells(ddp, st, reading):
 
 
 def fewest_after(readings):
-    """The fewest evaluations after a fit crossing over the seeds ("-": a seed missed)."""
-    after = [r["monotone"] for r in readings.values()]
-    return "-" if None in after else str(min(r[2] for r in after))
+    """The fewest evaluations after a fit crossing over the seeds that
+    reached the target (summary.json's evaluations_after_fit; "-": none did)."""
+    after = [r["monotone"][2] for r in readings.values() if r["monotone"]]
+    return str(min(after)) if after else "-"
 
 
 def fit_row(folder, label):
@@ -161,7 +164,7 @@ def fit_row(folder, label):
         check_system(folder, summary, name)
     st, ddp = (seed_readings(folder, summary, name) for name in (label, "ddp"))
     if set(st) != set(ddp):
-        sys.exit(f"{folder}: {label} ran seeds {sorted(st)}, ddp {sorted(ddp)}; the readings pair them")
+        sys.exit(f"error: {folder}: {label} ran seeds {sorted(st)}, ddp {sorted(ddp)}: the speedups pair runs by seed")
     first, fit = fit_cells(ddp, st, "first"), fit_cells(ddp, st, "monotone")
     name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
     return (f"| {name} | {len(st)} | {first[0]} | {fit[0]} | {first[1]} | {fit[1]} | "
@@ -180,13 +183,14 @@ def main(argv):
     if argv[1] == "--fit":
         if len(argv) < 3:
             sys.exit(__doc__)
-        print(FIT_HEADER)
+        rows = []  # all read before anything is printed: an error leaves no half table
         for arg in argv[2:]:
             folder, _, label = arg.partition(":")
             try:
-                print(fit_row(folder, label or "stellatrain"))
+                rows.append(fit_row(folder, label or "stellatrain"))
             except tta.InputError as e:  # a missing or broken eval.csv, named
                 sys.exit(f"error: {e}")
+        print("\n".join([FIT_HEADER, *rows]))
         return
     print("| scenario | seeds | iteration time, ddp / StellaTrain | iterations to target, StellaTrain / ddp | "
           "TTA speedup [95% interval] | best accuracy, StellaTrain / ddp | StellaTrain's link utilisation | "

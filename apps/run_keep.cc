@@ -45,12 +45,16 @@ std::string mismatch(const fs::path& dir, const nlohmann::json& m, const train::
   return "";
 }
 
-// Top-level keys a kept run need not share: they name or describe the
-// scenario, set what the summary reads from eval.csv (the kept runs' files
-// are read again against the current targets), or are checked run by run
-// against manifest.json (mismatch above).
-const std::set<std::string> kIgnoredTopLevelKeys = {"name",   "description",      "systems", "seeds",
-                                                     "target_accuracy", "report_targets"};
+// Keys a kept run need not share: they name or describe the scenario, set
+// what the summary reads from eval.csv (the kept runs' files are read again
+// against the current targets), or are checked run by run against
+// manifest.json (mismatch above). eval.interval_after_targets thins the
+// evaluations only once the best accuracy reached the highest report
+// target, so it moves no run's TTA at any report target, only how many
+// evaluations follow it (a kept run's manifest keeps its own).
+const std::set<std::string> kIgnoredKeys = {"name",           "description",    "systems",
+                                            "seeds",          "target_accuracy", "report_targets",
+                                            "eval.interval_after_targets"};
 
 std::string joined(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
@@ -74,7 +78,7 @@ std::string first_difference(const YAML::Node& a, const YAML::Node& b, const std
       for (const auto& entry : a) keys.insert(entry.first.as<std::string>());
       for (const auto& entry : b) keys.insert(entry.first.as<std::string>());
       for (const auto& key : keys) {
-        if (path.empty() && kIgnoredTopLevelKeys.count(key)) continue;
+        if (kIgnoredKeys.count(joined(path, key))) continue;
         if (!a[key] || !b[key]) return joined(path, key);
         const auto inner = first_difference(a[key], b[key], joined(path, key));
         if (!inner.empty()) return inner;

@@ -34,8 +34,9 @@ std::string earlier_scenario_name(const std::filesystem::path& out);
 // The first key path (e.g. "links.wan.default.mbps") at which the scenario
 // file `current` differs from `earlier`, the copy an earlier run left in
 // its folder, or a sentence saying why `earlier` cannot be compared; ""
-// when they agree. Keys that shape no run (name, description, targets) or
-// that each run's manifest checks (systems, seeds) are left out. Values
+// when they agree. Keys that shape no run (name, description, targets,
+// eval.interval_after_targets) or that each run's manifest checks (systems,
+// seeds) are left out. Values
 // compare as written: 100 and 100.0 differ, which only keeps less.
 std::string scenario_difference(const std::filesystem::path& earlier, const std::filesystem::path& current);
 

@@ -138,11 +138,14 @@ for label, entry in summary["systems"].items():
 import paper_tta_table
 for label, entry in summary["systems"].items():
     row = [c.strip() for c in paper_tta_table.fit_row(out, label).strip().strip("|").split("|")]
-    for cell, key, ci_key in ((row[2], "speedup_vs_ddp", "speedup_ci95"),
-                              (row[3], "speedup_vs_ddp_fit", "speedup_fit_ci95")):
+    for cell, key, ci_key, pairs_key in ((row[2], "speedup_vs_ddp", "speedup_ci95", "speedup_pairs"),
+                                         (row[3], "speedup_vs_ddp_fit", "speedup_fit_ci95", "speedup_fit_pairs")):
         value, ci = entry[key], entry.get(ci_key)
         want = ("-" if value is None else f"{value:.1f}x") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
-        check(cell.split(" (")[0] == want, f"{label}: paper_tta_table --fit reads {cell}, summary.json {want}")
+        pairs = entry.get(pairs_key, 1 if value is not None else 0)  # a one-seed entry has no pair count
+        if pairs < seeds:
+            want += f" ({pairs}/{seeds} pairs reach)"
+        check(cell == want, f"{label}: paper_tta_table --fit reads {cell}, summary.json {want}")
 print(f"ok: {out}: " + ", ".join(f"{l} TTA {e['tta_s']} speedup {e['speedup_vs_ddp']}" for l, e in summary["systems"].items()))
 PY
 }
@@ -310,6 +313,28 @@ grep -q "no system is kept from the earlier run in .*: the scenario differs from
   keep-link.txt || { cat keep-link.txt; fail "--systems: runs kept although the link changed"; }
 python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['systems']; assert list(s) == ['ddp'], list(s)" \
   "$KEEP/summary.json" || fail "--systems ddp after a link change: st still in summary.json"
+# The evaluation schedule after the targets thins only evaluations past the
+# highest report target, so no TTA at a target moves: runs are kept across
+# it. The schedule before the targets is compared like any other key.
+KEEP_EVAL=$WORK/keep-eval
+cp -r "$TWO_SEEDS" "$KEEP_EVAL"
+sed -e 's/^eval: {interval: 5, samples: 500}/eval: {interval: 5, interval_after_targets: 10, samples: 500}/' \
+  tiny-low-target.yaml > tiny-thinned.yaml
+grep -q "interval_after_targets: 10" tiny-thinned.yaml || fail "test setup: tests/e2e_lib.sh's eval line changed"
+"$STELLATRAIN" run tiny-thinned.yaml --seeds 2 --systems ddp --out "$KEEP_EVAL" --quiet > keep-thinned.txt 2>&1 \
+  || { cat keep-thinned.txt; fail "run --systems ddp after thinning the evaluations"; }
+grep -q "st: kept from the earlier run" keep-thinned.txt || { cat keep-thinned.txt; fail "--systems: st not kept across interval_after_targets"; }
+python3 - "$TWO_SEEDS/summary.json" "$KEEP_EVAL/summary.json" <<'PY' || fail "--systems: the kept st's TTA moved"
+import json, sys
+before, after = (json.load(open(p))["systems"]["st"] for p in sys.argv[1:])
+assert before["tta_s"] == after["tta_s"] and before["per_seed"] == after["per_seed"], (before, after)
+PY
+sed -e 's/^eval: {interval: 5, samples: 500}/eval: {interval: 4, samples: 500}/' tiny-low-target.yaml > tiny-every-4.yaml
+grep -q "interval: 4," tiny-every-4.yaml || fail "test setup: tests/e2e_lib.sh's eval line changed"
+"$STELLATRAIN" run tiny-every-4.yaml --seeds 2 --systems ddp --out "$KEEP_EVAL" --quiet > keep-every-4.txt 2>&1 \
+  || { cat keep-every-4.txt; fail "run --systems ddp after an evaluation interval change"; }
+grep -q "no system is kept from the earlier run in .*: the scenario differs from its scenario.yaml at eval.interval" \
+  keep-every-4.txt || { cat keep-every-4.txt; fail "--systems: runs kept although the evaluation interval changed"; }
 expect_error "--systems: tiny.yaml has no system labelled 'nope'" "$STELLATRAIN" run tiny.yaml --systems ddp,nope --out "$WORK/nope"
 [ ! -e "$WORK/nope" ] || fail "a refused --systems must not create the results folder"
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"

@@ -61,7 +61,8 @@ def cells(line):
 
 # ddp (1 s per iteration) rises to 85% at iteration 90 (0.5 + 0.004 * 90 = 0.86);
 # a spike to 86% at iteration 50 is a first crossing the next evaluations fall
-# back from (0.74, 0.78, 0.82): the fit pools them to 0.80 and crosses at 90.
+# back from (0.74, 0.78, 0.82): the fit pools 50-70 to 0.793, keeps 80 at
+# 0.82, and crosses at 90.
 DDP_CLEAN, DDP_SPIKE = rising(0.004), spiking(0.004, 50, 0.86)
 # StellaTrain (0.1 s per iteration) reaches 85% at iteration 120 (0.5 + 0.003 * 120 = 0.86).
 ST_CLEAN, ST_MISSES = rising(0.003), rising(0.001)
@@ -78,8 +79,8 @@ class FitReadings(unittest.TestCase):
         self.assertEqual(len(lines), 3)
         row = cells(lines[2])
         self.assertEqual(row[:2], ["resnet18-h100-fluct-115 (st)", "3"])
-        # First: ddp 50, 50, 90 s over 12 s each: 4.17, 4.17, 7.5; two of three
-        # resamples' medians are 4.17 about 74% of the time.
+        # First: ddp 50, 50, 90 s over 12 s each: 4.17, 4.17, 7.5; a resample's
+        # median is 4.17 with probability 20/27 (about 74%), else 7.5.
         self.assertEqual(row[2], "4.2x [4.2, 7.5]")
         # Fit: ddp 90 s on every seed: 7.5 each.
         self.assertEqual(row[3], "7.5x [7.5, 7.5]")
@@ -99,8 +100,58 @@ class FitReadings(unittest.TestCase):
         # Seeds 1 and 2 pair: 90 / 12 and 50 / 12 at the first reading; 7.5 twice by the fit.
         self.assertEqual(row[2], "5.8x [4.2, 7.5] (2/3 pairs reach)")
         self.assertEqual(row[3], "7.5x [7.5, 7.5] (2/3 pairs reach)")
-        # No iterations ratio and no evaluation count where a seed missed.
-        self.assertEqual(row[4:7], ["-", "-", "- / 11"])
+        # No iterations ratio where a seed missed; the fewest evaluations
+        # after the fit's crossing over the seeds that reached (as summary.json).
+        self.assertEqual(row[4:7], ["-", "-", "8 / 11"])
+
+    def test_a_seed_ddp_misses_is_left_out_too(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"ddp": (1.0, [DDP_CLEAN, ST_MISSES, DDP_CLEAN]),
+                                "st": (0.1, [ST_CLEAN, ST_CLEAN, ST_CLEAN])})
+            row = cells(fit_table(f"{root}:st").stdout.splitlines()[2])
+        self.assertEqual(row[2:4], ["7.5x [7.5, 7.5] (2/3 pairs reach)"] * 2)
+        self.assertEqual(row[4:7], ["-", "-", "8 / 11"])
+
+    def test_one_seed(self):
+        # A one-seed run has no per_seed list: its system entry is its run, in FOLDER/LABEL.
+        with tempfile.TemporaryDirectory() as root:
+            write_run(os.path.join(root, "ddp"), DDP_CLEAN, 1.0)
+            write_run(os.path.join(root, "st"), ST_CLEAN, 0.1)
+            summary = {"scenario": "resnet18-h100-const-500", "seeds": [1], "target_accuracy": 0.85,
+                       "systems": {"ddp": {}, "st": {}}}
+            with open(os.path.join(root, "summary.json"), "w") as f:
+                json.dump(summary, f)
+            out = fit_table(f"{root}:st")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # 90 s over 12 s, no interval from one pair; 120 iterations over 90.
+        self.assertEqual(cells(out.stdout.splitlines()[2])[1:], ["1", "7.5x", "7.5x", "1.33", "1.33", "8 / 11"])
+
+    def test_a_failed_system_is_named(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})
+            path = os.path.join(root, "summary.json")
+            with open(path) as f:
+                summary = json.load(f)
+            summary["systems"]["ddp"] = {"error": "out of memory"}
+            with open(path, "w") as f:
+                json.dump(summary, f)
+            out = fit_table(f"{root}:st")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("system 'ddp' failed: out of memory", out.stderr)
+        self.assertEqual(out.stdout, "")  # no half table
+
+    def test_seeds_that_do_not_pair_are_refused(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})
+            path = os.path.join(root, "summary.json")
+            with open(path) as f:
+                summary = json.load(f)
+            summary["systems"]["ddp"]["per_seed"].pop()
+            with open(path, "w") as f:
+                json.dump(summary, f)
+            out = fit_table(f"{root}:st")
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("st ran seeds [1, 2, 3], ddp [1, 2]: the speedups pair runs by seed", out.stderr)
 
     def test_a_missing_eval_file_is_named(self):
         with tempfile.TemporaryDirectory() as root:

@@ -47,6 +47,11 @@ def read(relative):
         return f.read()
 
 
+def flowing(text):
+    """`text` with every run of whitespace one space: a quote survives rewrapping."""
+    return " ".join(text.split())
+
+
 def recorded(link):
     return os.path.join(RECORDED, f"resnet18-h100-{link}")
 
@@ -110,9 +115,9 @@ class RecordedGpuRunsReadByTheFit(unittest.TestCase):
         speedups = [table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))[3].split()[0]
                     for link in LINKS]
         self.assertEqual(speedups, ["61.0x", "59.8x", "21.3x"])
-        self.assertIn("55.7x at fluct-115 (61.0x read\n  by the monotone fit", read("README.md"))
+        self.assertIn("55.7x at fluct-115 (61.0x read by the monotone fit", flowing(read("README.md")))
         self.assertIn("later at every link, 61.0x, 59.8x and 21.3x with 1.55-1.63x ddp's",
-                      read(os.path.join("docs", "paper-tta.md")))
+                      flowing(read(os.path.join("docs", "paper-tta.md"))))
 
 
 def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
@@ -239,7 +244,7 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertEqual(run_rows(section.split("| reading |")[0]), run_rows(report))
         self.assertEqual(len(run_rows(report)), 8)
         table = ratio_table(report)
-        summaries = [" ".join(read(doc).split()) for doc in ("README.md", os.path.join("docs", "paper-tta.md"))]
+        summaries = [flowing(read(doc)) for doc in ("README.md", os.path.join("docs", "paper-tta.md"))]
         for reading, quoted_as in QUOTED_READINGS:
             row = table[reading]
             quoted = f"| {quoted_as} | {quoted_best(row['best'])} | {row['soonest-0.1-busy-start-0.005']} |"
@@ -256,7 +261,7 @@ class RecordedCpuScreen(unittest.TestCase):
             if label == "soonest-0.1-busy-start-0.005" and seed in ("1", "2", "3"):
                 self.assertNotIn("never", first + monotone)
                 ranges.append(monotone.split("90% ")[1].split(",")[0])
-        self.assertIn(f"90% ranges are {ranges[0]}, {ranges[1]} and {ranges[2]}", " ".join(section.split()))
+        self.assertIn(f"90% ranges are {ranges[0]}, {ranges[1]} and {ranges[2]}", flowing(section))
 
     def test_the_summaries_quote_the_rule_s_ratios(self):
         monotone = ratio_table(self.readings)["monotone"]
@@ -264,11 +269,11 @@ class RecordedCpuScreen(unittest.TestCase):
         median, low_high = from_half.split(" ")
         per_seed = low_high.strip("()") + "x per seed"
         for doc in ("README.md", os.path.join("docs", "paper-tta.md")):
-            text = " ".join(read(doc).split())
+            text = flowing(read(doc))
             self.assertIn(f"{median} the best fixed density", text, doc)
             self.assertIn(per_seed, text, doc)
         from_five = monotone["soonest-0.1-busy"].split(" ")[0]
-        self.assertIn(f"{from_five} from 5%", " ".join(read("README.md").split()))
+        self.assertIn(f"{from_five} from 5%", flowing(read("README.md")))
 
 
 if __name__ == "__main__":
