@@ -211,14 +211,20 @@ step_paper_tta() {
         "scripts/gpu/paper_tta.sh on a CUDA machine and copy its results/paper-tta-gpu here"
     fi
   done
-  # The controller filling the link at every link, then the warm-up and the
-  # busier controller where they ran.
+  # The controller filling the link at every link, then the warm-up, the
+  # busier controller and the soonest-target rules where they ran.
   for gpu_folder in "${gpu_folders[@]}"; do folders+=("$gpu_folder:stellatrain-fill-80"); done
   local label
-  for label in warmup-fill-0.2 fill-85-busy; do
+  for label in warmup-fill-0.2 fill-85-busy soonest-0.1-busy soonest-0.1-busy-start-0.005; do
     for gpu_folder in "${gpu_folders[@]}"; do
       if grep -q "\"$label\"" "$gpu_folder/summary.json"; then folders+=("$gpu_folder:$label"); fi
     done
   done
   run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
+  # The same rows' speedups and iterations ratios read both ways, at the
+  # first evaluation and from the monotone fit (FOLDER:LABEL, without the
+  # fixed densities' folders).
+  local row fit_rows=()
+  for row in "${folders[@]}"; do fit_rows+=("$(cut -d: -f1-2 <<< "$row")"); done
+  run python3 analysis/paper_tta_table.py --fit "${fit_rows[@]}" | tee "$OUT/paper-tta/table-fit.md"
 }
