@@ -51,6 +51,16 @@ def write_folder(root, curves):
         json.dump(summary, f)
 
 
+def edit_summary(root, change):
+    """Applies `change` to ROOT/summary.json's systems in place."""
+    path = os.path.join(root, "summary.json")
+    with open(path) as f:
+        summary = json.load(f)
+    change(summary["systems"])
+    with open(path, "w") as f:
+        json.dump(summary, f)
+
+
 def fit_table(*args):
     return subprocess.run([sys.executable, SCRIPT, "--fit", *args], capture_output=True, text=True)
 
@@ -129,12 +139,7 @@ class FitReadings(unittest.TestCase):
     def test_a_failed_system_is_named(self):
         with tempfile.TemporaryDirectory() as root:
             write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})
-            path = os.path.join(root, "summary.json")
-            with open(path) as f:
-                summary = json.load(f)
-            summary["systems"]["ddp"] = {"error": "out of memory"}
-            with open(path, "w") as f:
-                json.dump(summary, f)
+            edit_summary(root, lambda systems: systems.update(ddp={"error": "out of memory"}))
             out = fit_table(f"{root}:st")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("system 'ddp' failed: out of memory", out.stderr)
@@ -143,12 +148,7 @@ class FitReadings(unittest.TestCase):
     def test_seeds_that_do_not_pair_are_refused(self):
         with tempfile.TemporaryDirectory() as root:
             write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})
-            path = os.path.join(root, "summary.json")
-            with open(path) as f:
-                summary = json.load(f)
-            summary["systems"]["ddp"]["per_seed"].pop()
-            with open(path, "w") as f:
-                json.dump(summary, f)
+            edit_summary(root, lambda systems: systems["ddp"]["per_seed"].pop())
             out = fit_table(f"{root}:st")
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("st ran seeds [1, 2, 3], ddp [1, 2]: the speedups pair runs by seed", out.stderr)
