@@ -28,7 +28,9 @@ evaluation common to all runs), so a longer run's later evaluations do
 not steady its fit; `--per-seed-horizon` reads each seed's runs to the
 last evaluation common to that seed's (each ratio pairs the runs of one
 seed, so both sides of it still share a horizon), for when some seeds ran
-longer than others. `--systems` reads only the systems named.
+longer than others. `--systems` reads only the systems named, and
+FOLDER:LABELS only those systems from that folder (e.g. one density of a
+folder whose other runs were rerun longer into another).
 Fixed densities are the StellaTrain systems (those with a compressor)
 with `controller: off`. The best fixed density, per reading, is the one
 with the lowest median TTA over the comparison's seeds (every seed some
@@ -142,17 +144,33 @@ def is_fixed_density(options):
     return options.get("controller") == "off" and "density" in options and "compressor" in options
 
 
+def folder_spec(argument):
+    """A FOLDER[:LABELS] argument: (the folder, its comma-separated labels or None)."""
+    folder, colon, labels = argument.partition(":")
+    if colon and not labels.strip(","):
+        raise tta.InputError(f"{argument}: no system labels after ':'")
+    return Path(folder), ([label for label in labels.split(",") if label] if colon else None)
+
+
 def gather(folders, only=None):
     """{(label, seed): run} over the folders (run has folder, fixed,
     density and evaluations: read_evaluations), and the folders'
-    (folder, summary) pairs. `only`: the system labels to read (None: all)."""
+    (folder, summary) pairs. `folders`: paths, or (path, labels) pairs whose
+    labels (None: all) are the systems read from that folder. `only`: the
+    system labels to read from every folder (None: all)."""
     runs, summaries = {}, []
-    for folder in folders:
+    for spec in folders:
+        folder, labels = spec if isinstance(spec, tuple) else (spec, None)
         summary = read_summary(folder)
         check_pairs_with(folder, summary, summaries)
         summaries.append((folder, summary))
+        absent = sorted(set(labels or ()) - set(summary["systems"]))
+        if absent:
+            raise tta.InputError(f"{folder}: no system {', '.join(absent)} "
+                                 f"(it has: {', '.join(summary['systems'])})")
         for label, entry in summary["systems"].items():
-            if "error" in entry or (only is not None and label not in only):
+            if "error" in entry or (only is not None and label not in only) or (labels is not None and
+                                                                               label not in labels):
                 continue
             options = entry.get("options", {})
             for seed_run in tta.seed_runs(summary, label):
@@ -162,17 +180,18 @@ def gather(folders, only=None):
                                          "and a 'run' folder")
                 if (label, seed) in runs:
                     raise tta.InputError(f"system {label} seed {seed} is in both {runs[(label, seed)]['folder']} "
-                                         f"and {folder}: keep one (pass the folders that hold each run once)")
+                                         f"and {folder}: keep one (pass the folders that hold each run once, or "
+                                         "name the systems to read from a folder as FOLDER:LABELS)")
                 run_dir = Path(folder) / seed_run["run"]
                 runs[(label, seed)] = {"folder": folder, "fixed": is_fixed_density(options),
                                        "density": options.get("density"), "evaluations": read_evaluations(run_dir)}
+    names = ", ".join(str(spec[0] if isinstance(spec, tuple) else spec) for spec in folders)
     if not runs:
-        raise tta.InputError("no runs in " + ", ".join(str(f) for f in folders))
+        raise tta.InputError("no runs in " + names)
     if only is not None:
         missing = sorted(set(only) - {label for label, _ in runs})
         if missing:
-            raise tta.InputError(f"--systems {', '.join(missing)}: no run of it in " +
-                                 ", ".join(str(f) for f in folders))
+            raise tta.InputError(f"--systems {', '.join(missing)}: no run of it in " + names)
     return runs, summaries
 
 
@@ -370,7 +389,9 @@ def print_noise(runs, target, replicates):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folders", nargs="+", help="`stellatrain run --out` folders")
+    parser.add_argument("folders", nargs="+", metavar="FOLDER[:LABELS]",
+                        help="`stellatrain run --out` folders; LABELS (comma-separated): read only these "
+                             "systems from that folder")
     parser.add_argument("--target", type=float, help="the accuracy to reach (default: the first folder's target)")
     horizon = parser.add_mutually_exclusive_group()
     horizon.add_argument("--up-to", type=int, metavar="ITERATION",
@@ -388,7 +409,7 @@ def main(argv):
         if args.target is not None:
             check_target(args.target, "--target")
         only = None if args.systems is None else [label for label in args.systems.split(",") if label]
-        runs, summaries = gather([Path(f) for f in args.folders], only)
+        runs, summaries = gather([folder_spec(f) for f in args.folders], only)
         target = args.target if args.target is not None else summaries[0][1]["target_accuracy"]
         last = horizons(runs, args.up_to, args.per_seed_horizon)
         for (label, seed), run in runs.items():

@@ -6,7 +6,8 @@ Builds results folders in a temporary directory: a lone high evaluation
 before the curve reaches the target moves the first reading and not the
 monotone one; the best fixed density and each system's paired ratio
 follow the reading; `--up-to` cuts the longer run, `--per-seed-horizon`
-reads each seed to its own runs' end, `--systems` reads only those named; a (system, seed) in
+reads each seed to its own runs' end, `--systems` reads only those named,
+FOLDER:LABELS only those from that folder; a (system, seed) in
 two folders, runs that do not pair, malformed summaries, a target outside
 (0, 1], a missing eval.csv and one without samples are clear errors;
 evaluations written out of order are read in iteration order; a missed seed counts as slowest; a fixed density
@@ -198,6 +199,22 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn("| fixed-0.01 | 1 |", out.stdout)
         self.assertIn("--systems fixed-0.02: no run of it",
                       self.refused(*self.two_seeds(), "--systems", "fixed-0.02,soonest"))
+
+    def test_folder_labels_read_only_those_systems_there(self):
+        # fixed-0.005 rerun into another folder: its seed 1 is read from there only.
+        folders = self.two_seeds()
+        write_folder(self.folder("rerun"), {"fixed-0.005": (fixed(0.005), curve(STEADY, 0.1))}, 1)
+        fixed_1 = self.folder("fixed-1")
+        self.assertIn("system fixed-0.005 seed 1 is in both", self.refused(*folders, self.folder("rerun")))
+        picked = [f"{fixed_1}:fixed-0.01" if f == fixed_1 else f for f in folders]
+        out = report(*picked, self.folder("rerun"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        # The rerun's steady curve, not the lucky one: first and fit at iteration 30.
+        self.assertIn("| fixed-0.005 | 1 | 3.00 s (it 30, 3 after) | 3.00 s (it 30, 3 after) |", out.stdout)
+        self.assertIn("| fixed-0.01 | 1 |", out.stdout)
+        self.assertIn(f"{fixed_1}: no system fixed-0.02 (it has: fixed-0.005, fixed-0.01)",
+                      self.refused(f"{fixed_1}:fixed-0.02", *folders[1:]))
+        self.assertIn(f"{fixed_1}:: no system labels after ':'", self.refused(f"{fixed_1}:", *folders[1:]))
 
     def test_a_run_in_two_folders_is_refused(self):
         self.assertIn("system soonest seed 1 is in both", self.refused(self.one_run("a"), self.one_run("b")))
