@@ -4,7 +4,7 @@ a GPU) still give the rows that README.md and docs/paper-tta.md quote:
 analysis/paper_tta_table.py's row for each folder and system is found,
 character for character, in the docs' tables. The recorded CPU screen
 runs (kept because they take hours of a CPU) still give the readings and
-ratios docs/paper-tta-resnet18-cpu.md quotes from analysis/monotone_tta.py.
+ratios docs/paper-tta-resnet18-cpu-fit.md quotes from analysis/monotone_tta.py.
 A change to the analysis, to the recorded folders or to the quoted table
 that makes them disagree fails here. Standard library only.
 
@@ -182,7 +182,7 @@ class RecordedCpuScreen(unittest.TestCase):
     def setUpClass(cls):
         cls.report = monotone_report("--noise", "1000")
         cls.readings, cls.noise = cls.report.split("Each run's evaluations redrawn")
-        cls.doc = read(os.path.join("docs", "paper-tta-resnet18-cpu.md"))
+        cls.doc = read(os.path.join("docs", "paper-tta-resnet18-cpu-fit.md"))
         section = cls.doc[cls.doc.index("## Reading TTA from a monotone fit"):cls.doc.index("### A fourth seed")]
         cls.doc_readings, cls.doc_noise = section.split("The evaluations redrawn 1000 times")
 

@@ -22,7 +22,7 @@
 # rule from 0.5% (picked on the CPU's validation runs), at their rate,
 # into the recorded folders beside their runs, then the rule from 5%
 # (docs/paper-tta-resnet18.md, "Keeping the link busy";
-# docs/paper-tta-resnet18-cpu.md, "Reading TTA from a monotone fit"; leave
+# docs/paper-tta-resnet18-cpu-fit.md, "Reading TTA from a monotone fit"; leave
 # out iterations.csv and logs/ before committing, as docs/results/README.md
 # says):
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fill-85-busy,soonest-0.1-busy-start-0.005 JOBS=6 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
