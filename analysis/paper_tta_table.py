@@ -67,6 +67,16 @@ def check_system(folder, summary, label):
         sys.exit(f"error: {folder}: system '{label}' failed: {summary['systems'][label]['error']}")
 
 
+def row_name(summary, label):
+    """The scenario, with StellaTrain's label unless it is the table's own controller."""
+    return summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
+
+
+def speedup_text(speedup, ci):
+    """"55.7x [37.7, 61.0]", or "-" without a speedup."""
+    return (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+
+
 def row(folder, label, fixed_folders=()):
     summary = load(folder)
     for name in (label, "ddp"):
@@ -82,7 +92,7 @@ def row(folder, label, fixed_folders=()):
     at = st["targets"][target]
     speedup = at.get("speedup_vs_ddp")
     ci = at.get("speedup_ci95")
-    tta_cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    tta_cell = speedup_text(speedup, ci)
     _, reached, count = median_tta(summary, label, target)
     if reached < count:  # the speedup is over the seeds that reached the target only
         tta_cell += f" ({reached}/{count} seeds reach)"
@@ -90,7 +100,7 @@ def row(folder, label, fixed_folders=()):
     best = f"{median(p['best_accuracy'] for p in st_seeds):.2%} / {median(p['best_accuracy'] for p in ddp_seeds):.2%}"
     utilisation = median(link_utilisation(Path(folder) / p["run"]) for p in st_seeds)
     utilisation_cell = "-" if utilisation is None else f"{utilisation:.0%}"
-    name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
+    name = row_name(summary, label)
     medians = fixed_medians(folder, summary, fixed_folders, target)
     return (f"| {name} | {len(summary['seeds'])} | {iteration_ratio:.1f}x | {its_ratio} | {tta_cell} | "
             f"{best} | {utilisation_cell} | {against_fixed(summary, label, target, medians)} | {paper} |")
@@ -141,7 +151,7 @@ def speedup_by(reading, ddp, st):
 def fit_cells(ddp, st, reading):
     """The speedup cell and the iterations-to-target cell by `reading`."""
     speedup, ci, pairs = speedup_by(reading, ddp, st)
-    cell = (f"{speedup:.1f}x" if speedup else "-") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+    cell = speedup_text(speedup, ci)
     if pairs < len(st):
         cell += f" ({pairs}/{len(st)} pairs reach)"
     iterations = [[side[seed][reading] for seed in st] for side in (st, ddp)]
@@ -166,7 +176,7 @@ def fit_row(folder, label):
     if set(st) != set(ddp):
         sys.exit(f"error: {folder}: {label} ran seeds {sorted(st)}, ddp {sorted(ddp)}: the speedups pair runs by seed")
     first, fit = fit_cells(ddp, st, "first"), fit_cells(ddp, st, "monotone")
-    name = summary["scenario"] + ("" if label in ("stellatrain", "stellatrain-fill-80") else f" ({label})")
+    name = row_name(summary, label)
     return (f"| {name} | {len(st)} | {first[0]} | {fit[0]} | {first[1]} | {fit[1]} | "
             f"{fewest_after(st)} / {fewest_after(ddp)} |")
 
