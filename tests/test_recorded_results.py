@@ -38,6 +38,14 @@ CPU_SCREEN_RERUNS = (("seed-1-250-soonest", "200-soonest", "soonest-0.1-busy-sta
                      ("seed-2-250", "seed-2-200-soonest", "soonest-0.1-busy-start-0.005"),
                      ("seed-3-250", "seed-3-200-fixed", "fixed-0.005"),
                      ("seed-3-250", "seed-3-200-soonest", "soonest-0.1-busy-start-0.005"))
+# Seed 5 of fixed 0.5% and the rule, with seeds 1-4 read to 250; then fixed
+# 1% on seeds 1-4 (seeds 2 and 3 ran it to 200 only), FOLDER:LABELS taking
+# one density from a folder whose other runs were rerun into another.
+CPU_SCREEN_FIVE_SEEDS = ("250-fixed:fixed-0.005", "seed-1-250-soonest", "seed-2-250", "seed-3-250", *CPU_SCREEN_SEED_4,
+                         "seed-5-250")
+CPU_SCREEN_FIXED_1 = ("250-fixed:fixed-0.005,fixed-0.01", "seed-1-250-soonest", "seed-2-250",
+                      "seed-2-200-fixed:fixed-0.01", "seed-3-250", "seed-3-200-fixed:fixed-0.01", *CPU_SCREEN_SEED_4,
+                      "seed-4-250-fixed-0.01")
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
@@ -237,7 +245,7 @@ class RecordedCpuScreen(unittest.TestCase):
             self.assertTrue(0.0004 < difference < 0.0016, (paths, difference))  # "0.05-0.15 points"
 
     def test_the_doc_quotes_seeds_read_to_250(self):
-        section = self.doc[self.doc.index("### Seeds 1-3 read to 250 iterations"):]
+        section = self.doc[self.doc.index("### Seeds 1-3 read to 250 iterations"):self.doc.index("### A fifth seed")]
         report = monotone_report("--per-seed-horizon", "--systems", "fixed-0.005,soonest-0.1-busy-start-0.005",
                                  folders=CPU_SCREEN_250)
         self.assertIn(report.splitlines()[0], section)
@@ -262,6 +270,38 @@ class RecordedCpuScreen(unittest.TestCase):
                 self.assertNotIn("never", first + monotone)
                 ranges.append(monotone.split("90% ")[1].split(",")[0])
         self.assertIn(f"90% ranges are {ranges[0]}, {ranges[1]} and {ranges[2]}", flowing(section))
+
+    def test_the_doc_quotes_the_fifth_seed_and_fixed_1_on_seed_4(self):
+        section = self.doc[self.doc.index("### A fifth seed"):]
+        five = monotone_report("--per-seed-horizon", "--noise", "1000", folders=CPU_SCREEN_FIVE_SEEDS)
+        readings, noise = five.split("Each run's evaluations redrawn")
+        self.assertIn("Evaluations up to iteration 250; target 85%.", readings)
+        seed_5 = [r for r in run_rows(readings) if r[1] == "5"]
+        self.assertEqual(len(seed_5), 2)
+        fixed_1 = monotone_report("--per-seed-horizon", folders=CPU_SCREEN_FIXED_1)
+        self.assertIn("Evaluations up to iteration 250 (seeds 1, 4) and 200 (seeds 2, 3)", fixed_1)
+        seed_4 = [r for r in run_rows(fixed_1) if r[:2] == ("fixed-0.01", "4")]
+        self.assertEqual(run_rows(section), seed_5 + seed_4)
+        summaries = [flowing(read(doc)) for doc in ("README.md", os.path.join("docs", "paper-tta.md"))]
+        for reading, quoted_as in QUOTED_READINGS:
+            row = ratio_table(readings)[reading]
+            rule = row["soonest-0.1-busy-start-0.005"]  # "1.04x (0.98-1.08)"
+            self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {rule} |", section)
+            median, low_high = rule.split(" ")
+            for summary in summaries:
+                self.assertIn(f"{median} ({low_high.strip('()')}x per seed)", summary)
+            row = ratio_table(fixed_1)[reading]
+            self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.01']} | "
+                          f"{row['soonest-0.1-busy-start-0.005']} |", section)
+        fixed_1_fit = ratio_table(fixed_1)["monotone"]["fixed-0.01"].split(" ")[0]  # "1.05x"
+        for summary in summaries:
+            self.assertIn(f"is {fixed_1_fit} fixed 0.5%", summary)
+        # The rule's seed 5 redrawn: the share that never reaches 85% and the fit's 90% range.
+        rule_5 = next(r for r in run_rows(noise) if r[:2] == ("soonest-0.1-busy-start-0.005", "5"))
+        self.assertIn("90% 195-235", rule_5[3])
+        self.assertIn("2 of 1000 never", rule_5[3])
+        self.assertIn("2 of 1000 redraws do not reach 85% by iteration 250 (the fit's 90% range 195-235)",
+                      flowing(section))
 
     def test_the_summaries_quote_the_rule_s_ratios(self):
         monotone = ratio_table(self.readings)["monotone"]
