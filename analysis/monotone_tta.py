@@ -145,11 +145,34 @@ def is_fixed_density(options):
 
 
 def folder_spec(argument):
-    """A FOLDER[:LABELS] argument: (the folder, its comma-separated labels or None)."""
-    folder, colon, labels = argument.partition(":")
-    if colon and not labels.strip(","):
-        raise tta.InputError(f"{argument}: no system labels after ':'")
-    return Path(folder), ([label for label in labels.split(",") if label] if colon else None)
+    """A FOLDER[:LABELS] argument: (the folder, its comma-separated labels
+    or None). An existing folder is taken whole, so a folder whose name has
+    a ':' in it still reads; otherwise the labels follow the last ':'."""
+    if Path(argument).is_dir():
+        return Path(argument), None
+    folder, colon, labels = argument.rpartition(":")
+    if not colon:
+        return Path(argument), None  # read_summary names it
+    labels = [label.strip() for label in labels.split(",") if label.strip()]
+    if not folder or not labels:
+        raise tta.InputError(f"{argument}: FOLDER:LABELS needs a folder and at least one system label")
+    return Path(folder), labels
+
+
+def check_folder_labels(folder, summary, labels, only):
+    """Raises InputError, naming the folder, where FOLDER:LABELS names a
+    system the folder lacks or whose runs failed, or none that --systems
+    reads."""
+    if labels is None:
+        return
+    absent = sorted(set(labels) - set(summary["systems"]))
+    if absent:
+        raise tta.InputError(f"{folder}: no system {', '.join(absent)} (it has: {', '.join(summary['systems'])})")
+    failed = [label for label in labels if "error" in summary["systems"][label]]
+    if failed:
+        raise tta.InputError(f"{folder}: system {failed[0]} failed: {summary['systems'][failed[0]]['error']}")
+    if only is not None and not set(labels) & set(only):
+        raise tta.InputError(f"{folder}: none of {', '.join(labels)} is among --systems {', '.join(only)}")
 
 
 def gather(folders, only=None):
@@ -164,13 +187,10 @@ def gather(folders, only=None):
         summary = read_summary(folder)
         check_pairs_with(folder, summary, summaries)
         summaries.append((folder, summary))
-        absent = sorted(set(labels or ()) - set(summary["systems"]))
-        if absent:
-            raise tta.InputError(f"{folder}: no system {', '.join(absent)} "
-                                 f"(it has: {', '.join(summary['systems'])})")
+        check_folder_labels(folder, summary, labels, only)
         for label, entry in summary["systems"].items():
-            if "error" in entry or (only is not None and label not in only) or (labels is not None and
-                                                                               label not in labels):
+            wanted = (only is None or label in only) and (labels is None or label in labels)
+            if "error" in entry or not wanted:
                 continue
             options = entry.get("options", {})
             for seed_run in tta.seed_runs(summary, label):

@@ -142,7 +142,7 @@ for label, entry in summary["systems"].items():
                                          (row[3], "speedup_vs_ddp_fit", "speedup_fit_ci95", "speedup_fit_pairs")):
         value, ci = entry[key], entry.get(ci_key)
         want = ("-" if value is None else f"{value:.1f}x") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
-        pairs = entry.get(pairs_key, 1 if value is not None else 0)  # a one-seed entry has no pair count
+        pairs = entry[pairs_key]
         if pairs < seeds:
             want += f" ({pairs}/{seeds} pairs reach)"
         check(cell == want, f"{label}: paper_tta_table --fit reads {cell}, summary.json {want}")

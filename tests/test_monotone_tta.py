@@ -214,7 +214,29 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn("| fixed-0.01 | 1 |", out.stdout)
         self.assertIn(f"{fixed_1}: no system fixed-0.02 (it has: fixed-0.005, fixed-0.01)",
                       self.refused(f"{fixed_1}:fixed-0.02", *folders[1:]))
-        self.assertIn(f"{fixed_1}:: no system labels after ':'", self.refused(f"{fixed_1}:", *folders[1:]))
+        for argument in (f"{fixed_1}:", f"{fixed_1}:,", ":fixed-0.01"):
+            self.assertIn(f"{argument}: FOLDER:LABELS needs a folder and at least one system label",
+                          self.refused(argument, *folders[1:]))
+        # Spaces around a label are dropped; a label --systems leaves out is named.
+        self.assertEqual(report(f"{fixed_1}: fixed-0.01", *folders[1:], self.folder("rerun")).returncode, 0)
+        self.assertIn(f"{fixed_1}: none of fixed-0.01 is among --systems soonest",
+                      self.refused(f"{fixed_1}:fixed-0.01", *folders[1:], "--systems", "soonest"))
+
+    def test_folder_labels_name_a_failed_system(self):
+        folders = self.two_seeds()
+        with open(os.path.join(folders[0], "summary.json")) as f:
+            summary = json.load(f)
+        summary["systems"]["fixed-0.01"] = {"error": "out of memory", "options": {}}
+        with open(os.path.join(folders[0], "summary.json"), "w") as f:
+            json.dump(summary, f)
+        self.assertIn(f"{folders[0]}: system fixed-0.01 failed: out of memory",
+                      self.refused(f"{folders[0]}:fixed-0.01", *folders[1:]))
+
+    def test_a_folder_with_a_colon_in_its_name_is_read_whole(self):
+        folder = self.one_run("with:colon")
+        out = report(folder)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| soonest | 1 |", out.stdout)
 
     def test_a_run_in_two_folders_is_refused(self):
         self.assertIn("system soonest seed 1 is in both", self.refused(self.one_run("a"), self.one_run("b")))
