@@ -49,6 +49,7 @@ CPU_SCREEN_FIVE_SEEDS = ("250-fixed:fixed-0.005", "seed-1-250-soonest", "seed-2-
 CPU_SCREEN_FIXED_1 = ("250-fixed:fixed-0.005,fixed-0.01", "seed-1-250-soonest", "seed-2-250",
                       "seed-2-200-fixed:fixed-0.01", "seed-3-250", "seed-3-200-fixed:fixed-0.01", *CPU_SCREEN_SEED_4,
                       "seed-4-250-fixed-0.01")
+CPU_SCREEN_FIVE_WITH_FIXED_1 = (*CPU_SCREEN_FIXED_1, "seed-5-250", "seed-5-250-fixed-0.01")
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy", "soonest-0.1-busy-start-0.005")
 
@@ -275,7 +276,7 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertIn(f"90% ranges are {ranges[0]}, {ranges[1]} and {ranges[2]}", flowing(section))
 
     def test_the_doc_quotes_the_fifth_seed_and_fixed_1_on_seed_4(self):
-        section = self.doc[self.doc.index("### A fifth seed"):]
+        section = self.doc[self.doc.index("### A fifth seed"):self.doc.index("### Fixed 1% on seed 5")]
         five = monotone_report("--per-seed-horizon", "--noise", "1000", folders=CPU_SCREEN_FIVE_SEEDS)
         readings, noise = five.split("Each run's evaluations redrawn")
         self.assertIn("Evaluations up to iteration 250; target 85%.", readings)
@@ -296,9 +297,6 @@ class RecordedCpuScreen(unittest.TestCase):
             row = ratio_table(fixed_1)[reading]
             self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.01']} | "
                           f"{row['soonest-0.1-busy-start-0.005']} |", section)
-        fixed_1_fit = ratio_table(fixed_1)["monotone"]["fixed-0.01"].split(" ")[0]  # "1.05x"
-        for summary in summaries:
-            self.assertIn(f"is {fixed_1_fit} fixed 0.5%", summary)
         # Seed 5 redrawn: the fit readings' 90% ranges and the rule's redraws that never reach 85%.
         fit_5 = {r[0]: r[3] for r in run_rows(noise) if r[1] == "5"}
         ranges = {label: cell.split("90% ")[1].split(",")[0] for label, cell in fit_5.items()}
@@ -309,6 +307,23 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertEqual(ratio_table(readings)["first"]["soonest-0.1-busy-start-0.005"], "1.04x (0.98-1.22)")
         self.assertIn("1.04x the best fixed density's time over five CPU seeds",
                       flowing(read(os.path.join("docs", "paper-tta.md"))))
+
+    def test_the_doc_quotes_fixed_1_on_seed_5(self):
+        section = self.doc[self.doc.index("### Fixed 1% on seed 5"):]
+        report = monotone_report("--per-seed-horizon", folders=CPU_SCREEN_FIVE_WITH_FIXED_1)
+        self.assertIn("Evaluations up to iteration 250 (seeds 1, 4, 5) and 200 (seeds 2, 3)", report)
+        self.assertEqual(run_rows(section), [r for r in run_rows(report) if r[:2] == ("fixed-0.01", "5")])
+        table = ratio_table(report)
+        for reading, quoted_as in QUOTED_READINGS:
+            row = table[reading]
+            self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.01']} | "
+                          f"{row['soonest-0.1-busy-start-0.005']} |", section)
+        fit, first = (table[reading]["fixed-0.01"].split(" ")[0] for reading in ("monotone", "first"))
+        for doc in ("README.md", os.path.join("docs", "paper-tta.md")):
+            text = flowing(read(doc))
+            self.assertIn(f"{fit}", text, doc)
+            self.assertIn(f"by the fit and {first} by the first evaluation", text, doc)
+            self.assertIn(f"1% is {fit}" if doc == "README.md" else f"is {fit} fixed 0.5% by the fit", text, doc)
 
     def test_the_doc_quotes_what_seed_5_ran_on(self):
         """The prose on seed 5: its trace offset, the controller's estimate
