@@ -178,12 +178,11 @@ def check_folder_labels(folder, summary, labels, only):
 def gather(folders, only=None):
     """{(label, seed): run} over the folders (run has folder, fixed,
     density and evaluations: read_evaluations), and the folders'
-    (folder, summary) pairs. `folders`: paths, or (path, labels) pairs whose
-    labels (None: all) are the systems read from that folder. `only`: the
-    system labels to read from every folder (None: all)."""
+    (folder, summary) pairs. `folders`: (path, labels) pairs (folder_spec)
+    whose labels (None: all) are the systems read from that folder. `only`:
+    the system labels to read from every folder (None: all)."""
     runs, summaries = {}, []
-    for spec in folders:
-        folder, labels = spec if isinstance(spec, tuple) else (spec, None)
+    for folder, labels in folders:
         summary = read_summary(folder)
         check_pairs_with(folder, summary, summaries)
         summaries.append((folder, summary))
@@ -205,7 +204,7 @@ def gather(folders, only=None):
                 run_dir = Path(folder) / seed_run["run"]
                 runs[(label, seed)] = {"folder": folder, "fixed": is_fixed_density(options),
                                        "density": options.get("density"), "evaluations": read_evaluations(run_dir)}
-    names = ", ".join(str(spec[0] if isinstance(spec, tuple) else spec) for spec in folders)
+    names = ", ".join(str(folder) for folder, _ in folders)
     if not runs:
         raise tta.InputError("no runs in " + names)
     if only is not None:

@@ -33,9 +33,9 @@ apps/seed_statistics.cc's 95% bootstrap interval, and the fewest
 evaluations after a fit crossing on each side (over the seeds that reach
 the target): one evaluation above the target that the next ones fall back
 from no longer decides the row. Each run is read whole, as summary.json
-reads it.
+reads it. The arguments are the table's; FIXED_FOLDER is not read.
 
-    analysis/paper_tta_table.py --fit FOLDER[:LABEL] ...
+    analysis/paper_tta_table.py --fit FOLDER[:LABEL[:FIXED_FOLDER...]] ...
 """
 import os
 import sys
@@ -59,12 +59,23 @@ def load(folder):
         sys.exit(f"error: {e}")
 
 
-def check_system(folder, summary, label):
-    """Exits naming the folder unless `label` ran there without failing."""
-    if label not in summary["systems"]:
-        sys.exit(f"error: {folder}: no system '{label}' (it has: {', '.join(summary['systems'])})")
-    if "error" in summary["systems"][label]:
-        sys.exit(f"error: {folder}: system '{label}' failed: {summary['systems'][label]['error']}")
+def load_with_ddp(folder, label):
+    """FOLDER's summary; exits naming the folder unless `label` and ddp
+    both ran there without failing."""
+    summary = load(folder)
+    for name in (label, "ddp"):
+        if name not in summary["systems"]:
+            sys.exit(f"error: {folder}: no system '{name}' (it has: {', '.join(summary['systems'])})")
+        if "error" in summary["systems"][name]:
+            sys.exit(f"error: {folder}: system '{name}' failed: {summary['systems'][name]['error']}")
+    return summary
+
+
+def row_argument(argument):
+    """FOLDER[:LABEL[:FIXED_FOLDER,...]]: (folder, label, fixed folders)."""
+    folder, _, rest = argument.partition(":")
+    label, _, fixed_folders = rest.partition(":")
+    return folder, label or "stellatrain", [f for f in fixed_folders.split(",") if f]
 
 
 def row_name(summary, label):
@@ -78,9 +89,7 @@ def speedup_text(speedup, ci):
 
 
 def row(folder, label, fixed_folders=()):
-    summary = load(folder)
-    for name in (label, "ddp"):
-        check_system(folder, summary, name)
+    summary = load_with_ddp(folder, label)
     target = f"{summary['target_accuracy']:g}"
     st = summary["systems"][label]
     st_seeds, ddp_seeds = tta.seed_runs(summary, label), tta.seed_runs(summary, "ddp")
@@ -169,9 +178,7 @@ def fewest_after(readings):
 
 def fit_row(folder, label):
     """The --fit row: both readings' speedups and iterations ratios."""
-    summary = load(folder)
-    for name in (label, "ddp"):
-        check_system(folder, summary, name)
+    summary = load_with_ddp(folder, label)
     st, ddp = (seed_readings(folder, summary, name) for name in (label, "ddp"))
     if set(st) != set(ddp):
         sys.exit(f"error: {folder}: {label} ran seeds {sorted(st)}, ddp {sorted(ddp)}: the speedups pair runs by seed")
@@ -195,9 +202,9 @@ def main(argv):
             sys.exit(__doc__)
         rows = []  # all read before anything is printed: an error leaves no half table
         for arg in argv[2:]:
-            folder, _, label = arg.partition(":")
+            folder, label, _ = row_argument(arg)
             try:
-                rows.append(fit_row(folder, label or "stellatrain"))
+                rows.append(fit_row(folder, label))
             except tta.InputError as e:  # a missing or broken eval.csv, named
                 sys.exit(f"error: {e}")
         print("\n".join([FIT_HEADER, *rows]))
@@ -207,9 +214,7 @@ def main(argv):
           "StellaTrain's TTA / best fixed density's | paper's TTA speedup |")
     print("|---|---|---|---|---|---|---|---|---|")
     for arg in argv[1:]:
-        folder, _, rest = arg.partition(":")
-        label, _, fixed_folders = rest.partition(":")
-        print(row(folder, label or "stellatrain", [f for f in fixed_folders.split(",") if f]))
+        print(row(*row_argument(arg)))
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ for label, entry in summary["systems"].items():
     for cell, key, ci_key, pairs_key in ((row[2], "speedup_vs_ddp", "speedup_ci95", "speedup_pairs"),
                                          (row[3], "speedup_vs_ddp_fit", "speedup_fit_ci95", "speedup_fit_pairs")):
         value, ci = entry[key], entry.get(ci_key)
-        want = ("-" if value is None else f"{value:.1f}x") + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+        want = paper_tta_table.speedup_text(value, ci)
         pairs = entry[pairs_key]
         if pairs < seeds:
             want += f" ({pairs}/{seeds} pairs reach)"

@@ -153,6 +153,14 @@ class FitReadings(unittest.TestCase):
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("st ran seeds [1, 2, 3], ddp [1, 2]: the speedups pair runs by seed", out.stderr)
 
+    def test_the_table_s_arguments_are_taken(self):
+        # FOLDER:LABEL:FIXED_FOLDER, as the table takes it: the fixed folders are not read.
+        with tempfile.TemporaryDirectory() as root:
+            write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})
+            plain, with_fixed = fit_table(f"{root}:st"), fit_table(f"{root}:st:{root}/no-such-folder")
+        self.assertEqual(with_fixed.returncode, 0, with_fixed.stderr)
+        self.assertEqual(with_fixed.stdout, plain.stdout)
+
     def test_a_missing_eval_file_is_named(self):
         with tempfile.TemporaryDirectory() as root:
             write_folder(root, {"ddp": (1.0, [DDP_CLEAN] * 3), "st": (0.1, [ST_CLEAN] * 3)})

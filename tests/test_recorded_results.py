@@ -59,6 +59,15 @@ def read(relative):
         return f.read()
 
 
+# The two docs that summarise the CPU screen's ratios.
+SUMMARY_DOCS = ("README.md", os.path.join("docs", "paper-tta.md"))
+
+
+def summary_texts():
+    """{doc: its text with whitespace flowed} for SUMMARY_DOCS."""
+    return {doc: flowing(read(doc)) for doc in SUMMARY_DOCS}
+
+
 def flowing(text):
     """`text` with every run of whitespace one space: a quote survives rewrapping."""
     return " ".join(text.split())
@@ -256,7 +265,7 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertEqual(run_rows(section.split("| reading |")[0]), run_rows(report))
         self.assertEqual(len(run_rows(report)), 8)
         table = ratio_table(report)
-        summaries = [flowing(read(doc)) for doc in ("README.md", os.path.join("docs", "paper-tta.md"))]
+        summaries = summary_texts().values()
         for reading, quoted_as in QUOTED_READINGS:
             row = table[reading]
             quoted = f"| {quoted_as} | {quoted_best(row['best'])} | {row['soonest-0.1-busy-start-0.005']} |"
@@ -286,7 +295,7 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertIn("Evaluations up to iteration 250 (seeds 1, 4) and 200 (seeds 2, 3)", fixed_1)
         seed_4 = [r for r in run_rows(fixed_1) if r[:2] == ("fixed-0.01", "4")]
         self.assertEqual(run_rows(section), seed_5 + seed_4)
-        summaries = [flowing(read(doc)) for doc in ("README.md", os.path.join("docs", "paper-tta.md"))]
+        summaries = summary_texts().values()
         for reading, quoted_as in QUOTED_READINGS:
             row = ratio_table(readings)[reading]
             rule = row["soonest-0.1-busy-start-0.005"]  # "1.04x (0.98-1.08)"
@@ -319,9 +328,7 @@ class RecordedCpuScreen(unittest.TestCase):
             self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.01']} | "
                           f"{row['soonest-0.1-busy-start-0.005']} |", section)
         fit, first = (table[reading]["fixed-0.01"].split(" ")[0] for reading in ("monotone", "first"))
-        for doc in ("README.md", os.path.join("docs", "paper-tta.md")):
-            text = flowing(read(doc))
-            self.assertIn(f"{fit}", text, doc)
+        for doc, text in summary_texts().items():
             self.assertIn(f"by the fit and {first} by the first evaluation", text, doc)
             self.assertIn(f"1% is {fit}" if doc == "README.md" else f"is {fit} fixed 0.5% by the fit", text, doc)
 
@@ -355,8 +362,7 @@ class RecordedCpuScreen(unittest.TestCase):
         from_half = monotone["soonest-0.1-busy-start-0.005"]  # "1.07x (1.04-1.08)"
         median, low_high = from_half.split(" ")
         per_seed = low_high.strip("()") + "x per seed"
-        for doc in ("README.md", os.path.join("docs", "paper-tta.md")):
-            text = flowing(read(doc))
+        for doc, text in summary_texts().items():
             self.assertIn(f"{median} the best fixed density", text, doc)
             self.assertIn(per_seed, text, doc)
         from_five = monotone["soonest-0.1-busy"].split(" ")[0]

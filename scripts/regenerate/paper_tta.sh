@@ -222,9 +222,6 @@ step_paper_tta() {
   done
   run python3 analysis/paper_tta_table.py "${folders[@]}" | tee "$OUT/paper-tta/table.md"
   # The same rows' speedups and iterations ratios read both ways, at the
-  # first evaluation and from the monotone fit (FOLDER:LABEL, without the
-  # fixed densities' folders).
-  local row fit_rows=()
-  for row in "${folders[@]}"; do fit_rows+=("$(cut -d: -f1-2 <<< "$row")"); done
-  run python3 analysis/paper_tta_table.py --fit "${fit_rows[@]}" | tee "$OUT/paper-tta/table-fit.md"
+  # first evaluation and from the monotone fit.
+  run python3 analysis/paper_tta_table.py --fit "${folders[@]}" | tee "$OUT/paper-tta/table-fit.md"
 }
