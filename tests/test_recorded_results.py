@@ -315,7 +315,7 @@ class RecordedCpuScreen(unittest.TestCase):
         # The per-seed ratios the prose names, by the first evaluation.
         self.assertEqual(ratio_table(readings)["first"]["soonest-0.1-busy-start-0.005"], "1.04x (0.98-1.22)")
         self.assertIn("1.04x the best fixed density's time over five CPU seeds",
-                      flowing(read(os.path.join("docs", "paper-tta.md"))))
+                      flowing(read(os.path.join("docs", "paper-tta-open.md"))))
 
     def test_the_doc_quotes_fixed_1_on_seed_5(self):
         section = self.doc[self.doc.index("### Fixed 1% on seed 5"):]
