@@ -454,6 +454,11 @@ void add_run_command(CLI::App& app) {
                   "per process on one thread); results are the same as one at a time; output of each in OUT/logs/")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--progress-every", options->progress_every_s,
+                  "With --jobs: every this many seconds, each running run's latest progress line from its log "
+                  "(0: never; --quiet: never, and the children run quiet too)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   add_slurm_options(cmd, options->slurm);
   // A --jobs parent starts its children with these; not for users.
   cmd->add_option("--only-system", options->only_system)->group("");

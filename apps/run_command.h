@@ -31,6 +31,9 @@ struct RunOptions {
   std::string emu_delay = "auto";  // emu: auto, netem or nfqueue
   bool timeline = false;  // each run writes timeline.json (core/runtime/timeline.h)
   int jobs = 1;           // sim: run this many systems/seeds at once, as child processes (apps/run_jobs.h)
+  // With jobs > 1 and not quiet: every this many seconds the runner prints
+  // each running child's latest line of output (0: never).
+  double progress_every_s = 300;
   // "" = the scenario's links.mtu; else "auto" or bytes in place of it
   // (sim and emu; a speed knob for ns-3, docs/sim.md).
   std::string mtu;

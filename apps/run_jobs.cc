@@ -41,7 +41,8 @@ std::vector<std::string> job_command(const RunJob& job, const JobsOptions& optio
   if (options.command) return options.command(job);
   std::vector<std::string> args{options.program, "run",       options.scenario_file, "--backend", options.backend,
                                 "--out",         options.out.string(), "--only-system", job.label,
-                                "--only-seed",   std::to_string(job.seed), "--quiet"};
+                                "--only-seed",   std::to_string(job.seed)};
+  if (options.quiet) args.push_back("--quiet");
   if (options.iterations > 0) {
     args.push_back("--iterations");
     args.push_back(std::to_string(options.iterations));
@@ -212,6 +213,40 @@ struct Running {
   bool asked_to_stop = false;
 };
 
+// The last complete line a child wrote to its log ("" when none yet): its
+// trainer's latest progress or evaluation line. Only the file's tail is
+// read, since a long run's log grows for hours.
+std::string last_log_line(const fs::path& log) {
+  constexpr std::streamoff kTail = 4096;
+  std::ifstream in(log, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > kTail ? size - kTail : 0;
+  in.seekg(from);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  const auto end = tail.find_last_of('\n');  // a line still being written is left out
+  if (end == std::string::npos) return {};
+  tail.resize(end);
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  const auto begin = tail.find_last_of('\n');
+  return begin == std::string::npos ? tail : tail.substr(begin + 1);
+}
+
+// One line per running child: how long it has run and its latest output,
+// so that hours of runs side by side show where they are.
+void report_progress(const std::vector<Running>& running, const std::vector<RunJob>& jobs, const JobsOptions& options,
+                     std::size_t finished) {
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& r : running) {
+    const auto& job = jobs[r.index];
+    const auto line = last_log_line(job_log_path(options.out, job));
+    spdlog::info("[{} of {} finished] {} seed {} (pid {}, {:.0f} wall s): {}", finished, jobs.size(), job.label,
+                 job.seed, r.pid, std::chrono::duration<double>(now - r.started).count(),
+                 line.empty() ? "no output yet" : line);
+  }
+}
+
 }  // namespace
 
 fs::path job_log_path(const fs::path& out, const RunJob& job) { return out / "logs" / (job_name(job) + ".log"); }
@@ -260,6 +295,8 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
   std::vector<Running> running;
   std::size_t next = 0, finished = 0;
   int stop_signal = 0;
+  const auto progress_every = std::chrono::duration<double>(options.progress_every_s);
+  auto last_progress = std::chrono::steady_clock::now();
   while (finished < jobs.size()) {
     if (stop_signal == 0) stop_signal = runtime::stop_requested();
     while (stop_signal == 0 && next < jobs.size() && static_cast<int>(running.size()) < options.jobs) {
@@ -302,6 +339,11 @@ std::vector<RunOutcome> run_jobs(const std::vector<RunJob>& jobs, const JobsOpti
                                                      : "failed: " + outcomes[it->index].error);
       ++finished;
       it = running.erase(it);
+    }
+    if (options.progress_every_s > 0 && !running.empty() &&
+        std::chrono::steady_clock::now() - last_progress >= progress_every) {
+      report_progress(running, jobs, options, finished);
+      last_progress = std::chrono::steady_clock::now();
     }
     if (finished < jobs.size()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -37,6 +37,11 @@ struct JobsOptions {
   int seeds = 0;              // forwarded: >0 is the number of seeds (RunOptions::seeds)
   std::vector<uint64_t> seed_list;  // forwarded: --seed-list when not empty (RunOptions::seed_list)
   bool timeline = false;      // forwarded
+  // Forwarded as --quiet. Otherwise each child's log holds the trainer's
+  // progress and evaluation lines, and the runner echoes the latest of
+  // them every progress_every_s seconds (0: never).
+  bool quiet = false;
+  double progress_every_s = 0;
   std::string mtu;            // forwarded: --mtu when not empty
   std::string network;        // forwarded: --network when not empty
   double stage_sample = -1;   // forwarded: --stage-sample when >= 0

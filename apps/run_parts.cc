@@ -40,6 +40,8 @@ JobsOptions jobs_options(const Scenario& scenario, const RunOptions& options, co
   how.seeds = options.seeds;
   how.seed_list = options.seed_list;
   how.timeline = options.timeline;
+  how.quiet = options.quiet;
+  how.progress_every_s = options.quiet ? 0 : options.progress_every_s;
   how.mtu = options.mtu;
   how.network = options.network;
   how.stage_sample = options.stage_sample;

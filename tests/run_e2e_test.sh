@@ -221,7 +221,9 @@ for run in st/seed-1 st/seed-2 ddp/seed-1 ddp/seed-2; do
     cmp -s "$TWO_SEEDS/$run/$file" "$JOBS/$run/$file" || fail "--jobs: $run/$file differs from the sequential run's"
   done
   [ -s "$JOBS/logs/${run/\//_}.log" ] || fail "--jobs: no output log for $run"
+  ! grep -q "node 0: iteration" "$JOBS/logs/${run/\//_}.log" || fail "--jobs --quiet: $run's child was not quiet"
 done
+! grep -q " finished\] " jobs.txt || { cat jobs.txt; fail "--jobs --quiet: the runner echoed its children's progress"; }
 cmp -s "$TWO_SEEDS/summary.json" "$JOBS/summary.json" || fail "--jobs: summary.json differs from the sequential run's"
 # A run that fails in its child process: recorded with its message, the
 # other runs reported, exit status 1.
@@ -239,8 +241,16 @@ for label, s in systems.items():
 print("ok: --jobs records each failed run:", systems["st"]["error"][:100])
 PY
 echo "== --seed-list: exactly the seeds named, each run as in the run of all of them"
-"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2 --jobs 2 --out "$WORK/seed-2" --quiet > seed-2.txt 2>&1 \
-  || { cat seed-2.txt; fail "run --seed-list 2"; }
+# Not quiet, and the runner's progress echo every 0.2 s: the children's
+# logs hold the trainer's progress lines, the runner repeats the latest.
+"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2 --jobs 2 --progress-every 0.2 --out "$WORK/seed-2" \
+  > seed-2.txt 2>&1 || { cat seed-2.txt; fail "run --seed-list 2"; }
+for system in st ddp; do
+  grep -q "node 0: iteration" "$WORK/seed-2/logs/$system.log" \
+    || { cat "$WORK/seed-2/logs/$system.log"; fail "--jobs: $system's log holds no progress line"; }
+done
+grep -Eq "\[[01] of 2 finished\] (st|ddp) seed 2 \(pid [0-9]+, [0-9]+ wall s\): " seed-2.txt \
+  || { cat seed-2.txt; fail "--jobs --progress-every 0.2: no progress line from the runner"; }
 for system in st ddp; do
   for file in eval.csv iterations.csv link.csv; do
     cmp -s "$TWO_SEEDS/$system/seed-2/$file" "$WORK/seed-2/$system/$file" \
