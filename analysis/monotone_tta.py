@@ -30,7 +30,9 @@ last evaluation common to that seed's (each ratio pairs the runs of one
 seed, so both sides of it still share a horizon), for when some seeds ran
 longer than others. `--systems` reads only the systems named, and
 FOLDER:LABELS only those systems from that folder (e.g. one density of a
-folder whose other runs were rerun longer into another).
+folder whose other runs were rerun longer into another). `--seeds`
+reads only the seeds named (e.g. the seeds on which a new density ran,
+so that it is a candidate for the best fixed density on them).
 Fixed densities are the StellaTrain systems (those with a compressor)
 with `controller: off`. The best fixed density, per reading, is the one
 with the lowest median TTA over the comparison's seeds (every seed some
@@ -212,6 +214,31 @@ def gather(folders, only=None):
         if missing:
             raise tta.InputError(f"--systems {', '.join(missing)}: no run of it in " + names)
     return runs, summaries
+
+
+def seed_list(text):
+    """--seeds' comma-separated seeds (digits only)."""
+    parts = [s.strip() for s in text.split(",") if s.strip()]
+    if not all(s.isascii() and s.isdigit() for s in parts):
+        raise tta.InputError(f"--seeds {text}: not a comma-separated list of seeds (0, 1, 2, ...)")
+    if not parts:
+        raise tta.InputError("--seeds: no seed named")
+    return [int(s) for s in parts]
+
+
+def only_seeds(runs, seeds, named):
+    """The runs of `seeds`. A seed no folder ran, or a system named by
+    --systems or FOLDER:LABELS (`named`) left with no run on them, is an
+    error naming it."""
+    missing = sorted(set(seeds) - {seed for _, seed in runs})
+    if missing:
+        raise tta.InputError(f"--seeds {', '.join(map(str, missing))}: no run of that seed in the folders")
+    kept = {key: run for key, run in runs.items() if key[1] in seeds}
+    gone = sorted(named - {label for label, _ in kept})
+    if gone:
+        raise tta.InputError(f"--seeds {','.join(map(str, seeds))}: system {', '.join(gone)} has no run on these "
+                             "seeds")
+    return kept
 
 
 def read_evaluations(run_dir):
@@ -419,6 +446,8 @@ def main(argv):
                          help="read each seed's runs up to the last evaluation they all have")
     parser.add_argument("--systems", metavar="LABELS",
                         help="comma-separated system labels to read (default: every system of the folders)")
+    parser.add_argument("--seeds", metavar="SEEDS",
+                        help="comma-separated seeds to read (default: every seed of the folders)")
     parser.add_argument("--noise", type=int, metavar="REPLICATES",
                         help="also redraw each run's evaluations this many times (see above)")
     args = parser.parse_args(argv[1:])
@@ -428,7 +457,11 @@ def main(argv):
         if args.target is not None:
             check_target(args.target, "--target")
         only = None if args.systems is None else [label for label in args.systems.split(",") if label]
-        runs, summaries = gather([folder_spec(f) for f in args.folders], only)
+        specs = [folder_spec(f) for f in args.folders]
+        runs, summaries = gather(specs, only)
+        if args.seeds is not None:
+            named = set(only or []) | {label for _, labels in specs for label in labels or []}
+            runs = only_seeds(runs, seed_list(args.seeds), named)
         target = args.target if args.target is not None else summaries[0][1]["target_accuracy"]
         last = horizons(runs, args.up_to, args.per_seed_horizon)
         for (label, seed), run in runs.items():

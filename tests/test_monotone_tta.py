@@ -7,6 +7,8 @@ before the curve reaches the target moves the first reading and not the
 monotone one; the best fixed density and each system's paired ratio
 follow the reading; `--up-to` cuts the longer run, `--per-seed-horizon`
 reads each seed to its own runs' end, `--systems` reads only those named,
+`--seeds` only the seeds named (and so reads to their horizon and picks
+the best fixed density among those that ran on them),
 FOLDER:LABELS only those from that folder; a (system, seed) in
 two folders, runs that do not pair, malformed summaries, a target outside
 (0, 1], a missing eval.csv and one without samples are clear errors;
@@ -199,6 +201,40 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertIn("| fixed-0.01 | 1 |", out.stdout)
         self.assertIn("--systems fixed-0.02: no run of it",
                       self.refused(*self.two_seeds(), "--systems", "fixed-0.02,soonest"))
+
+    def test_seeds_reads_only_those_named(self):
+        """A third seed, shorter (to iteration 40) and without fixed-0.005:
+        with it, every run is read to 40 and fixed-0.005 is no candidate;
+        --seeds 1,2 reads to 60 and fixed-0.005 (lucky, 2.00 s) is the best."""
+        folders = self.two_seeds()
+        write_folder(self.folder("fixed-3"), {"fixed-0.01": (fixed(0.01), curve(STEADY[:4], 0.12))}, 3)
+        write_folder(self.folder("ctl-3"), {"soonest": (STELLATRAIN, curve(STEADY[:4], 0.11))}, 3)
+        folders += [self.folder("fixed-3"), self.folder("ctl-3")]
+        every = report(*folders)
+        self.assertEqual(every.returncode, 0, every.stderr)
+        self.assertIn("Evaluations up to iteration 40;", every.stdout)
+        self.assertIn("| first | fixed-0.01 (", every.stdout)
+        out = report(*folders, "--seeds", "1,2")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Evaluations up to iteration 60;", out.stdout)
+        self.assertIn("| first | fixed-0.005 (2.00 s) |", out.stdout)
+        self.assertIn("Against the best fixed density on seeds 1, 2 (", out.stdout)
+        for label in ("fixed-0.01", "soonest"):
+            self.assertNotIn(f"| {label} | 3 |", out.stdout)
+        # Seed 2 alone: none of seed 1's rows.
+        two = report(*folders, "--seeds", "2").stdout
+        self.assertIn("| soonest | 2 |", two)
+        for label in ("fixed-0.005", "fixed-0.01", "soonest"):
+            self.assertNotIn(f"| {label} | 1 |", two)
+        self.assertIn("--seeds 4: no run of that seed", self.refused(*folders, "--seeds", "2,4"))
+        self.assertIn("--seeds 1;2: not a comma-separated list", self.refused(*folders, "--seeds", "1;2"))
+        self.assertIn("not a comma-separated list", self.refused(*folders, "--seeds", "1_0"))
+        self.assertIn("--seeds: no seed named", self.refused(*folders, "--seeds", ","))
+        # A system named by --systems or FOLDER:LABELS that the seeds leave without a run.
+        self.assertIn("--seeds 3: system fixed-0.005 has no run on these seeds",
+                      self.refused(*folders, "--systems", "fixed-0.005,soonest", "--seeds", "3"))
+        self.assertIn("--seeds 3: system fixed-0.005 has no run on these seeds",
+                      self.refused(folders[0] + ":fixed-0.005", *folders[2:], "--seeds", "3"))
 
     def test_folder_labels_read_only_those_systems_there(self):
         # fixed-0.005 rerun into another folder: its seed 1 is read from there only.
