@@ -455,8 +455,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--progress-every", options->progress_every_s,
-                  "With --jobs: every this many seconds, each running run's latest progress line from its log "
-                  "(0: never; --quiet: never, and the children run quiet too)")
+                  "With --jobs (not --slurm): every this many seconds, each running run's latest complete line of "
+                  "output from its log (0: never; --quiet: never, and the children run quiet too)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   add_slurm_options(cmd, options->slurm);

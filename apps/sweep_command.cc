@@ -188,7 +188,8 @@ std::function<std::vector<std::string>(const RunJob&)> point_command(const Sweep
     std::vector<std::string> args{program,        "sweep", scenario, "--out", out, "--point-of", of, "--point-label",
                                   // Hexadecimal floats: the task gets the very same doubles.
                                   job.label,      "--point", fmt::format("{:a},{:a},{},{:a}", s.lr, s.momentum, s.warmup, s.density),
-                                  "--only-seed", std::to_string(job.seed), "--quiet"};
+                                  "--only-seed", std::to_string(job.seed)};
+    if (options.run.quiet) args.push_back("--quiet");  // as run's children: progress in their logs otherwise
     if (!options.run.backend.empty()) args.insert(args.end(), {"--backend", options.run.backend});
     if (options.run.seeds > 0) args.insert(args.end(), {"--seeds", std::to_string(options.run.seeds)});
     if (!options.run.seed_list.empty())

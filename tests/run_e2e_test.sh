@@ -214,7 +214,8 @@ expect_error "cannot read the file" "$STELLATRAIN" run no-such-scenario.yaml
 
 echo "== --jobs 3: the same runs as child processes, the same results"
 JOBS=$WORK/jobs
-"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --jobs 3 --out "$JOBS" --quiet > jobs.txt 2>&1 || { cat jobs.txt; fail "run --jobs 3"; }
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --jobs 3 --progress-every 0.01 --out "$JOBS" --quiet > jobs.txt 2>&1 \
+  || { cat jobs.txt; fail "run --jobs 3"; }
 check_results "$JOBS" sim 2
 for run in st/seed-1 st/seed-2 ddp/seed-1 ddp/seed-2; do
   for file in eval.csv iterations.csv link.csv; do
@@ -241,16 +242,17 @@ for label, s in systems.items():
 print("ok: --jobs records each failed run:", systems["st"]["error"][:100])
 PY
 echo "== --seed-list: exactly the seeds named, each run as in the run of all of them"
-# Not quiet, and the runner's progress echo every 0.2 s: the children's
-# logs hold the trainer's progress lines, the runner repeats the latest.
-"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2 --jobs 2 --progress-every 0.2 --out "$WORK/seed-2" \
+# Not quiet, and the runner's progress echo as often as it looks (every
+# 0.1 s): the children's logs hold the trainer's progress lines, the
+# runner repeats the latest.
+"$STELLATRAIN" run tiny-low-target.yaml --seed-list 2 --jobs 2 --progress-every 0.01 --out "$WORK/seed-2" \
   > seed-2.txt 2>&1 || { cat seed-2.txt; fail "run --seed-list 2"; }
 for system in st ddp; do
   grep -q "node 0: iteration" "$WORK/seed-2/logs/$system.log" \
     || { cat "$WORK/seed-2/logs/$system.log"; fail "--jobs: $system's log holds no progress line"; }
 done
 grep -Eq "\[[01] of 2 finished\] (st|ddp) seed 2 \(pid [0-9]+, [0-9]+ wall s\): " seed-2.txt \
-  || { cat seed-2.txt; fail "--jobs --progress-every 0.2: no progress line from the runner"; }
+  || { cat seed-2.txt; fail "--jobs --progress-every 0.01: no progress line from the runner"; }
 for system in st ddp; do
   for file in eval.csv iterations.csv link.csv; do
     cmp -s "$TWO_SEEDS/$system/seed-2/$file" "$WORK/seed-2/$system/$file" \
