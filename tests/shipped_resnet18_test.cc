@@ -142,13 +142,13 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // each other system one of those, or its fixed-0.03, but for what its label
 // names (two are candidates screened with `--iterations 50`), the test
 // file's busier controller at its rate and at half of it, its fixed-0.01
-// and the same at 2% and 0.5%, and the busier controller with the
+// and the same at 2% and 0.5%, its fixed-0.003, and the busier controller with the
 // soonest-target rule at two costs and from 0.5%.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 18u);
+  ASSERT_EQ(s.systems.size(), 19u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -186,6 +186,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_same_system(system_named(s, "fixed-0.01"), fixed_1);
   expect_changed_from(fixed_1, system_named(s, "fixed-0.02"), [](train::StellaTrainOptions& o) { o.density = 0.02; });
   expect_changed_from(fixed_1, system_named(s, "fixed-0.005"), [](train::StellaTrainOptions& o) { o.density = 0.005; });
+  expect_same_system(system_named(s, "fixed-0.003"), system_named(base, "fixed-0.003"));
   // The soonest-target rule with the busy set's estimator: fill-85-busy
   // with sparsity_cost 0.1, and the 0.03 fitted on the fixed densities, in
   // place of filling 85% of the link.
