@@ -20,7 +20,9 @@ import unittest
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+import monotone_tta  # noqa: E402
 import paper_tta_table  # noqa: E402
+import tta  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
 LINKS = ("fluct-115", "const-100", "const-500")
@@ -338,7 +340,9 @@ class RecordedCpuScreen(unittest.TestCase):
             self.assertIn(f"1% is {fit}" if doc == "README.md" else f"is {fit} fixed 0.5% by the fit", text, doc)
 
     def test_the_doc_quotes_fixed_0_3(self):
-        section = self.doc[self.doc.index("### Fixed 0.3%"):]
+        start = self.doc.index("### Fixed 0.3%")
+        following = self.doc.find("\n### ", start + 1)
+        section = self.doc[start:following if following >= 0 else len(self.doc)]
         readings, noise = monotone_report("--noise", "1000", folders=CPU_SCREEN_SEEDS_1_3_5).split(
             "Each run's evaluations redrawn")
         self.assertIn("Evaluations up to iteration 250; target 85%.", readings)
@@ -346,6 +350,45 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertEqual([r[1] for r in fixed_03], ["1", "3", "5"])
         self.assertEqual(run_rows(section), fixed_03)
         table = ratio_table(readings)
+        self.assertEqual((table["first"]["best"].split()[0], table["monotone"]["best"].split()[0]),
+                         ("fixed-0.003", "fixed-0.005"))  # "the lower median by the first evaluation"
+        # Per seed, unrounded from each run's eval.csv through the script's
+        # own readings (the report's rows round them): (seconds, iteration).
+        folders = {("fixed-0.003", s): CPU_SCREEN_FIXED_03 for s in ("1", "3", "5")}
+        folders.update({("fixed-0.005", "1"): "250-fixed", ("soonest-0.1-busy-start-0.005", "1"): "seed-1-250-soonest"})
+        for s in ("3", "5"):
+            folders.update({(label, s): f"seed-{s}-250" for label in ("fixed-0.005", "soonest-0.1-busy-start-0.005")})
+        def at(label, seed, reading):
+            folder = os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folders[(label, seed)])
+            with open(os.path.join(folder, "summary.json")) as f:
+                run_dir = next(r["run"] for r in tta.seed_runs(json.load(f), label) if r["seed"] == int(seed))
+            evaluations = monotone_tta.read_evaluations(os.path.join(folder, run_dir))
+            iteration, seconds, _ = monotone_tta.readings(evaluations, 0.85)[reading]
+            cell = cells[(label, seed)][reading]  # the report's row agrees
+            self.assertTrue(cell.startswith(f"{seconds:.2f} s (it {iteration},"), (label, seed, cell))
+            return seconds, iteration
+        cells = {(label, seed): {"first": first, "monotone": monotone}
+                 for label, seed, first, monotone in run_rows(readings)}
+        seeds = ("1", "3", "5")
+        fit_ratio = {s: at("fixed-0.003", s, "monotone")[0] / at("fixed-0.005", s, "monotone")[0] for s in seeds}
+        self.assertIn(f"fit it is {fit_ratio['5']:.2f}x fixed 0.5% on seed 5, the slow stretch, and "
+                      f"{min(fit_ratio['1'], fit_ratio['3']):.2f}-{max(fit_ratio['1'], fit_ratio['3']):.2f}x on seeds 1 "
+                      "and 3", flowing(section))
+        its_03 = [at("fixed-0.003", s, "monotone")[1] for s in seeds]
+        its_05 = [at("fixed-0.005", s, "monotone")[1] for s in seeds]
+        more = [a - b for a, b in zip(its_03, its_05)]
+        self.assertIn(f"needs {min(more)}-{max(more)} more of them by the fit ({min(its_03)}-{max(its_03)} against "
+                      f"{min(its_05)}-{max(its_05)})", flowing(section))
+        # Against the faster of the two on each seed.
+        label = "soonest-0.1-busy-start-0.005"
+        def against_faster(reading):
+            ratios = sorted(at(label, s, reading)[0] / min(at(f, s, reading)[0] for f in ("fixed-0.003", "fixed-0.005"))
+                            for s in seeds)
+            return f"{ratios[1]:.2f}x ({ratios[0]:.2f}-{ratios[2]:.2f}x)"
+        self.assertIn(f"the rule is {against_faster('monotone')} by the fit and {against_faster('first')} by the first "
+                      "evaluation, above 1.1x on seed 1", flowing(section))
+        seed_1_first = at(label, "1", "first")[0] / at("fixed-0.005", "1", "first")[0]
+        self.assertIn(f"Against fixed 0.5% its first reading on seed 1 was {seed_1_first:.2f}x", flowing(section))
         for reading, quoted_as in QUOTED_READINGS:
             row = table[reading]
             self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.003']} | {row['fixed-0.005']} | "
