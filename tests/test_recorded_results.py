@@ -56,6 +56,8 @@ CPU_SCREEN_FIVE_WITH_FIXED_1 = (*CPU_SCREEN_FIXED_1, "seed-5-250", "seed-5-250-f
 CPU_SCREEN_FIXED_03 = "seeds-1-3-5-250-fixed-0.003"
 CPU_SCREEN_SEEDS_1_3_5 = ("250-fixed:fixed-0.005", "seed-1-250-soonest", "seed-3-250", "seed-5-250",
                           CPU_SCREEN_FIXED_03)
+# Fixed 0.3% on all five seeds, beside fixed 0.5% and the rule, all to 250.
+CPU_SCREEN_FIVE_WITH_FIXED_03 = (*CPU_SCREEN_FIVE_SEEDS, CPU_SCREEN_FIXED_03, "seeds-2-4-250-fixed-0.003")
 # The systems the doc's tables quote.
 CPU_SCREEN_QUOTED = ("fixed-0.003", "fixed-0.005", "fixed-0.01", "fill-85-busy", "soonest-0.1-busy",
                      "soonest-0.1-busy-start-0.005")
@@ -427,6 +429,27 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertIn(f"best accuracy over 250 iterations is {min(best) * 100:.2f}-{max(best):.2%}, "
                       f"{under[0]:.2f}-{under[-1]:.2f} points under fixed 0.5%'s {min(best_05) * 100:.2f}-"
                       f"{max(best_05):.2%} on the same seeds", flowing(section))
+
+    def test_the_doc_quotes_fixed_0_3_over_five_seeds(self):
+        start = self.doc.index("### Fixed 0.3% over five seeds")
+        following = self.doc.find("\n### ", start + 1)
+        section = self.doc[start:following if following >= 0 else len(self.doc)]
+        report = monotone_report(folders=CPU_SCREEN_FIVE_WITH_FIXED_03)
+        self.assertIn("Evaluations up to iteration 250; target 85%.", report)
+        seeds_2_4 = [r for r in run_rows(report) if r[0] == "fixed-0.003" and r[1] in ("2", "4")]
+        self.assertEqual(len(seeds_2_4), 2)
+        self.assertEqual(run_rows(section), seeds_2_4)
+        table = ratio_table(report)
+        for reading, quoted_as in QUOTED_READINGS:
+            row = table[reading]
+            self.assertIn(f"| {quoted_as} | {quoted_best(row['best'])} | {row['fixed-0.003']} | {row['fixed-0.005']} | "
+                          f"{row['soonest-0.1-busy-start-0.005']} |", section)
+        rule = {reading: table[reading]["soonest-0.1-busy-start-0.005"].split(" ") for reading in ("monotone", "first")}
+        quoted = (f"over all five seeds the rule is {rule['monotone'][0]} ({rule['monotone'][1].strip('()')}x per "
+                  f"seed) by the fit and {rule['first'][0]} ({rule['first'][1].strip('()')}x per seed) by the first "
+                  "evaluation")
+        for doc, text in summary_texts().items():
+            self.assertIn(quoted, text, doc)
 
     def test_the_doc_quotes_what_seed_5_ran_on(self):
         """The prose on seed 5: its trace offset, the controller's estimate
