@@ -22,7 +22,6 @@ ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.pat
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
 import paper_tta_table  # noqa: E402
-import tta  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
 LINKS = ("fluct-115", "const-100", "const-500")
@@ -208,6 +207,13 @@ def rule_by_both_readings(table):
             f"({first[1].strip('()')}x per seed) by the first evaluation")
 
 
+def doc_section(doc, heading):
+    """From `heading` to the next ### heading, or to the end."""
+    start = doc.index(heading)
+    following = doc.find("\n### ", start + 1)
+    return doc[start:following if following >= 0 else len(doc)]
+
+
 def as_quoted_noise(cells):
     """The doc's noise table shortens the report's cells: "N of 1000 never"
     to "N never", and in the monotone column "P% before the fit's I" to
@@ -341,7 +347,7 @@ class RecordedCpuScreen(unittest.TestCase):
                       flowing(read(os.path.join("docs", "paper-tta-open.md"))))
 
     def test_the_doc_quotes_fixed_1_on_seed_5(self):
-        section = self.doc[self.doc.index("### Fixed 1% on seed 5"):self.doc.index("### Fixed 0.3%")]
+        section = doc_section(self.doc, "### Fixed 1% on seed 5")
         report = monotone_report("--per-seed-horizon", folders=CPU_SCREEN_FIVE_WITH_FIXED_1)
         self.assertIn("Evaluations up to iteration 250 (seeds 1, 4, 5) and 200 (seeds 2, 3)", report)
         self.assertEqual(run_rows(section), [r for r in run_rows(report) if r[:2] == ("fixed-0.01", "5")])
@@ -356,9 +362,7 @@ class RecordedCpuScreen(unittest.TestCase):
             self.assertIn(f"1% is {fit}" if doc == "README.md" else f"is {fit} fixed 0.5% by the fit", text, doc)
 
     def test_the_doc_quotes_fixed_0_3(self):
-        start = self.doc.index("### Fixed 0.3%")
-        following = self.doc.find("\n### ", start + 1)
-        section = self.doc[start:following if following >= 0 else len(self.doc)]
+        section = doc_section(self.doc, "### Fixed 0.3%\n")
         readings, noise = monotone_report("--noise", "1000", folders=CPU_SCREEN_SEEDS_1_3_5).split(
             "Each run's evaluations redrawn")
         self.assertIn("Evaluations up to iteration 250; target 85%.", readings)
@@ -368,28 +372,24 @@ class RecordedCpuScreen(unittest.TestCase):
         table = ratio_table(readings)
         self.assertEqual((table["first"]["best"].split()[0], table["monotone"]["best"].split()[0]),
                          ("fixed-0.003", "fixed-0.005"))  # "the lower median by the first evaluation"
-        # Per seed, unrounded from each run's eval.csv through the script's
-        # own readings (the report's rows round them): (seconds, iteration).
-        folders = {("fixed-0.003", s): CPU_SCREEN_FIXED_03 for s in ("1", "3", "5")}
-        folders.update({("fixed-0.005", "1"): "250-fixed", ("soonest-0.1-busy-start-0.005", "1"): "seed-1-250-soonest"})
-        for s in ("3", "5"):
-            folders.update({(label, s): f"seed-{s}-250" for label in ("fixed-0.005", "soonest-0.1-busy-start-0.005")})
+        # Per seed, unrounded (the report's rows round them): the script's
+        # own gathering and readings of the same folders, every run read
+        # whole (to 250, the report's horizon).
+        specs = [monotone_tta.folder_spec(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f))
+                 for f in CPU_SCREEN_SEEDS_1_3_5]
+        runs, _ = monotone_tta.gather(specs)
+        cells = {(label, seed): {"first": first, "monotone": monotone}
+                 for label, seed, first, monotone in run_rows(readings)}
         def at(label, seed, reading):
-            folder = os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folders[(label, seed)])
-            with open(os.path.join(folder, "summary.json")) as f:
-                run_dir = next(r["run"] for r in tta.seed_runs(json.load(f), label) if r["seed"] == int(seed))
-            evaluations = monotone_tta.read_evaluations(os.path.join(folder, run_dir))
-            iteration, seconds, _ = monotone_tta.readings(evaluations, 0.85)[reading]
+            iteration, seconds, _ = monotone_tta.readings(runs[(label, int(seed))]["evaluations"], 0.85)[reading]
             cell = cells[(label, seed)][reading]  # the report's row agrees
             self.assertTrue(cell.startswith(f"{seconds:.2f} s (it {iteration},"), (label, seed, cell))
             return seconds, iteration
-        cells = {(label, seed): {"first": first, "monotone": monotone}
-                 for label, seed, first, monotone in run_rows(readings)}
         seeds = ("1", "3", "5")
         fit_ratio = {s: at("fixed-0.003", s, "monotone")[0] / at("fixed-0.005", s, "monotone")[0] for s in seeds}
+        low, high = sorted((fit_ratio["1"], fit_ratio["3"]))
         self.assertIn(f"fit it is {fit_ratio['5']:.2f}x fixed 0.5% on seed 5, the slow stretch, and "
-                      f"{min(fit_ratio['1'], fit_ratio['3']):.2f}-{max(fit_ratio['1'], fit_ratio['3']):.2f}x on seeds 1 "
-                      "and 3", flowing(section))
+                      f"{low:.2f}-{high:.2f}x on seeds 1 and 3", flowing(section))
         its_03 = [at("fixed-0.003", s, "monotone")[1] for s in seeds]
         its_05 = [at("fixed-0.005", s, "monotone")[1] for s in seeds]
         more = [a - b for a, b in zip(its_03, its_05)]
@@ -441,9 +441,7 @@ class RecordedCpuScreen(unittest.TestCase):
                       f"{max(best_05):.2%} on the same seeds", flowing(section))
 
     def test_the_doc_quotes_fixed_0_3_over_five_seeds(self):
-        start = self.doc.index("### Fixed 0.3% over five seeds")
-        following = self.doc.find("\n### ", start + 1)
-        section = self.doc[start:following if following >= 0 else len(self.doc)]
+        section = doc_section(self.doc, "### Fixed 0.3% over five seeds")
         report = monotone_report(folders=CPU_SCREEN_FIVE_WITH_FIXED_03)
         self.assertIn("Evaluations up to iteration 250; target 85%.", report)
         seeds_2_4 = [r for r in run_rows(report) if r[0] == "fixed-0.003" and r[1] in ("2", "4")]
