@@ -54,6 +54,15 @@ more noise. Each run's generator is seeded by its system and seed, so
 the report repeats and a run's redraws do not depend on the other
 folders read.
 
+`--against LABEL` adds each system's iterations to the target over
+LABEL's and LABEL's TTA over the system's (its speedup), paired by seed,
+by both readings: e.g. `--against ddp`, for how many more iterations a
+sparse system needs than dense training on the same seeds. A seed where
+LABEL misses the target is left out of those ratios and named. Where
+LABEL ran shorter than the rest (ddp reaching the target in a third of
+the iterations), `--whole-runs` reads every run to its own last
+evaluation in place of a common horizon; say so beside its readings.
+
 A crossing near the end of the runs read rests on the few evaluations
 after it: the fit can move it later only by pooling with those, and more
 evaluations could only move it later still. Read with a horizon well
@@ -270,6 +279,17 @@ def horizons(runs, up_to_iteration, per_seed):
     return last if per_seed else {seed: min(last.values()) for seed in seeds}
 
 
+def whole_run_horizons(runs):
+    """{(label, seed): the run's own last evaluated iteration} (`--whole-runs`)."""
+    return {key: run["evaluations"][0][-1] for key, run in runs.items()}
+
+
+def whole_runs_text(last):
+    """"each run to its own last evaluation (iterations 150-250)"."""
+    low, high = min(last.values()), max(last.values())
+    return "each run's own last evaluation (iteration " + (f"{low})" if low == high else f"{low}-{high})")
+
+
 def horizon_text(last):
     """"iteration 200", or per seed "iteration 250 (seeds 1, 2) and 200 (seed 3)"."""
     by_iteration = {}
@@ -360,9 +380,9 @@ def runs_in_order(runs):
     return [(label, seed, runs[(label, seed)]) for label, seed in sorted(runs, key=lambda k: (order[k[0]], k[1]))]
 
 
-def print_report(runs, target, last):
+def print_report(runs, target, horizon):
     labels = ordered_labels(runs)
-    print(f"Evaluations up to {horizon_text(last)}; target {target:.0%}.\n")
+    print(f"Evaluations up to {horizon}; target {target:.0%}.\n")
     print(RUN_TABLE_HEAD)
     for label, seed, run in runs_in_order(runs):
         print(f"| {label} | {seed} | {cell(run['readings']['first'])} | {cell(run['readings']['monotone'])} |")
@@ -381,6 +401,64 @@ def print_report(runs, target, last):
         best_median = statistics.median(runs[(best, s)]["readings"][reading][1] for s in seeds)
         cells = [ratio_cell(paired_ratios(runs, label, best, seeds, reading)) for label in labels]
         print(f"| {reading} | {best} ({best_median:.2f} s) | " + " | ".join(cells) + " |")
+
+
+def against_ratios(runs, label, baseline, seeds, reading):
+    """Per seed both ran and the baseline reached the target: (the system's
+    iterations over the baseline's, the baseline's TTA over the system's);
+    (None, 0.0) where the system missed it."""
+    out = []
+    for seed in seeds:
+        base = runs[(baseline, seed)]["readings"][reading] if (baseline, seed) in runs else None
+        if base is None or (label, seed) not in runs:
+            continue
+        own = runs[(label, seed)]["readings"][reading]
+        out.append((None, 0.0) if own is None else (own[0] / base[0], base[1] / own[1] if own[1] > 0 else math.inf))
+    return out
+
+
+def speedup_cell(speedups):
+    """The median speedup (a miss counting as the lowest, 0) and its range."""
+    if not speedups:
+        return "not run"
+    ordered = sorted(speedups)
+    text = "not reached" if statistics.median(ordered) == 0 else f"{statistics.median(ordered):.2f}x"
+    if len(ordered) > 1:
+        text += f" ({ratio_text(ordered[0] or None, '')}-{ratio_text(ordered[-1] or None, '')})"
+    missed = sum(v == 0 for v in ordered)
+    return text + (f", {missed} of {len(ordered)} seeds not reached" if missed else "")
+
+
+def print_against(runs, baseline):
+    """Each system's iterations to the target over `baseline`'s and its
+    speedup over it (`--against`), paired by seed, by both readings."""
+    labels = [label for label in ordered_labels(runs) if label != baseline]
+    seeds = sorted({seed for label, seed in runs if label == baseline})
+    print(f"\nAgainst {baseline} on seeds {', '.join(map(str, seeds))} (paired by seed; median ratio, a miss "
+          "counting as slowest, and range):\n")
+    print(f"| quantity | {baseline} (median) | " + " | ".join(labels) + " |")
+    print("|---" * (len(labels) + 2) + "|")
+    for quantity in ("iterations", "speedup"):
+        for reading in READINGS:
+            reached = [runs[(baseline, s)]["readings"][reading] for s in seeds]
+            reached = [r for r in reached if r is not None]
+            if not reached:
+                print(f"| {quantity}, {reading} | not reached on any seed | " + " | ".join("-" for _ in labels) + " |")
+                continue
+            if quantity == "iterations":
+                median = f"{statistics.median(r[0] for r in reached):g} iterations"
+                cells = [ratio_cell([r[0] for r in against_ratios(runs, label, baseline, seeds, reading)])
+                         for label in labels]
+            else:
+                median = f"{statistics.median(r[1] for r in reached):.2f} s"
+                cells = [speedup_cell([r[1] for r in against_ratios(runs, label, baseline, seeds, reading)])
+                         for label in labels]
+            print(f"| {quantity}, {reading} | {median} | " + " | ".join(cells) + " |")
+    for reading in READINGS:
+        missed = [s for s in seeds if runs[(baseline, s)]["readings"][reading] is None]
+        if missed:
+            print(f"\n{baseline} misses the target on seed(s) {', '.join(map(str, missed))} by the {reading} "
+                  "reading: those seeds are left out of its ratios.")
 
 
 # --- How far sampling noise moves each reading -----------------------------------------
@@ -444,10 +522,14 @@ def main(argv):
                          help="read evaluations up to this iteration (default: the last one every run has)")
     horizon.add_argument("--per-seed-horizon", action="store_true",
                          help="read each seed's runs up to the last evaluation they all have")
+    horizon.add_argument("--whole-runs", action="store_true",
+                         help="read every run up to its own last evaluation (for --against a shorter baseline)")
     parser.add_argument("--systems", metavar="LABELS",
                         help="comma-separated system labels to read (default: every system of the folders)")
     parser.add_argument("--seeds", metavar="SEEDS",
                         help="comma-separated seeds to read (default: every seed of the folders)")
+    parser.add_argument("--against", metavar="LABEL",
+                        help="also each system's iterations to the target over LABEL's and its speedup over it")
     parser.add_argument("--noise", type=int, metavar="REPLICATES",
                         help="also redraw each run's evaluations this many times (see above)")
     args = parser.parse_args(argv[1:])
@@ -463,13 +545,24 @@ def main(argv):
             named = set(only or []) | {label for _, labels in specs for label in labels or []}
             runs = only_seeds(runs, seed_list(args.seeds), named)
         target = args.target if args.target is not None else summaries[0][1]["target_accuracy"]
-        last = horizons(runs, args.up_to, args.per_seed_horizon)
+        if args.against is not None and not any(label == args.against for label, _ in runs):
+            raise tta.InputError(f"--against {args.against}: no run of it among the systems read")
+        if args.whole_runs:
+            last = whole_run_horizons(runs)
+            horizon = whole_runs_text(last)
+        else:
+            by_seed = horizons(runs, args.up_to, args.per_seed_horizon)
+            last = {key: by_seed[key[1]] for key in runs}
+            horizon = horizon_text(by_seed)
         for (label, seed), run in runs.items():
-            run["evaluations"] = up_to(run["evaluations"], last[seed])
+            run["evaluations"] = up_to(run["evaluations"], last[(label, seed)])
             if run["evaluations"] is None:
-                raise tta.InputError(f"system {label} seed {seed}: no evaluation at or before iteration {last[seed]}")
+                raise tta.InputError(f"system {label} seed {seed}: no evaluation at or before iteration "
+                                     f"{last[(label, seed)]}")
             run["readings"] = readings(run["evaluations"], target)
-        print_report(runs, target, last)
+        print_report(runs, target, horizon)
+        if args.against is not None:
+            print_against(runs, args.against)
         if args.noise:
             print_noise(runs, target, args.noise)
     except tta.InputError as e:

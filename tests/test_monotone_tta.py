@@ -14,7 +14,10 @@ two folders, runs that do not pair, malformed summaries, a target outside
 (0, 1], a missing eval.csv and one without samples are clear errors;
 evaluations written out of order are read in iteration order; a missed seed counts as slowest; a fixed density
 that lacks a seed is no candidate; `--noise` redraws are reproducible and
-the first reading errs early. Standard library only.
+the first reading errs early; `--against` pairs each system's iterations
+and speedup with a baseline's by seed (a seed the baseline misses is left
+out and named, a missing baseline is an error), and `--whole-runs` reads
+every run to its own end. Standard library only.
 """
 import json
 import os
@@ -334,6 +337,46 @@ class MonotoneTtaTest(unittest.TestCase):
         # the first reading far more often than on the monotone one.
         self.assertGreater(share_before(first_cell), 70)
         self.assertLess(share_before(monotone_cell), share_before(first_cell))
+
+    def baseline(self, seed_2=STEADY, length=4):
+        """ddp on seeds 1 and 2, shorter than the two_seeds runs: steady at
+        0.5 s per iteration (its TTA 15 s at iteration 30 on seed 1), on
+        seed 2 the given curve."""
+        for seed in (1, 2):
+            evaluations = curve((STEADY if seed == 1 else seed_2)[:length], 0.5)
+            write_folder(self.folder(f"ddp-{seed}"), {"ddp": ({}, evaluations)}, seed)
+        return [self.folder(f"ddp-{seed}") for seed in (1, 2)]
+
+    def test_against_pairs_iterations_and_speedups_by_seed(self):
+        folders = self.two_seeds() + self.baseline()
+        out = report(*folders, "--against", "ddp", "--whole-runs")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Evaluations up to each run's own last evaluation (iteration 40-60)", out.stdout)
+        # Monotone: fixed-0.005 at 50 (5.0 s) against ddp's 30 (15 s) on
+        # both seeds; the controller at 30 (3.3 s, 4.95 s on seed 2).
+        self.assertIn("| quantity | ddp (median) | fixed-0.005 | fixed-0.01 | soonest |", out.stdout)
+        self.assertIn("| iterations, monotone | 30 iterations | 1.67x (1.67-1.67) | 1.00x (1.00-1.00) | "
+                      "1.00x (1.00-1.00) |", out.stdout)
+        self.assertIn("| iterations, first | 30 iterations | 0.67x (0.67-0.67) |", out.stdout)
+        self.assertIn("| speedup, monotone | 15.00 s | 3.00x (3.00-3.00) | 4.17x (4.17-4.17) | 3.79x (3.03-4.55) |",
+                      out.stdout)
+        # Without --whole-runs every run is read to ddp's 40: fixed-0.005's
+        # fit of 0.80, 0.86, 0.84, 0.84 misses, and counts as slowest.
+        common = report(*folders, "--against", "ddp")
+        self.assertIn("| iterations, monotone | 30 iterations | not reached (not reached-not reached), "
+                      "2 of 2 seeds not reached |", common.stdout)
+        self.assertIn("| speedup, monotone | 15.00 s | not reached (not reached-not reached), "
+                      "2 of 2 seeds not reached |", common.stdout)
+
+    def test_a_seed_the_baseline_misses_is_left_out_and_named(self):
+        out = report(*self.two_seeds(), *self.baseline(seed_2=[0.8] * 4), "--against", "ddp", "--whole-runs")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| iterations, monotone | 30 iterations | 1.67x |", out.stdout)  # seed 1 alone
+        self.assertIn("ddp misses the target on seed(s) 2 by the monotone reading", out.stdout)
+
+    def test_against_a_system_not_read_is_refused(self):
+        self.assertIn("--against ddp: no run of it", self.refused(*self.two_seeds(), "--against", "ddp"))
+        self.assertIn("not allowed with argument", self.refused(*self.two_seeds(), "--whole-runs", "--up-to", "40"))
 
     def test_bad_noise_count_is_refused(self):
         self.assertIn("--noise takes a number of replicates >= 1", self.refused(self.one_run(), "--noise", "0"))
