@@ -59,7 +59,7 @@ LABEL's and LABEL's TTA over the system's (its speedup), paired by seed,
 by both readings: e.g. `--against ddp`, for how many more iterations a
 sparse system needs than dense training on the same seeds. A seed where
 LABEL misses the target is left out of those ratios and named. Where
-LABEL ran shorter than the rest (ddp reaching the target in a third of
+LABEL ran shorter than the rest (ddp reaching the target in half
 the iterations), `--whole-runs` reads every run to its own last
 evaluation in place of a common horizon; say so beside its readings.
 
@@ -403,30 +403,41 @@ def print_report(runs, target, horizon):
         print(f"| {reading} | {best} ({best_median:.2f} s) | " + " | ".join(cells) + " |")
 
 
-def against_ratios(runs, label, baseline, seeds, reading):
-    """Per seed both ran and the baseline reached the target: (the system's
-    iterations over the baseline's, the baseline's TTA over the system's);
-    (None, 0.0) where the system missed it."""
+def against_ratios(runs, label, baseline, seeds, reading, index):
+    """Per seed both ran and the baseline reached the target, the system's
+    reading over the baseline's (index 0: iterations, 1: TTA); None where
+    the system missed it, NaN where the baseline's reading is 0."""
     out = []
     for seed in seeds:
         base = runs[(baseline, seed)]["readings"][reading] if (baseline, seed) in runs else None
         if base is None or (label, seed) not in runs:
             continue
         own = runs[(label, seed)]["readings"][reading]
-        out.append((None, 0.0) if own is None else (own[0] / base[0], base[1] / own[1] if own[1] > 0 else math.inf))
+        out.append(None if own is None else own[index] / base[index] if base[index] > 0 else math.nan)
     return out
 
 
-def speedup_cell(speedups):
-    """The median speedup (a miss counting as the lowest, 0) and its range."""
-    if not speedups:
+def against_cell(ratios, speedup):
+    """The median of the per-seed ratios, a miss counting as slowest
+    (paired_systems.median_reached), and their range; as a speedup, the
+    median of the baseline's TTA over the system's per seed, a miss the
+    lowest (as summary.json takes its median speedups)."""
+    if not ratios:
         return "not run"
-    ordered = sorted(speedups)
-    text = "not reached" if statistics.median(ordered) == 0 else f"{statistics.median(ordered):.2f}x"
-    if len(ordered) > 1:
-        text += f" ({ratio_text(ordered[0] or None, '')}-{ratio_text(ordered[-1] or None, '')})"
-    missed = sum(v == 0 for v in ordered)
-    return text + (f", {missed} of {len(ordered)} seeds not reached" if missed else "")
+    if any(r is not None and (math.isnan(r) or (speedup and r == 0)) for r in ratios):
+        return "- (a reading at 0)"
+    values = [None if r is None else 1 / r if speedup else r for r in ratios]
+    # median_reached counts a miss as the largest; a speedup's miss is the smallest, so negate.
+    sign = -1 if speedup else 1
+    median = paired_systems.median_reached([None if v is None else sign * v for v in values])
+    text = "not reached" if median is None else f"{sign * median:.2f}x"
+    if len(values) > 1:
+        ordered = sorted(values, key=lambda v: (v is None, sign * v if v is not None else 0))
+        best, worst = ordered[0], ordered[-1]
+        low, high = (worst, best) if speedup else (best, worst)
+        text += f" ({ratio_text(low, '')}-{ratio_text(high, '')})"
+    missed = sum(v is None for v in values)
+    return text + (f", {missed} of {len(values)} seeds not reached" if missed else "")
 
 
 def print_against(runs, baseline):
@@ -447,12 +458,11 @@ def print_against(runs, baseline):
                 continue
             if quantity == "iterations":
                 median = f"{statistics.median(r[0] for r in reached):g} iterations"
-                cells = [ratio_cell([r[0] for r in against_ratios(runs, label, baseline, seeds, reading)])
-                         for label in labels]
             else:
                 median = f"{statistics.median(r[1] for r in reached):.2f} s"
-                cells = [speedup_cell([r[1] for r in against_ratios(runs, label, baseline, seeds, reading)])
-                         for label in labels]
+            index = 0 if quantity == "iterations" else 1
+            cells = [against_cell(against_ratios(runs, label, baseline, seeds, reading, index), quantity == "speedup")
+                     for label in labels]
             print(f"| {quantity}, {reading} | {median} | " + " | ".join(cells) + " |")
     for reading in READINGS:
         missed = [s for s in seeds if runs[(baseline, s)]["readings"][reading] is None]

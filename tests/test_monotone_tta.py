@@ -338,12 +338,13 @@ class MonotoneTtaTest(unittest.TestCase):
         self.assertGreater(share_before(first_cell), 70)
         self.assertLess(share_before(monotone_cell), share_before(first_cell))
 
-    def baseline(self, seed_2=STEADY, length=4):
-        """ddp on seeds 1 and 2, shorter than the two_seeds runs: steady at
-        0.5 s per iteration (its TTA 15 s at iteration 30 on seed 1), on
-        seed 2 the given curve."""
+    def baseline(self, seed_2=STEADY, length=4, seconds=(0.5, 0.6)):
+        """ddp on seeds 1 and 2, shorter than the two_seeds runs: steady,
+        at 0.5 s per iteration on seed 1 (its TTA 15 s at iteration 30) and
+        0.6 s on seed 2 (18 s), so that a ratio paired with the wrong seed
+        shows; on seed 2 the given curve."""
         for seed in (1, 2):
-            evaluations = curve((STEADY if seed == 1 else seed_2)[:length], 0.5)
+            evaluations = curve((STEADY if seed == 1 else seed_2)[:length], seconds[seed - 1])
             write_folder(self.folder(f"ddp-{seed}"), {"ddp": ({}, evaluations)}, seed)
         return [self.folder(f"ddp-{seed}") for seed in (1, 2)]
 
@@ -352,27 +353,43 @@ class MonotoneTtaTest(unittest.TestCase):
         out = report(*folders, "--against", "ddp", "--whole-runs")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("Evaluations up to each run's own last evaluation (iteration 40-60)", out.stdout)
-        # Monotone: fixed-0.005 at 50 (5.0 s) against ddp's 30 (15 s) on
-        # both seeds; the controller at 30 (3.3 s, 4.95 s on seed 2).
+        # Monotone: fixed-0.005 at 50 (5.0 s) against ddp's 30 on both
+        # seeds (15 s and 18 s); fixed-0.01 at 30 (3.6 s); the controller
+        # at 30 (3.3 s on seed 1, 4.95 s on seed 2).
         self.assertIn("| quantity | ddp (median) | fixed-0.005 | fixed-0.01 | soonest |", out.stdout)
         self.assertIn("| iterations, monotone | 30 iterations | 1.67x (1.67-1.67) | 1.00x (1.00-1.00) | "
                       "1.00x (1.00-1.00) |", out.stdout)
         self.assertIn("| iterations, first | 30 iterations | 0.67x (0.67-0.67) |", out.stdout)
-        self.assertIn("| speedup, monotone | 15.00 s | 3.00x (3.00-3.00) | 4.17x (4.17-4.17) | 3.79x (3.03-4.55) |",
+        # Speedups 15/5.0 and 18/5.0; 15/3.6 and 18/3.6; 15/3.3 and 18/4.95
+        # (paired with the wrong seed the controller's would be 5.45 and 3.03).
+        self.assertIn("| speedup, monotone | 16.50 s | 3.30x (3.00-3.60) | 4.58x (4.17-5.00) | 4.09x (3.64-4.55) |",
                       out.stdout)
         # Without --whole-runs every run is read to ddp's 40: fixed-0.005's
         # fit of 0.80, 0.86, 0.84, 0.84 misses, and counts as slowest.
         common = report(*folders, "--against", "ddp")
         self.assertIn("| iterations, monotone | 30 iterations | not reached (not reached-not reached), "
                       "2 of 2 seeds not reached |", common.stdout)
-        self.assertIn("| speedup, monotone | 15.00 s | not reached (not reached-not reached), "
+        self.assertIn("| speedup, monotone | 16.50 s | not reached (not reached-not reached), "
                       "2 of 2 seeds not reached |", common.stdout)
+
+    def test_a_seed_the_system_misses_counts_as_slowest_in_both_rows(self):
+        folders = self.two_seeds(controller_seed_2=[0.8] * 6) + self.baseline()
+        out = report(*folders, "--against", "ddp", "--whole-runs")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| 1.00x (1.00-1.00) | not reached (1.00-not reached), 1 of 2 seeds not reached |", out.stdout)
+        self.assertIn("| 4.58x (4.17-5.00) | not reached (not reached-4.55), 1 of 2 seeds not reached |", out.stdout)
 
     def test_a_seed_the_baseline_misses_is_left_out_and_named(self):
         out = report(*self.two_seeds(), *self.baseline(seed_2=[0.8] * 4), "--against", "ddp", "--whole-runs")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("| iterations, monotone | 30 iterations | 1.67x |", out.stdout)  # seed 1 alone
         self.assertIn("ddp misses the target on seed(s) 2 by the monotone reading", out.stdout)
+
+    def test_a_baseline_reading_at_0_s_is_said(self):
+        out = report(*self.two_seeds(), *self.baseline(seconds=(0.0, 0.0)), "--against", "ddp", "--whole-runs")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("| speedup, monotone | 0.00 s | - (a reading at 0) |", out.stdout)
+        self.assertNotIn("Traceback", out.stderr)
 
     def test_against_a_system_not_read_is_refused(self):
         self.assertIn("--against ddp: no run of it", self.refused(*self.two_seeds(), "--against", "ddp"))
