@@ -104,6 +104,20 @@ class AgainstDdp(unittest.TestCase):
                       f"from 0.5% {rule[0]}", recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
 
 
+    def test_the_doc_quotes_best_accuracy_under_ddp_s(self):
+        def best(folder, label):
+            with open(os.path.join(screen(folder), "summary.json")) as f:
+                return json.load(f)["systems"][label]["best_accuracy"]
+        ddp = [best(f, "ddp") for f in ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp")]
+        rule = "soonest-0.1-busy-start-0.005"
+        half = [best("250-fixed", "fixed-0.005"), best("seed-3-250", "fixed-0.005"), best("seed-5-250", "fixed-0.005")]
+        rules = [best("seed-1-250-soonest", rule), best("seed-3-250", rule), best("seed-5-250", rule)]
+        under = lambda ours: [f"{(d - o) * 100:.2f}" for o, d in zip(ours, ddp)]
+        a, b = under(half), under(rules)
+        self.assertIn(f"fixed 0.5% is {a[0]}, {a[1]} and {a[2]} points under ddp's on seeds 1, 3 and 5, the rule "
+                      f"{b[0]}, {b[1]} and {b[2]}", recorded.flowing(self.section))
+
+
 class Clipping(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
