@@ -98,8 +98,19 @@ class AgainstDdp(unittest.TestCase):
         half, rule = (fit[label].split(" ") for label in ("fixed-0.005", "soonest-0.1-busy-start-0.005"))
         quoted = (f"fixed 0.5% needs {half[0]} ddp's iterations by the fit ({half[1].strip('()')}x per seed) and the "
                   f"rule from 0.5% {rule[0]} ({rule[1].strip('()')}x)")
+        rows = {recorded.table_cells(l)[0]: dict(zip(header, recorded.table_cells(l))) for l in table[2:6]}
+        whole = lambda quantity, reading, label: rows[f"{quantity}, {reading}"][label].split(" ")[0]
+        rule_label = "soonest-0.1-busy-start-0.005"
+        speedups = (f"at speedups of {float(whole('speedup', 'monotone', 'fixed-0.005')[:-1]):.0f}x and "
+                    f"{float(whole('speedup', 'monotone', rule_label)[:-1]):.0f}x over ddp")
+        first = (f"by the first evaluation they need {whole('iterations', 'first', 'fixed-0.005')} and "
+                 f"{whole('iterations', 'first', rule_label)}, at "
+                 f"{float(whole('speedup', 'first', 'fixed-0.005')[:-1]):.0f}x and "
+                 f"{float(whole('speedup', 'first', rule_label)[:-1]):.0f}x")
         for doc, text in recorded.summary_texts().items():
             self.assertIn(quoted, text, doc)
+            self.assertIn(speedups, text, doc)
+            self.assertIn(first, text, doc)
         self.assertIn(f"fixed 0.5% needs {half[0]} ddp's iterations ({half[1].strip('()')}x per seed) and the rule "
                       f"from 0.5% {rule[0]}", recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
 
