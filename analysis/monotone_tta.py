@@ -333,15 +333,18 @@ def best_fixed(runs, seeds, reading):
     return min(medians, key=medians.get) if medians else None
 
 
-def paired_ratios(runs, label, best, seeds, reading):
-    """The system's TTA over the best fixed density's, seed by seed, over
-    the seeds both ran (None: the system missed the target)."""
+def paired_ratios(runs, label, reference, seeds, reading, index=1):
+    """The system's reading over the reference system's, seed by seed
+    (index 1: TTA, 0: iterations), over the seeds both ran and the
+    reference reached the target on (None: the system missed it; NaN: the
+    reference's reading is 0)."""
     ratios = []
     for seed in seeds:
-        if (label, seed) not in runs:
+        base = runs[(reference, seed)]["readings"][reading] if (reference, seed) in runs else None
+        if base is None or (label, seed) not in runs:
             continue
-        own, base = runs[(label, seed)]["readings"][reading], runs[(best, seed)]["readings"][reading]
-        ratios.append(None if own is None else own[1] / base[1] if base[1] > 0 else math.nan)
+        own = runs[(label, seed)]["readings"][reading]
+        ratios.append(None if own is None else own[index] / base[index] if base[index] > 0 else math.nan)
     return ratios
 
 
@@ -349,17 +352,24 @@ def ratio_text(value, unit="x"):
     return "not reached" if value is None or value == MISSED else f"{value:.2f}{unit}"
 
 
-def ratio_cell(ratios):
+def ratio_cell(ratios, speedup=False, at_zero="the best fixed density reached the target at 0 s"):
     """The median ratio (a miss counting as slowest, as summary.json takes
-    its medians: paired_systems.median_reached) and the range over seeds."""
+    its medians: paired_systems.median_reached) and the range over seeds;
+    `speedup`: the same ratios inverted (the reference's reading over the
+    system's), a miss counting as the lowest."""
     if not ratios:
         return "not run"
-    if any(r is not None and math.isnan(r) for r in ratios):
-        return "- (the best fixed density reached the target at 0 s)"
-    text = ratio_text(paired_systems.median_reached(ratios))
+    if any(r is not None and (math.isnan(r) or (speedup and r == 0)) for r in ratios):
+        return f"- ({at_zero})"
+    # Ordered slowest last: a ratio as it is, a speedup negated.
+    keys = [None if r is None else -1 / r if speedup else r for r in ratios]
+    shown = (lambda key: key if key == MISSED else -key) if speedup else (lambda key: key)
+    median = paired_systems.median_reached(keys)
+    text = ratio_text(None if median is None else shown(median))
     if len(ratios) > 1:
-        values = sorted(MISSED if r is None else r for r in ratios)
-        text += f" ({ratio_text(values[0], '')}-{ratio_text(values[-1], '')})"
+        ordered = sorted(MISSED if k is None else k for k in keys)
+        low, high = (ordered[-1], ordered[0]) if speedup else (ordered[0], ordered[-1])
+        text += f" ({ratio_text(shown(low), '')}-{ratio_text(shown(high), '')})"
     missed = sum(r is None for r in ratios)
     return text + (f", {missed} of {len(ratios)} seeds not reached" if missed else "")
 
@@ -403,43 +413,6 @@ def print_report(runs, target, horizon):
         print(f"| {reading} | {best} ({best_median:.2f} s) | " + " | ".join(cells) + " |")
 
 
-def against_ratios(runs, label, baseline, seeds, reading, index):
-    """Per seed both ran and the baseline reached the target, the system's
-    reading over the baseline's (index 0: iterations, 1: TTA); None where
-    the system missed it, NaN where the baseline's reading is 0."""
-    out = []
-    for seed in seeds:
-        base = runs[(baseline, seed)]["readings"][reading] if (baseline, seed) in runs else None
-        if base is None or (label, seed) not in runs:
-            continue
-        own = runs[(label, seed)]["readings"][reading]
-        out.append(None if own is None else own[index] / base[index] if base[index] > 0 else math.nan)
-    return out
-
-
-def against_cell(ratios, speedup):
-    """The median of the per-seed ratios, a miss counting as slowest
-    (paired_systems.median_reached), and their range; as a speedup, the
-    median of the baseline's TTA over the system's per seed, a miss the
-    lowest (as summary.json takes its median speedups)."""
-    if not ratios:
-        return "not run"
-    if any(r is not None and (math.isnan(r) or (speedup and r == 0)) for r in ratios):
-        return "- (a reading at 0)"
-    values = [None if r is None else 1 / r if speedup else r for r in ratios]
-    # median_reached counts a miss as the largest; a speedup's miss is the smallest, so negate.
-    sign = -1 if speedup else 1
-    median = paired_systems.median_reached([None if v is None else sign * v for v in values])
-    text = "not reached" if median is None else f"{sign * median:.2f}x"
-    if len(values) > 1:
-        ordered = sorted(values, key=lambda v: (v is None, sign * v if v is not None else 0))
-        best, worst = ordered[0], ordered[-1]
-        low, high = (worst, best) if speedup else (best, worst)
-        text += f" ({ratio_text(low, '')}-{ratio_text(high, '')})"
-    missed = sum(v is None for v in values)
-    return text + (f", {missed} of {len(values)} seeds not reached" if missed else "")
-
-
 def print_against(runs, baseline):
     """Each system's iterations to the target over `baseline`'s and its
     speedup over it (`--against`), paired by seed, by both readings."""
@@ -449,20 +422,17 @@ def print_against(runs, baseline):
           "counting as slowest, and range):\n")
     print(f"| quantity | {baseline} (median) | " + " | ".join(labels) + " |")
     print("|---" * (len(labels) + 2) + "|")
-    for quantity in ("iterations", "speedup"):
+    # (row, the reading's field: 0 iterations, 1 TTA, the baseline's median shown as)
+    for quantity, index, median_format in (("iterations", 0, "{:g} iterations"), ("speedup", 1, "{:.2f} s")):
         for reading in READINGS:
             reached = [runs[(baseline, s)]["readings"][reading] for s in seeds]
             reached = [r for r in reached if r is not None]
             if not reached:
                 print(f"| {quantity}, {reading} | not reached on any seed | " + " | ".join("-" for _ in labels) + " |")
                 continue
-            if quantity == "iterations":
-                median = f"{statistics.median(r[0] for r in reached):g} iterations"
-            else:
-                median = f"{statistics.median(r[1] for r in reached):.2f} s"
-            index = 0 if quantity == "iterations" else 1
-            cells = [against_cell(against_ratios(runs, label, baseline, seeds, reading, index), quantity == "speedup")
-                     for label in labels]
+            median = median_format.format(statistics.median(r[index] for r in reached))
+            cells = [ratio_cell(paired_ratios(runs, label, baseline, seeds, reading, index), speedup=index == 1,
+                                at_zero="a reading at 0") for label in labels]
             print(f"| {quantity}, {reading} | {median} | " + " | ".join(cells) + " |")
     for reading in READINGS:
         missed = [s for s in seeds if runs[(baseline, s)]["readings"][reading] is None]
