@@ -23,8 +23,7 @@ DOC = os.path.join("docs", "paper-tta-resnet18-iterations.md")
 # The folders the doc's ddp command reads, in its order.
 AGAINST_DDP = ("250-fixed", "250:stellatrain-fill-80", "250-busy:fill-85-busy", "seed-1-250-soonest", "seed-3-250",
                "seed-3-200-fixed:fixed-0.01", "seed-5-250", "seed-5-250-fixed-0.01", "seeds-1-3-5-250-fixed-0.003",
-               "seed-1-200-ddp",
-               "seed-3-150-ddp", "seed-5-150-ddp")
+               "seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp")
 CLIPPED = ("250-fixed:fixed-0.005", "seed-1-250-clip")
 CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
 
@@ -33,21 +32,9 @@ def screen(folder):
     return os.path.join(recorded.CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folder)
 
 
-def rows_of(text, labels):
-    """(label, seed, first, monotone) rows of a run table for `labels`."""
-    rows = []
-    for line in text.splitlines():
-        cells = recorded.table_cells(line) if line.startswith("| ") else []
-        if len(cells) == 4 and cells[0].strip("`") in labels and cells[1].isdigit():
-            rows.append((cells[0].strip("`"), *cells[1:]))
-    return rows
-
-
-def section(doc, heading):
-    """From `heading` to the next ## heading."""
-    start = doc.index(heading)
-    following = doc.find("\n## ", start + 1)
-    return doc[start:following if following >= 0 else len(doc)]
+def best_accuracy(folder, label):
+    with open(os.path.join(screen(folder), "summary.json")) as f:
+        return json.load(f)["systems"][label]["best_accuracy"]
 
 
 def evaluations(folder, label):
@@ -65,64 +52,58 @@ class AgainstDdp(unittest.TestCase):
     def setUpClass(cls):
         report = recorded.monotone_report("--against", "ddp", "--whole-runs", "--noise", "1000", folders=AGAINST_DDP)
         cls.report, cls.noise = report.split("Each run's evaluations redrawn")
-        cls.section = section(recorded.read(DOC), "## ddp on the same seeds")
+        cls.table = cls.report[cls.report.index("| quantity |"):].split("\n\n")[0].splitlines()
+        header = recorded.table_cells(cls.table[0])
+        # {"iterations, monotone": {label: cell}, ...}
+        cls.rows = {recorded.table_cells(line)[0]: dict(zip(header, recorded.table_cells(line)))
+                    for line in cls.table[2:]}
+        cls.section = recorded.doc_section(recorded.read(DOC), "## ddp on the same seeds")
+
+    def cell(self, row, label):
+        """(median, "low-high") of a cell such as "1.48x (1.25-1.64)"."""
+        median, low_high = self.rows[row][label].split(" ")
+        return median, low_high.strip("()")
 
     def test_the_doc_quotes_ddp_s_readings_and_redraws(self):
-        readings, redraws = rows_of(self.report, ("ddp",)), rows_of(self.noise, ("ddp",))
+        readings, redraws = recorded.run_rows(self.report, ("ddp",)), recorded.run_rows(self.noise, ("ddp",))
         self.assertEqual([r[1] for r in readings], ["1", "3", "5"])
-        self.assertEqual(rows_of(self.section, ("ddp",)), readings + redraws)
-
-    def test_the_prose_quotes_the_table(self):
-        table = self.report[self.report.index("| quantity |"):]
-        header = recorded.table_cells(table.splitlines()[0])
-        row = dict(zip(header, recorded.table_cells(next(l for l in table.splitlines()
-                                                             if l.startswith("| iterations, monotone |")))))
-        text = recorded.flowing(self.section)
-        for label, quoted in (("fixed-0.005", "fixed 0.5% needs {m} ddp's iterations ({r}x per seed)"),
-                              ("soonest-0.1-busy-start-0.005", "the rule from 0.5% {m} ({r}x)"),
-                              ("fixed-0.01", "fixed 1% needs {m} ({r}x)")):
-            median, low_high = row[label].split(" ")
-            self.assertIn(quoted.format(m=median, r=low_high.strip("()")), text)
+        self.assertEqual(recorded.run_rows(self.section, ("ddp",)), readings + redraws)
 
     def test_the_doc_quotes_the_table_against_ddp(self):
-        table = self.report[self.report.index("| quantity |"):].split("\n\n")[0].splitlines()
-        self.assertEqual(len(table), 6)
-        for line in table:
+        self.assertEqual(len(self.table), 6)
+        for line in self.table:
             self.assertIn(line, self.section)
 
+    def test_the_prose_quotes_the_table(self):
+        text = recorded.flowing(self.section)
+        for label, quoted in (("fixed-0.005", "fixed 0.5% needs {m} ddp's iterations ({r}x per seed)"),
+                              (recorded.RULE, "the rule from 0.5% {m} ({r}x)"),
+                              ("fixed-0.01", "fixed 1% needs {m} ({r}x)")):
+            median, low_high = self.cell("iterations, monotone", label)
+            self.assertIn(quoted.format(m=median, r=low_high), text)
 
     def test_the_summaries_quote_the_iterations_against_ddp(self):
-        table = self.report[self.report.index("| quantity |"):].splitlines()
-        header = recorded.table_cells(table[0])
-        fit = dict(zip(header, recorded.table_cells(next(l for l in table if l.startswith("| iterations, monotone |")))))
-        half, rule = (fit[label].split(" ") for label in ("fixed-0.005", "soonest-0.1-busy-start-0.005"))
-        quoted = (f"fixed 0.5% needs {half[0]} ddp's iterations by the fit ({half[1].strip('()')}x per seed) and the "
-                  f"rule from 0.5% {rule[0]} ({rule[1].strip('()')}x)")
-        rows = {recorded.table_cells(l)[0]: dict(zip(header, recorded.table_cells(l))) for l in table[2:6]}
-        whole = lambda quantity, reading, label: rows[f"{quantity}, {reading}"][label].split(" ")[0]
-        rule_label = "soonest-0.1-busy-start-0.005"
-        speedups = (f"at speedups of {float(whole('speedup', 'monotone', 'fixed-0.005')[:-1]):.0f}x and "
-                    f"{float(whole('speedup', 'monotone', rule_label)[:-1]):.0f}x over ddp")
-        first = (f"by the first evaluation they need {whole('iterations', 'first', 'fixed-0.005')} and "
-                 f"{whole('iterations', 'first', rule_label)}, at "
-                 f"{float(whole('speedup', 'first', 'fixed-0.005')[:-1]):.0f}x and "
-                 f"{float(whole('speedup', 'first', rule_label)[:-1]):.0f}x")
+        (half, half_range), (rule, rule_range) = (self.cell("iterations, monotone", label)
+                                                  for label in ("fixed-0.005", recorded.RULE))
+        quoted = (f"fixed 0.5% needs {half} ddp's iterations by the fit ({half_range}x per seed) and the rule from "
+                  f"0.5% {rule} ({rule_range}x)")
+        whole = lambda row, label: float(self.cell(row, label)[0][:-1])  # "91.03x" -> 91.03
+        speedups = (f"at speedups of {whole('speedup, monotone', 'fixed-0.005'):.0f}x and "
+                    f"{whole('speedup, monotone', recorded.RULE):.0f}x over ddp")
+        first = (f"by the first evaluation they need {self.cell('iterations, first', 'fixed-0.005')[0]} and "
+                 f"{self.cell('iterations, first', recorded.RULE)[0]}, at "
+                 f"{whole('speedup, first', 'fixed-0.005'):.0f}x and {whole('speedup, first', recorded.RULE):.0f}x")
         for doc, text in recorded.summary_texts().items():
             self.assertIn(quoted, text, doc)
             self.assertIn(speedups, text, doc)
             self.assertIn(first, text, doc)
-        self.assertIn(f"fixed 0.5% needs {half[0]} ddp's iterations ({half[1].strip('()')}x per seed) and the rule "
-                      f"from 0.5% {rule[0]}", recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
-
+        self.assertIn(f"fixed 0.5% needs {half} ddp's iterations ({half_range}x per seed) and the rule from 0.5% {rule}",
+                      recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
 
     def test_the_doc_quotes_best_accuracy_under_ddp_s(self):
-        def best(folder, label):
-            with open(os.path.join(screen(folder), "summary.json")) as f:
-                return json.load(f)["systems"][label]["best_accuracy"]
-        ddp = [best(f, "ddp") for f in ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp")]
-        rule = "soonest-0.1-busy-start-0.005"
-        half = [best("250-fixed", "fixed-0.005"), best("seed-3-250", "fixed-0.005"), best("seed-5-250", "fixed-0.005")]
-        rules = [best("seed-1-250-soonest", rule), best("seed-3-250", rule), best("seed-5-250", rule)]
+        ddp = [best_accuracy(f, "ddp") for f in ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp")]
+        half = [best_accuracy(f, "fixed-0.005") for f in ("250-fixed", "seed-3-250", "seed-5-250")]
+        rules = [best_accuracy(f, recorded.RULE) for f in ("seed-1-250-soonest", "seed-3-250", "seed-5-250")]
         under = lambda ours: [f"{(d - o) * 100:.2f}" for o, d in zip(ours, ddp)]
         a, b = under(half), under(rules)
         self.assertIn(f"fixed 0.5% is {a[0]}, {a[1]} and {a[2]} points under ddp's on seeds 1, 3 and 5, the rule "
@@ -133,7 +114,7 @@ class Clipping(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.doc = recorded.read(DOC)
-        cls.section = section(cls.doc, "## Local gradient clipping")
+        cls.section = recorded.doc_section(cls.doc, "## Local gradient clipping")
 
     def test_the_norms_table_is_the_never_binding_run_s(self):
         stats = clipping("seed-1-20-clip-1000", "fixed-0.005-clip-1000")
@@ -158,9 +139,9 @@ class Clipping(unittest.TestCase):
     def test_the_doc_quotes_the_clipped_runs(self):
         report = recorded.monotone_report(folders=CLIPPED)
         self.assertIn("Evaluations up to iteration 250; target 85%.", report)
-        quoted = rows_of(report, ("fixed-0.005", *CLIP_LABELS))
+        quoted = recorded.run_rows(report, ("fixed-0.005", *CLIP_LABELS))
         self.assertEqual(len(quoted), 3)
-        self.assertEqual(rows_of(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
+        self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
         # Norm 2 against no clipping by the fit, unrounded, from the script's own readings.
         runs, _ = recorded.monotone_tta.gather([recorded.monotone_tta.folder_spec(screen(f)) for f in CLIPPED])
         fit = {label: recorded.monotone_tta.readings(runs[(label, 1)]["evaluations"], 0.85)["monotone"]
@@ -173,8 +154,7 @@ class Clipping(unittest.TestCase):
         for label in CLIP_LABELS:
             stats = clipping("seed-1-250-clip", label)
             fc = stats["tensors"]["fc.weight"]
-            with open(os.path.join(screen("seed-1-250-clip"), "summary.json")) as f:
-                best = json.load(f)["systems"][label]["best_accuracy"]
+            best = best_accuracy("seed-1-250-clip", label)
             self.assertIn(f"| `{label}` | {stats['clipped_share']:.1%} | {fc['clipped_share']:.0%} | "
                           f"{fc['mean_norm']:.2f} | {fc['largest_norm']:.2f} | {best:.2%} |", self.section)
 

@@ -162,12 +162,12 @@ def table_cells(line):
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def run_rows(table_text):
-    """The quoted systems' (label, seed, cell, cell) rows of a run table."""
+def run_rows(table_text, labels=CPU_SCREEN_QUOTED):
+    """The (label, seed, cell, cell) rows of a run table for `labels` (the quoted systems)."""
     rows = []
     for line in table_text.splitlines():
         cells = table_cells(line) if line.startswith("| ") else []
-        if len(cells) == 4 and cells[0].strip("`") in CPU_SCREEN_QUOTED and cells[1].isdigit():
+        if len(cells) == 4 and cells[0].strip("`") in labels and cells[1].isdigit():
             rows.append((cells[0].strip("`"), *cells[1:]))
     return rows
 
@@ -208,10 +208,13 @@ def rule_by_both_readings(table):
 
 
 def doc_section(doc, heading):
-    """From `heading` to the next ### heading, or to the end."""
+    """From `heading` ("## Name" or "### Name") to the next heading of its
+    level or a higher one, or to the end."""
     start = doc.index(heading)
-    following = doc.find("\n### ", start + 1)
-    return doc[start:following if following >= 0 else len(doc)]
+    level = len(heading) - len(heading.lstrip("#"))
+    ends = [doc.find("\n" + "#" * k + " ", start + 1) for k in range(2, level + 1)]
+    ends = [end for end in ends if end >= 0]
+    return doc[start:min(ends) if ends else len(doc)]
 
 
 def as_quoted_noise(cells):
