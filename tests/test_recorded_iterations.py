@@ -130,7 +130,7 @@ class Clipping(unittest.TestCase):
         longer = {r["iteration"]: r for r in evaluations("250-fixed", "fixed-0.005")}
         self.assertEqual([r["accuracy"] for r in clipped[:3]], [longer[r["iteration"]]["accuracy"] for r in clipped[:3]])
         last = float(clipped[-1]["accuracy"]), float(longer[clipped[-1]["iteration"]]["accuracy"])
-        self.assertNotEqual(*last)  # the run's last evaluation, after its in-flight updates
+        self.assertNotEqual(*last)  # the run's last evaluation is taken after every node finished
         self.assertIn(f"Both read {last[0]:.2%} at iteration 20, where the 250-iteration run of fixed 0.5% read "
                       f"{last[1]:.2%}", recorded.flowing(self.section))
         self.assertIn(f"read {last[0]:.2%} at the end of a 20-iteration run and {last[1]:.2%} at iteration 20",
