@@ -44,6 +44,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import monotone_tta  # noqa: E402
 import paired_systems  # noqa: E402
+import run_folders  # noqa: E402
 import tta  # noqa: E402
 from density_report import best_fixed, median_tta  # noqa: E402
 from run_measures import link_utilisation  # noqa: E402
@@ -144,7 +145,7 @@ def against_fixed(summary, label, target, medians):
 def seed_readings(folder, summary, label):
     """{seed: monotone_tta.readings of the run's eval.csv} for one system."""
     target = summary["target_accuracy"]
-    return {run["seed"]: monotone_tta.readings(monotone_tta.read_evaluations(Path(folder) / run["run"]), target)
+    return {run["seed"]: monotone_tta.readings(run_folders.read_evaluations(Path(folder) / run["run"]), target)
             for run in tta.seed_runs(summary, label)}
 
 

@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "analysis", "monotone_tta.py")
 sys.path.insert(0, os.path.join(HERE, "..", "analysis"))
 import monotone_tta  # noqa: E402
+import run_folders  # noqa: E402
 
 STELLATRAIN = {"compressor": "thresholdv16", "density": 0.05}
 
@@ -316,7 +317,7 @@ class MonotoneTtaTest(unittest.TestCase):
         # Asynchronous evaluations are written as they finish; summary.json
         # (apps/run_summary.cc) sorts them by iteration, and so does the script.
         rows = "time_s,iteration,accuracy,loss,samples\n2,20,0.9,1,2000\n1,10,0.8,1,2000\n3,30,0.7,1,2000\n"
-        in_order = monotone_tta.read_evaluations(os.path.join(self.one_run(eval_text=rows), "soonest"))
+        in_order = run_folders.read_evaluations(os.path.join(self.one_run(eval_text=rows), "soonest"))
         self.assertEqual(in_order, ([10, 20, 30], [1.0, 2.0, 3.0], [0.8, 0.9, 0.7], [2000.0, 2000.0, 2000.0]))
 
     def test_eval_without_samples_names_the_column(self):

@@ -143,7 +143,7 @@ class Clipping(unittest.TestCase):
         self.assertEqual(len(quoted), 3)
         self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
         # Norm 2 against no clipping by the fit, unrounded, from the script's own readings.
-        runs, _ = recorded.monotone_tta.gather([recorded.monotone_tta.folder_spec(screen(f)) for f in CLIPPED])
+        runs, _ = recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in CLIPPED])
         fit = {label: recorded.monotone_tta.readings(runs[(label, 1)]["evaluations"], 0.85)["monotone"]
                for label in ("fixed-0.005", "fixed-0.005-clip-2")}
         ratio, iterations = (fit["fixed-0.005-clip-2"][i] / fit["fixed-0.005"][i] for i in (1, 0))

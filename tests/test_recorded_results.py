@@ -21,6 +21,7 @@ import unittest
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
+import run_folders  # noqa: E402
 import paper_tta_table  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
@@ -378,9 +379,9 @@ class RecordedCpuScreen(unittest.TestCase):
         # Per seed, unrounded (the report's rows round them): the script's
         # own gathering and readings of the same folders, every run read
         # whole (to 250, the report's horizon).
-        specs = [monotone_tta.folder_spec(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f))
+        specs = [run_folders.folder_spec(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f))
                  for f in CPU_SCREEN_SEEDS_1_3_5]
-        runs, _ = monotone_tta.gather(specs)
+        runs, _ = run_folders.gather(specs)
         cells = {(label, seed): {"first": first, "monotone": monotone}
                  for label, seed, first, monotone in run_rows(readings)}
         def at(label, seed, reading):
