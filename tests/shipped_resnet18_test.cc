@@ -145,12 +145,12 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // and the same at 2% and 0.5%, its fixed-0.003, the busier controller with the
 // soonest-target rule at two costs and from 0.5%, and fixed 0.5% with local
 // gradient clipping at three norms (one of them never binds), and ddp as there
-// and at half its rate, as the learning-rate file has it.
+// and at half and twice its rate, as the learning-rate file has them.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 24u);
+  ASSERT_EQ(s.systems.size(), 25u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -190,8 +190,10 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from(fixed_1, system_named(s, "fixed-0.005"), [](train::StellaTrainOptions& o) { o.density = 0.005; });
   expect_same_system(system_named(s, "fixed-0.003"), system_named(base, "fixed-0.003"));
   expect_same_system(system_named(s, "ddp"), system_named(base, "ddp"));
-  expect_same_system(system_named(s, "ddp-lr-0.025"),
-                     system_named(paper_tta_scenario("resnet18-h100-fluct-115-tune-lr"), "ddp-lr-0.025"));
+  const auto tune_lr = paper_tta_scenario("resnet18-h100-fluct-115-tune-lr");
+  for (const char* ddp : {"ddp-lr-0.025", "ddp-lr-0.1"}) {
+    expect_same_system(system_named(s, ddp), system_named(tune_lr, ddp));
+  }
   // Fixed 0.5% clipped: its clip_norm is all that differs.
   for (const int norm : {2, 3, 1000}) {
     expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-clip-" + std::to_string(norm)),
