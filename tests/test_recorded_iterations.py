@@ -131,13 +131,40 @@ class AgainstDdp(unittest.TestCase):
         self.assertIn(f"By the first evaluation ddp reaches 85% at iteration {first[2]} (median; {first[0]}-{first[-1]}), "
                       f"by the fit at {fitted[2]} ({fitted[0]}-{fitted[-1]})", text)
 
+    def test_the_doc_quotes_how_far_ddp_falls_back(self):
+        falls = {}
+        for seed in SEEDS:
+            accuracies = self.runs[("ddp", seed)]["evaluations"][2]
+            first = recorded.monotone_tta.first_reaching(accuracies, 0.85)
+            falls[seed] = (accuracies[first] - min(accuracies[first + 1:])) * 100
+        others = sorted(f for seed, f in falls.items() if seed != 1)
+        quoted = f"{falls[1]:.2f} points on seed 1 (85.45% at iteration 75, 71.00% at 80) and {others[0]:.2f}-{others[-1]:.2f}"
+        self.assertIn(quoted, recorded.flowing(self.section))
+        self.assertGreater(min(others), 0.8)  # each more than one evaluation's noise
+        summary = f"falls back after its first crossings ({falls[1]:.2f} points on one seed, {others[0]:.2f}-{others[-1]:.2f} on the others)"
+        for doc, text in recorded.summary_texts().items():
+            self.assertIn(summary, text, doc)
+
+    def test_the_section_quotes_the_speedups_by_the_fit(self):
+        text = recorded.flowing(self.section)
+        whole = lambda cell: cell.replace(".", " ").split(" ")[0]  # "91.03x (83.31-108.94)" -> "91"
+        cells = {label: self.rows["speedup, monotone"][label] for label in ("fixed-0.005", recorded.RULE)}
+        ranges = {label: "-".join(f"{float(v):.0f}" for v in cell.split("(")[1].rstrip(")").split("-"))
+                  for label, cell in cells.items()}
+        self.assertIn(f"{whole(cells['fixed-0.005'])}x (fixed 0.5%, {ranges['fixed-0.005']}x per seed) and "
+                      f"{whole(cells[recorded.RULE])}x (the rule, {ranges[recorded.RULE]}x)", text)
+
     def test_the_doc_quotes_best_accuracy_under_ddp_s(self):
         per_seed = lambda folders, label: [best_accuracy(f, label, seed) for f, seed in zip(folders, SEEDS)]
         ddp = per_seed(DDP, "ddp")
         under = lambda ours: ", ".join(f"{(d - o) * 100:.2f}" for o, d in zip(ours, ddp))
         half, rules = under(per_seed(HALF, "fixed-0.005")), under(per_seed(RULES, recorded.RULE))
-        self.assertIn(f"fixed 0.5% is {half} points under ddp's on seeds 1 to 5, the rule {rules}",
-                      recorded.flowing(self.section))
+        self.assertIn(f"fixed 0.5% is {half} points under ddp's on seeds 1 to 5", recorded.flowing(self.section))
+        self.assertIn(f"the rule {rules}", recorded.flowing(self.section))
+        within = lambda ours: sum(d - o <= 0.01 for o, d in zip(ours, ddp))
+        words = {2: "two", 4: "four"}
+        self.assertIn(f"(within a point on {words[within(per_seed(HALF, 'fixed-0.005'))]}), the rule", recorded.flowing(self.section))
+        self.assertIn(f"(on {words[within(per_seed(RULES, recorded.RULE))]}); their runs", recorded.flowing(self.section))
 
 
 class Clipping(unittest.TestCase):
