@@ -11,6 +11,7 @@ Standard library only.
 """
 import csv
 import json
+import math
 import os
 import sys
 import unittest
@@ -31,6 +32,8 @@ SEEDS = (1, 2, 3, 4, 5)
 HALF = ("250-fixed", "seed-2-250", "seed-3-250", "seed-4-250-fixed", "seed-5-250")
 RULES = ("seed-1-250-soonest", "seed-2-250", "seed-3-250", "seed-4-250-soonest", "seed-5-250")
 DDP = ("seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp", "seeds-2-4-150-ddp", "seed-5-150-ddp")
+# ddp at 0.05 on seeds 1, 3 and 5, and at the other rates.
+DDP_RATES = ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp", "seeds-1-3-5-150-ddp-lr-0.025")
 CLIPPED = ("250-fixed:fixed-0.005", "seed-1-250-clip")
 CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
 
@@ -165,6 +168,53 @@ class AgainstDdp(unittest.TestCase):
         words = {2: "two", 4: "four"}
         self.assertIn(f"(within a point on {words[within(per_seed(HALF, 'fixed-0.005'))]}), the rule", recorded.flowing(self.section))
         self.assertIn(f"(on {words[within(per_seed(RULES, recorded.RULE))]}); their runs", recorded.flowing(self.section))
+
+
+class DdpRates(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        report = recorded.monotone_report("--up-to", "150", "--against", "ddp", "--noise", "1000", folders=DDP_RATES)
+        cls.report, cls.noise = report.split("Each run's evaluations redrawn")
+        cls.section = recorded.doc_section(recorded.read(DOC), "## ddp at half its rate")
+        cls.runs, _ = recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in DDP_RATES])
+
+    def evaluations(self, label, seed):
+        """The run's evaluations to iteration 150, as the report reads them."""
+        return recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 150)
+
+    def test_the_doc_quotes_the_report(self):
+        labels = ("ddp", "ddp-lr-0.025")
+        self.assertIn("Evaluations up to iteration 150; target 85%.", self.report)
+        self.assertEqual(len(recorded.run_rows(self.report, labels)), 6)
+        self.assertEqual(recorded.run_rows(self.section, labels),
+                         recorded.run_rows(self.report, labels) + recorded.run_rows(self.noise, ("ddp-lr-0.025",)))
+        table = self.report[self.report.index("| quantity |"):].split("\n\n")[0]
+        self.assertIn(table, self.section)
+
+    def test_the_criterion_keeps_0_05(self):
+        def median_fit(label):
+            fits = sorted(recorded.monotone_tta.readings(self.evaluations(label, seed), 0.85)["monotone"] or (math.inf,)
+                          for seed in (1, 3, 5))
+            return fits[1][0]
+        self.assertLess(median_fit("ddp"), median_fit("ddp-lr-0.025"))
+        self.assertIn(f"Its median by the fit is {median_fit('ddp-lr-0.025')} iterations with the miss counted slowest, "
+                      f"against {median_fit('ddp')} at 0.05: by the criterion ddp keeps 0.05", recorded.flowing(self.section))
+
+    def test_the_doc_quotes_the_falls_and_best_accuracies(self):
+        def falls(label):
+            out = []
+            for seed in (1, 3, 5):
+                accuracies = self.evaluations(label, seed)[2]
+                first = recorded.monotone_tta.first_reaching(accuracies, 0.85)
+                out.append(f"{(accuracies[first] - min(accuracies[first + 1:])) * 100:.2f}")
+            return out
+        half, ddp = falls("ddp-lr-0.025"), falls("ddp")
+        text = recorded.flowing(self.section)
+        self.assertIn(f"by {half[0]}, {half[1]} and {half[2]} points on seeds 1, 3 and 5 (at 0.05: {ddp[0]}, {ddp[1]} and "
+                      f"{ddp[2]})", text)
+        best = lambda label: [f"{max(self.evaluations(label, seed)[2]):.2%}" for seed in (1, 3, 5)]
+        b, d = best("ddp-lr-0.025"), best("ddp")
+        self.assertIn(f"is {b[0]}, {b[1]} and {b[2]}, against {d[0]}, {d[1]} and {d[2]} at 0.05", text)
 
 
 class Clipping(unittest.TestCase):
