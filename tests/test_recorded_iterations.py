@@ -54,6 +54,20 @@ def best_accuracy(folder, label, seed=None):
     return next(run["best_accuracy"] for run in system["per_seed"] if run["seed"] == seed)
 
 
+def gathered(folders):
+    """{(label, seed): run} over the screen folders, as analysis/monotone_tta.py gathers them."""
+    return recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in folders])[0]
+
+
+def fall_after_first_crossing(accuracies, target=0.85):
+    """Points from the first evaluation at the target down to the lowest after it."""
+    first = recorded.monotone_tta.first_reaching(accuracies, target)
+    return (accuracies[first] - min(accuracies[first + 1:])) * 100
+
+
+WORDS = {2: "two", 4: "four"}
+
+
 def evaluations(folder, label):
     with open(os.path.join(screen(folder), label, "eval.csv")) as f:
         return list(csv.DictReader(f))
@@ -75,7 +89,7 @@ class AgainstDdp(unittest.TestCase):
         cls.rows = {recorded.table_cells(line)[0]: dict(zip(header, recorded.table_cells(line)))
                     for line in cls.table[2:]}
         cls.section = recorded.doc_section(recorded.read(DOC), "## ddp on the same seeds")
-        cls.runs, _ = recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in AGAINST_DDP])
+        cls.runs = gathered(AGAINST_DDP)
 
     def cell(self, row, label):
         """(median, "low-high") of a cell such as "1.48x (1.25-1.64)"."""
@@ -123,11 +137,10 @@ class AgainstDdp(unittest.TestCase):
         fit = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"]
         within = {label: sum(fit(label, seed)[0] <= 1.5 * fit("ddp", seed)[0] for seed in SEEDS)
                   for label in ("fixed-0.005", recorded.RULE, "fixed-0.01")}
-        words = {2: "two", 4: "four"}
         text = recorded.flowing(self.section)
         self.assertEqual(within["fixed-0.005"], within[recorded.RULE])
-        self.assertIn(f"each within it on {words[within['fixed-0.005']]} seeds of five", text)
-        self.assertIn(f"within it on {words[within['fixed-0.01']]} seeds, fixed 0.3%", text)
+        self.assertIn(f"each within it on {WORDS[within['fixed-0.005']]} seeds of five", text)
+        self.assertIn(f"within it on {WORDS[within['fixed-0.01']]} seeds, fixed 0.3%", text)
         ddp = lambda reading: sorted(recorded.monotone_tta.readings(runs[("ddp", seed)]["evaluations"], 0.85)
                                      [reading][0] for seed in SEEDS)
         first, fitted = ddp("first"), ddp("monotone")
@@ -135,16 +148,13 @@ class AgainstDdp(unittest.TestCase):
                       f"by the fit at {fitted[2]} ({fitted[0]}-{fitted[-1]})", text)
 
     def test_the_doc_quotes_how_far_ddp_falls_back(self):
-        falls = {}
-        for seed in SEEDS:
-            accuracies = self.runs[("ddp", seed)]["evaluations"][2]
-            first = recorded.monotone_tta.first_reaching(accuracies, 0.85)
-            falls[seed] = (accuracies[first] - min(accuracies[first + 1:])) * 100
+        falls = {seed: fall_after_first_crossing(self.runs[("ddp", seed)]["evaluations"][2]) for seed in SEEDS}
         others = sorted(f for seed, f in falls.items() if seed != 1)
-        quoted = f"{falls[1]:.2f} points on seed 1 (85.45% at iteration 75, 71.00% at 80) and {others[0]:.2f}-{others[-1]:.2f}"
+        others_range = f"{others[0]:.2f}-{others[-1]:.2f}"
+        quoted = f"{falls[1]:.2f} points on seed 1 (85.45% at iteration 75, 71.00% at 80) and {others_range}"
         self.assertIn(quoted, recorded.flowing(self.section))
         self.assertGreater(min(others), 0.8)  # each more than one evaluation's noise
-        summary = f"falls back after its first crossings ({falls[1]:.2f} points on one seed, {others[0]:.2f}-{others[-1]:.2f} on the others)"
+        summary = f"falls back after its first crossings ({falls[1]:.2f} points on one seed, {others_range} on the others)"
         for doc, text in recorded.summary_texts().items():
             self.assertIn(summary, text, doc)
 
@@ -164,10 +174,10 @@ class AgainstDdp(unittest.TestCase):
         half, rules = under(per_seed(HALF, "fixed-0.005")), under(per_seed(RULES, recorded.RULE))
         self.assertIn(f"fixed 0.5% is {half} points under ddp's on seeds 1 to 5", recorded.flowing(self.section))
         self.assertIn(f"the rule {rules}", recorded.flowing(self.section))
-        within = lambda ours: sum(d - o <= 0.01 for o, d in zip(ours, ddp))
-        words = {2: "two", 4: "four"}
-        self.assertIn(f"(within a point on {words[within(per_seed(HALF, 'fixed-0.005'))]}), the rule", recorded.flowing(self.section))
-        self.assertIn(f"(on {words[within(per_seed(RULES, recorded.RULE))]}); their runs", recorded.flowing(self.section))
+        within = lambda ours: WORDS[sum(d - o <= 0.01 for o, d in zip(ours, ddp))]
+        text = recorded.flowing(self.section)
+        self.assertIn(f"(within a point on {within(per_seed(HALF, 'fixed-0.005'))}), the rule", text)
+        self.assertIn(f"(on {within(per_seed(RULES, recorded.RULE))}); their runs", text)
 
 
 class DdpRates(unittest.TestCase):
@@ -176,7 +186,7 @@ class DdpRates(unittest.TestCase):
         report = recorded.monotone_report("--up-to", "150", "--against", "ddp", "--noise", "1000", folders=DDP_RATES)
         cls.report, cls.noise = report.split("Each run's evaluations redrawn")
         cls.section = recorded.doc_section(recorded.read(DOC), "## ddp at half its rate")
-        cls.runs, _ = recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in DDP_RATES])
+        cls.runs = gathered(DDP_RATES)
 
     def evaluations(self, label, seed):
         """The run's evaluations to iteration 150, as the report reads them."""
@@ -201,13 +211,8 @@ class DdpRates(unittest.TestCase):
                       f"against {median_fit('ddp')} at 0.05: by the criterion ddp keeps 0.05", recorded.flowing(self.section))
 
     def test_the_doc_quotes_the_falls_and_best_accuracies(self):
-        def falls(label):
-            out = []
-            for seed in (1, 3, 5):
-                accuracies = self.evaluations(label, seed)[2]
-                first = recorded.monotone_tta.first_reaching(accuracies, 0.85)
-                out.append(f"{(accuracies[first] - min(accuracies[first + 1:])) * 100:.2f}")
-            return out
+        falls = lambda label: [f"{fall_after_first_crossing(self.evaluations(label, seed)[2]):.2f}"
+                               for seed in (1, 3, 5)]
         half, ddp = falls("ddp-lr-0.025"), falls("ddp")
         text = recorded.flowing(self.section)
         self.assertIn(f"by {half[0]}, {half[1]} and {half[2]} points on seeds 1, 3 and 5 (at 0.05: {ddp[0]}, {ddp[1]} and "
@@ -250,7 +255,7 @@ class Clipping(unittest.TestCase):
         self.assertEqual(len(quoted), 3)
         self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
         # Norm 2 against no clipping by the fit, unrounded, from the script's own readings.
-        runs, _ = recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in CLIPPED])
+        runs = gathered(CLIPPED)
         fit = {label: recorded.monotone_tta.readings(runs[(label, 1)]["evaluations"], 0.85)["monotone"]
                for label in ("fixed-0.005", "fixed-0.005-clip-2")}
         ratio, iterations = (fit["fixed-0.005-clip-2"][i] / fit["fixed-0.005"][i] for i in (1, 0))
