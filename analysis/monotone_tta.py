@@ -204,6 +204,8 @@ def ratio_cell(ratios, speedup=False, at_zero="the best fixed density reached th
         return "not run"
     if any(r is not None and (math.isnan(r) or (speedup and r == 0)) for r in ratios):
         return f"- ({at_zero})"
+    if all(r is None for r in ratios):
+        return f"not reached on any seed ({len(ratios)} of {len(ratios)})"
     # Ordered slowest last: a ratio as it is, a speedup negated.
     keys = [None if r is None else -1 / r if speedup else r for r in ratios]
     shown = (lambda key: key if key == MISSED else -key) if speedup else (lambda key: key)
