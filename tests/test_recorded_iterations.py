@@ -34,7 +34,7 @@ RULES = ("seed-1-250-soonest", "seed-2-250", "seed-3-250", "seed-4-250-soonest",
 DDP = ("seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp", "seeds-2-4-150-ddp", "seed-5-150-ddp")
 # ddp at 0.05 on seeds 1, 3 and 5, and at the other rates.
 DDP_RATES = ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp", "seeds-1-3-5-150-ddp-lr-0.025",
-             "seeds-1-3-150-ddp-lr-0.1")
+             "seeds-1-3-150-ddp-lr-0.1", "seed-5-150-ddp-lr-0.1")
 CLIPPED = ("250-fixed:fixed-0.005", "seed-1-250-clip")
 CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
 
@@ -196,7 +196,7 @@ class DdpRates(unittest.TestCase):
     def test_the_doc_quotes_the_report(self):
         labels = ("ddp", "ddp-lr-0.025", "ddp-lr-0.1")
         self.assertIn("Evaluations up to iteration 150; target 85%.", self.report)
-        self.assertEqual(len(recorded.run_rows(self.report, labels)), 8)
+        self.assertEqual(len(recorded.run_rows(self.report, labels)), 9)
         self.assertEqual(recorded.run_rows(self.section, labels),
                          recorded.run_rows(self.report, labels) + recorded.run_rows(self.noise, ("ddp-lr-0.025",)))
         table = self.report[self.report.index("| quantity |"):].split("\n\n")[0]
@@ -208,7 +208,7 @@ class DdpRates(unittest.TestCase):
                           for seed in (1, 3, 5))
             return fits[1][0]
         self.assertLess(median_fit("ddp"), median_fit("ddp-lr-0.025"))
-        for seed in (1, 3):  # two misses of three: ddp at 0.1's median is a miss whatever seed 5 reads
+        for seed in (1, 3, 5):  # ddp at 0.1 misses on every seed
             self.assertIsNone(recorded.monotone_tta.readings(self.evaluations("ddp-lr-0.1", seed), 0.85)["monotone"])
         self.assertIn(f"Its median by the fit is {median_fit('ddp-lr-0.025')} iterations with the miss counted slowest, "
                       f"against {median_fit('ddp')} at 0.05: by the criterion ddp keeps 0.05", recorded.flowing(self.section))
@@ -225,13 +225,13 @@ class DdpRates(unittest.TestCase):
         self.assertIn(f"is {b[0]}, {b[1]} and {b[2]}, against {d[0]}, {d[1]} and {d[2]} at 0.05", text)
 
     def test_the_doc_quotes_ddp_at_twice_the_rate(self):
-        runs = [self.evaluations("ddp-lr-0.1", seed) for seed in (1, 3)]
+        runs = [self.evaluations("ddp-lr-0.1", seed) for seed in (1, 3, 5)]
         best = [f"{max(accuracies):.2%}" for _, _, accuracies, _ in runs]
         under_30 = [str(its[next(i for i, a in enumerate(accs) if a >= 0.30) - 1]) for its, _, accs, _ in runs]
         falls = [f"{max(a - b for a, b in zip(accs, accs[1:])) * 100:.2f}" for _, _, accs, _ in runs]
-        self.assertIn(f"on seed 1 or 3 (best {best[0]} and {best[1]}): it stays under 30% for its first {under_30[0]} "
-                      f"and {under_30[1]} iterations, and later one evaluation falls {falls[0]} and {falls[1]} points",
-                      recorded.flowing(self.section))
+        self.assertIn(f"on any of the three seeds (best {best[0]}, {best[1]} and {best[2]} on seeds 1, 3 and 5): it stays "
+                      f"under 30% for its first {under_30[0]}, {under_30[1]} and {under_30[2]} iterations, and later one "
+                      f"evaluation falls {falls[0]}, {falls[1]} and {falls[2]} points", recorded.flowing(self.section))
 
 
 class Clipping(unittest.TestCase):
