@@ -39,25 +39,16 @@ CLIPPED = ("250-fixed:fixed-0.005", "seed-1-250-clip")
 CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
 
 
-def screen(folder):
-    return os.path.join(recorded.CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folder)
-
-
 def best_accuracy(folder, label, seed=None):
     """The system's best accuracy in the folder; with `seed`, that seed's
     (summary.json has per-seed entries only where the folder ran several)."""
-    with open(os.path.join(screen(folder), "summary.json")) as f:
+    with open(os.path.join(recorded.screen_folder(folder), "summary.json")) as f:
         summary = json.load(f)
     system = summary["systems"][label]
     if seed is None or "per_seed" not in system:
         assert seed is None or summary["seeds"] == [seed], (folder, seed)
         return system["best_accuracy"]
     return next(run["best_accuracy"] for run in system["per_seed"] if run["seed"] == seed)
-
-
-def gathered(folders):
-    """{(label, seed): run} over the screen folders, as analysis/monotone_tta.py gathers them."""
-    return recorded.run_folders.gather([recorded.run_folders.folder_spec(screen(f)) for f in folders])[0]
 
 
 def fall_after_first_crossing(accuracies, target=0.85):
@@ -70,12 +61,12 @@ WORDS = {2: "two", 4: "four"}
 
 
 def evaluations(folder, label):
-    with open(os.path.join(screen(folder), label, "eval.csv")) as f:
+    with open(os.path.join(recorded.screen_folder(folder), label, "eval.csv")) as f:
         return list(csv.DictReader(f))
 
 
 def clipping(folder, label):
-    with open(os.path.join(screen(folder), label, "manifest.json")) as f:
+    with open(os.path.join(recorded.screen_folder(folder), label, "manifest.json")) as f:
         return json.load(f)["summary"]["system_stats"]["clipping"]
 
 
@@ -90,7 +81,7 @@ class AgainstDdp(unittest.TestCase):
         cls.rows = {recorded.table_cells(line)[0]: dict(zip(header, recorded.table_cells(line)))
                     for line in cls.table[2:]}
         cls.section = recorded.doc_section(recorded.read(DOC), "## ddp on the same seeds")
-        cls.runs = gathered(AGAINST_DDP)
+        cls.runs = recorded.gathered(AGAINST_DDP)
 
     def cell(self, row, label):
         """(median, "low-high") of a cell such as "1.48x (1.25-1.64)"."""
@@ -187,7 +178,7 @@ class DdpRates(unittest.TestCase):
         report = recorded.monotone_report("--up-to", "150", "--against", "ddp", "--noise", "1000", folders=DDP_RATES)
         cls.report, cls.noise = report.split("Each run's evaluations redrawn")
         cls.section = recorded.doc_section(recorded.read(DOC), "## ddp at half and twice its rate")
-        cls.runs = gathered(DDP_RATES)
+        cls.runs = recorded.gathered(DDP_RATES)
 
     def evaluations(self, label, seed):
         """The run's evaluations to iteration 150, as the report reads them."""
@@ -267,7 +258,7 @@ class Clipping(unittest.TestCase):
         self.assertEqual(len(quoted), 3)
         self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
         # Norm 2 against no clipping by the fit, unrounded, from the script's own readings.
-        runs = gathered(CLIPPED)
+        runs = recorded.gathered(CLIPPED)
         fit = {label: recorded.monotone_tta.readings(runs[(label, 1)]["evaluations"], 0.85)["monotone"]
                for label in ("fixed-0.005", "fixed-0.005-clip-2")}
         ratio, iterations = (fit["fixed-0.005-clip-2"][i] / fit["fixed-0.005"][i] for i in (1, 0))

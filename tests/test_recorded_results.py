@@ -21,8 +21,8 @@ import unittest
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
-import run_folders  # noqa: E402
 import paper_tta_table  # noqa: E402
+import run_folders  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
 LINKS = ("fluct-115", "const-100", "const-500")
@@ -150,8 +150,18 @@ class RecordedGpuRunsReadByTheFit(unittest.TestCase):
                       flowing(read(os.path.join("docs", "paper-tta.md"))))
 
 
+def screen_folder(name):
+    """The recorded CPU screen folder `name` ("250-fixed", or "250-fixed:LABELS" as monotone_tta.py takes it)."""
+    return os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + name)
+
+
+def gathered(folders):
+    """{(label, seed): run} over the screen folders, as analysis/monotone_tta.py gathers them."""
+    return run_folders.gather([run_folders.folder_spec(screen_folder(f)) for f in folders])[0]
+
+
 def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
-    folders = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f) for f in folders]
+    folders = [screen_folder(f) for f in folders]
     out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders, *extra],
                          capture_output=True, text=True)
     if out.returncode != 0:
@@ -280,7 +290,7 @@ class RecordedCpuScreen(unittest.TestCase):
         every node has finished (core/train/run/trainer.cc: the updates
         still in flight applied, at the run's end), so it differs a little."""
         for longer, shorter, label in CPU_SCREEN_RERUNS:
-            paths = [os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f, label, "eval.csv")
+            paths = [os.path.join(screen_folder(f), label, "eval.csv")
                      for f in (longer, shorter)]
             rows = [read(p).splitlines() for p in paths]
             self.assertEqual(len(rows[0]), len(rows[1]) + 10, paths)  # 10 more evaluations, 205-250
@@ -379,9 +389,7 @@ class RecordedCpuScreen(unittest.TestCase):
         # Per seed, unrounded (the report's rows round them): the script's
         # own gathering and readings of the same folders, every run read
         # whole (to 250, the report's horizon).
-        specs = [run_folders.folder_spec(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + f))
-                 for f in CPU_SCREEN_SEEDS_1_3_5]
-        runs, _ = run_folders.gather(specs)
+        runs = gathered(CPU_SCREEN_SEEDS_1_3_5)
         cells = {(label, seed): {"first": first, "monotone": monotone}
                  for label, seed, first, monotone in run_rows(readings)}
         def at(label, seed, reading):
@@ -427,7 +435,7 @@ class RecordedCpuScreen(unittest.TestCase):
                       f"{as_text['fixed-0.005']}", flowing(section))
         # Mean iterations and best accuracies, from the summaries.
         def per_seed(folder, label):
-            with open(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folder, "summary.json")) as f:
+            with open(os.path.join(screen_folder(folder), "summary.json")) as f:
                 entry = json.load(f)["systems"][label]
             return {r["seed"]: r for r in entry["per_seed"]} if "per_seed" in entry else {None: entry}
         fixed_03 = per_seed(CPU_SCREEN_FIXED_03, "fixed-0.003")
@@ -462,7 +470,7 @@ class RecordedCpuScreen(unittest.TestCase):
         """The prose on seed 5: its trace offset, the controller's estimate
         and density over the first 6 s (seeds 4 and 5), and mean iterations."""
         section = flowing(self.doc[self.doc.index("### A fifth seed"):])
-        run = {seed: os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + folder, label)
+        run = {seed: os.path.join(screen_folder(folder), label)
                for seed, folder, label in ((5, "seed-5-250", "soonest-0.1-busy-start-0.005"),
                                            (4, "seed-4-250-soonest", "soonest-0.1-busy-start-0.005"))}
         with open(os.path.join(run[5], "manifest.json")) as f:
@@ -476,7 +484,7 @@ class RecordedCpuScreen(unittest.TestCase):
         self.assertIn(f"a median of {early[5][0]:.0f} Mbps ({early[4][0]:.0f} Mbps on seed 4)", section)
         self.assertIn(f"a median density of {early[5][1]:.1%} over its first 6 s, {early[4][1]:.1%} on seed 4",
                       section)
-        with open(os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-seed-5-250", "summary.json")) as f:
+        with open(os.path.join(screen_folder("seed-5-250"), "summary.json")) as f:
             systems = json.load(f)["systems"]
         self.assertIn(f"fixed 0.5%'s iterations take {systems['fixed-0.005']['mean_iteration_s'] * 1e3:.1f} ms",
                       section)
