@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
-"""The recorded GPU runs of docs/results/ (kept because remaking them needs
-a GPU) still give the rows that README.md and docs/paper-tta.md quote:
-analysis/paper_tta_table.py's row for each folder and system is found,
-character for character, in the docs' tables. The recorded CPU screen
-runs (kept because they take hours of a CPU) still give the readings and
-ratios docs/paper-tta-resnet18-cpu-fit.md quotes from analysis/monotone_tta.py.
-A change to the analysis, to the recorded folders or to the quoted table
-that makes them disagree fails here. Standard library only.
+"""The recorded CPU screen runs of docs/results/ (kept because they take
+hours of a CPU) still give the readings and ratios
+docs/paper-tta-resnet18-cpu-fit.md quotes from analysis/monotone_tta.py
+(the recorded GPU runs: tests/test_recorded_gpu_runs.py). A change to the
+analysis, to the recorded folders or to the quoted text that makes them
+disagree fails here. Standard library only; the helpers read, flowing and
+table_cells serve the other recorded-results tests too.
 
     python3 tests/test_recorded_results.py [REPO_ROOT]
 """
@@ -21,11 +20,8 @@ import unittest
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
-import paper_tta_table  # noqa: E402
 import run_folders  # noqa: E402
 
-RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
-LINKS = ("fluct-115", "const-100", "const-500")
 CPU_SCREEN = os.path.join(ROOT, "docs", "results", "paper-tta-cpu-screen")
 # The folders "Reading TTA from a monotone fit" reads, in its command's order.
 CPU_SCREEN_FOLDERS = ("250-fixed", "200-soonest", "250-busy", "250", "seed-2-200-fixed", "seed-2-200-soonest",
@@ -80,74 +76,6 @@ def summary_texts():
 def flowing(text):
     """`text` with every run of whitespace one space: a quote survives rewrapping."""
     return " ".join(text.split())
-
-
-def recorded(link):
-    return os.path.join(RECORDED, f"resnet18-h100-{link}")
-
-
-def table_row(link, label):
-    return paper_tta_table.row(recorded(link), label)
-
-
-class RecordedGpuRuns(unittest.TestCase):
-    def test_every_link_has_a_summary_with_three_seeds(self):
-        for link in LINKS:
-            summary = paper_tta_table.load(recorded(link))
-            self.assertEqual(summary["seeds"], [1, 2, 3], link)
-            self.assertEqual(set(summary["systems"]), {"stellatrain-fill-80", "ddp", "warmup-fill-0.2"}, link)
-
-    def test_paper_tta_doc_quotes_the_rows_these_runs_give(self):
-        doc = read(os.path.join("docs", "paper-tta.md"))
-        for label in ("stellatrain-fill-80", "warmup-fill-0.2"):
-            for link in LINKS:
-                row = table_row(link, label)
-                self.assertIn(row, doc, f"docs/paper-tta.md lacks the row {row}")
-
-    def test_readme_quotes_the_controller_rows(self):
-        readme = read("README.md")
-        for link in LINKS:
-            row = table_row(link, "stellatrain-fill-80")
-            self.assertIn(row, readme, f"README.md lacks the row {row}")
-
-    def test_a_quoted_row_that_differs_is_caught(self):
-        # The check compares whole rows: one changed digit is not in the doc.
-        row = table_row("fluct-115", "stellatrain-fill-80")
-        self.assertNotIn(row.replace("55.7x", "55.8x"), read(os.path.join("docs", "paper-tta.md")))
-
-    def test_a_missing_folder_is_named(self):
-        # load() exits with the message; nothing is printed before.
-        with self.assertRaises(SystemExit) as caught:
-            paper_tta_table.load(recorded("const-1000"))
-        self.assertIn("resnet18-h100-const-1000", str(caught.exception))
-
-
-class RecordedGpuRunsReadByTheFit(unittest.TestCase):
-    """paper_tta_table.py --fit on the same folders: docs/paper-tta-resnet18.md
-    quotes its rows, its first-evaluation speedup is the table's, and the
-    fit's speedups are the ones README.md and docs/paper-tta.md quote."""
-
-    def test_the_doc_quotes_the_fit_rows(self):
-        doc = read(os.path.join("docs", "paper-tta-resnet18.md"))
-        self.assertIn(paper_tta_table.FIT_HEADER, doc)
-        for link in LINKS:
-            row = paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80")
-            self.assertIn(row, doc, f"docs/paper-tta-resnet18.md lacks the row {row}")
-
-    def test_the_first_reading_is_the_tables(self):
-        for link in LINKS:
-            fit = table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))
-            table = table_cells(table_row(link, "stellatrain-fill-80"))
-            self.assertEqual(fit[2], table[4], link)  # the TTA speedup with its interval
-            self.assertEqual(fit[4], table[3], link)  # the iterations ratio
-
-    def test_the_quoted_fit_speedups(self):
-        speedups = [table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))[3].split()[0]
-                    for link in LINKS]
-        self.assertEqual(speedups, ["61.0x", "59.8x", "21.3x"])
-        self.assertIn("55.7x at fluct-115 (61.0x read by the monotone fit", flowing(read("README.md")))
-        self.assertIn("later at every link, 61.0x, 59.8x and 21.3x with 1.55-1.63x ddp's",
-                      flowing(read(os.path.join("docs", "paper-tta.md"))))
 
 
 def screen_folder(name):

@@ -27,6 +27,16 @@
 # says):
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fill-85-busy,soonest-0.1-busy-start-0.005 JOBS=6 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=soonest-0.1-busy JOBS=3 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
+# (both ran on a lent H100 on 2026-12-06: 248-271 s and 126-165 s a run).
+# A lent machine's call starts from this tree: unpack each call's
+# $OUT archive here (tar xzf paper-tta-gpu.tar.gz -C docs/results) before
+# the next call into the same folder, or the next one's summary.json will
+# not have the runs of the last (docs/results/README.md).
+# Next: whether StellaTrain's accuracy, still rising at 250 iterations,
+# closes to within a point of ddp's (docs/paper-tta-resnet18.md, "The
+# busier controller and the soonest-target rule, on an H100"); nine runs
+# of one link fit a call:
+#   RESULTS=results/paper-tta-gpu-400 ITERATIONS=400 LINKS=fluct-115 SYSTEMS=soonest-0.1-busy-start-0.005,fill-85-busy,ddp JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS
