@@ -32,11 +32,16 @@
 # $OUT archive here (tar xzf paper-tta-gpu.tar.gz -C docs/results) before
 # the next call into the same folder, or the next one's summary.json will
 # not have the runs of the last (docs/results/README.md).
-# Next: whether StellaTrain's accuracy, still rising at 250 iterations,
-# closes to within a point of ddp's (docs/paper-tta-resnet18.md, "The
-# busier controller and the soonest-target rule, on an H100"); nine runs
-# of one link fit a call:
+# Next, in order (docs/paper-tta-open.md says what each would show):
+# the fixed densities around the rule's, so the table's "TTA / best fixed
+# density's" column fills in (27 runs: about 400 s on an H100 by the
+# eighteen above), then whether StellaTrain's accuracy, still rising at 250
+# iterations, closes to within a point of ddp's (docs/paper-tta-resnet18.md,
+# "The busier controller and the soonest-target rule, on an H100"; nine
+# runs of one link), then the rest of the learning-rate sweep:
+#   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fixed-0.003,fixed-0.005,fixed-0.01 JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #   RESULTS=results/paper-tta-gpu-400 ITERATIONS=400 LINKS=fluct-115 SYSTEMS=soonest-0.1-busy-start-0.005,fill-85-busy,ddp JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
+#   LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,fill-85-busy-lr-0.025 JOBS=8 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS
