@@ -247,22 +247,6 @@ std::vector<ScenarioSystem> not_rerun(const std::vector<ScenarioSystem>& file_sy
   return others;
 }
 
-// The kept systems join the summary beside the ones that ran (all of
-// them, or those before an interruption), all in the file's order, and the
-// speedup reference is chosen among all that the summary holds.
-void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept,
-              const std::vector<ScenarioSystem>& file_systems) {
-  for (const auto& k : kept) summary.add_system(k.system, k.outcomes);
-  std::vector<std::string> order;
-  std::vector<ScenarioSystem> present_in_order;
-  for (const auto& system : file_systems) {
-    order.push_back(system.label);
-    if (summary.has_system(system.label)) present_in_order.push_back(system);
-  }
-  summary.order_as(order);
-  summary.choose_reference(present_in_order);
-}
-
 // The backend the runs go to, built from the scenario as --mtu and
 // --emu-delay change it.
 std::unique_ptr<train::Backend> backend_for(const Scenario& scenario, const RunOptions& options,
@@ -310,6 +294,27 @@ nlohmann::ordered_json run_loaded(const Scenario& as_loaded, const RunOptions& o
   return run_prepared(scenario, options, *backend, file_systems);
 }
 
+// The network model a sim run's manifest must show to be kept ("" when
+// the backend applies none).
+std::string kept_network_model(const Scenario& scenario, const train::Backend& backend) {
+  return backend.simulated() && backend.has_network() ? net::network_model_name(scenario.network.model) : "";
+}
+
+// --summarize: no run; summary.json from the runs `out` already holds.
+nlohmann::ordered_json summarize_runs(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
+                                      const std::vector<uint64_t>& seeds, const fs::path& out,
+                                      const std::vector<ScenarioSystem>& file_systems) {
+  if (options.slurm.enabled) throw std::invalid_argument("--summarize runs nothing: leave out --slurm");
+  const auto summary = summarize_kept(scenario, backend, seeds, out, kept_network_model(scenario, backend),
+                                      file_systems.empty() ? scenario.systems : file_systems,
+                                      [&](const ScenarioSystem& system, uint64_t seed) {
+                                        return run_config(scenario, system, seed, options);
+                                      });
+  print_table(summary);
+  fmt::print("\nsummary: {}\n", (out / "summary.json").string());
+  return summary;
+}
+
 // The runs of a checked scenario on `backend`.
 nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
                                     const std::vector<ScenarioSystem>& file_systems) {
@@ -318,6 +323,7 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
   backend.check_host();  // before anything is written
   const fs::path out = options.out_dir.empty() ? fs::path("results") / scenario.name : fs::path(options.out_dir);
   if (options.iterations < 0) throw std::invalid_argument("--iterations: must be at least 1");
+  if (options.summarize) return summarize_runs(scenario, options, backend, seeds, out, file_systems);
   if (!options.only_system.empty()) return run_single_job(scenario, options, backend, seeds, out);
   if (options.slurm.enabled) {
     const auto summary = run_on_cluster(scenario, options, backend, seeds, out);
@@ -345,11 +351,10 @@ nlohmann::ordered_json run_prepared(const Scenario& scenario, const RunOptions& 
   prepare_out_dir(out, scenario);
   std::vector<KeptSystem> kept;
   if (same_scenario) {
-    const std::string network_model =
-        backend.simulated() && backend.has_network() ? net::network_model_name(scenario.network.model) : "";
-    kept = kept_systems(others, seeds, out, scenario, network_model, [&](const ScenarioSystem& system, uint64_t seed) {
-      return run_config(scenario, system, seed, options);
-    });
+    kept = kept_systems(others, seeds, out, scenario, kept_network_model(scenario, backend),
+                        [&](const ScenarioSystem& system, uint64_t seed) {
+                          return run_config(scenario, system, seed, options);
+                        });
   }
 
   runtime::clear_stop_request();
@@ -446,6 +451,10 @@ void add_run_command(CLI::App& app) {
                   "classes; docs/models-and-data.md, \"Data that lives in places\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--quiet", options->quiet, "Only the runner's lines, no per-iteration progress");
+  cmd->add_flag("--summarize", options->summarize,
+                "Run nothing: write summary.json from the runs already in --out (each system, or those of --systems, "
+                "whose runs match the scenario for every seed, as a rerun into the folder keeps them): runs put "
+                "together from several machines (docs/scenarios.md)");
   cmd->add_flag("--plot", options->plot,
                 "Draw the figures and report.md (`stellatrain plot OUT`) once summary.json is written (with --slurm: "
                 "once every run has finished)");

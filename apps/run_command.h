@@ -57,6 +57,11 @@ struct RunOptions {
   // --slurm: the runs as a Slurm job array (apps/slurm_launcher.h).
   SlurmOptions slurm;
   bool plot = false;  // draw the figures (`stellatrain plot`) once summary.json is written
+  // Run nothing: write summary.json from the runs already in the results
+  // folder (every system of the scenario, or those of `systems`, whose runs
+  // match the scenario for every seed, as a rerun into the folder keeps
+  // them: apps/run_keep.h). For runs put together from several machines.
+  bool summarize = false;
   // A scenario changed in memory (sweep's points): how a job's command
   // line rebuilds its run, and the settings that must match for a results
   // folder to be resumed (added to run's own).

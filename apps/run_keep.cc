@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <set>
+#include <stdexcept>
 
 #include "apps/run_parts.h"
 #include "core/train/config.h"
@@ -149,6 +150,39 @@ std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidat
     }
   }
   return kept;
+}
+
+void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept,
+              const std::vector<ScenarioSystem>& file_systems) {
+  for (const auto& k : kept) summary.add_system(k.system, k.outcomes);
+  std::vector<std::string> order;
+  std::vector<ScenarioSystem> present_in_order;
+  for (const auto& system : file_systems) {
+    order.push_back(system.label);
+    if (summary.has_system(system.label)) present_in_order.push_back(system);
+  }
+  summary.order_as(order);
+  summary.choose_reference(present_in_order);
+}
+
+nlohmann::ordered_json summarize_kept(
+    const Scenario& scenario, const train::Backend& backend, const std::vector<uint64_t>& seeds, const fs::path& out,
+    const std::string& network_model, const std::vector<ScenarioSystem>& file_systems,
+    const std::function<train::TrainConfig(const ScenarioSystem&, uint64_t)>& config_for) {
+  if (!fs::is_directory(out))
+    throw std::invalid_argument(fmt::format("--summarize: {} is not a results folder", out.string()));
+  const std::string difference = scenario_difference(out / "scenario.yaml", scenario.source);
+  if (!difference.empty())
+    throw std::invalid_argument(fmt::format("--summarize: {} does not match the runs' {} at {}", scenario.source,
+                                            (out / "scenario.yaml").string(), difference));
+  const auto kept = kept_systems(scenario.systems, seeds, out, scenario, network_model, config_for);
+  if (kept.empty())
+    throw std::invalid_argument(fmt::format(
+        "--summarize: no system has a matching run for every seed in {} (the lines above say why)", out.string()));
+  SummaryBuilder summary(scenario, backend, seeds);
+  add_kept(summary, kept, file_systems);
+  write_summary(out, summary.json());
+  return summary.json();
 }
 
 }  // namespace st::apps

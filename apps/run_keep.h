@@ -9,7 +9,9 @@
 // differs from the copy the earlier run left (scenario.yaml) in what shapes
 // a run and no manifest records (links, traces, model, data, batch, compute,
 // evaluation). A system left out is named in the log with why, so a summary
-// never mixes runs of different configurations.
+// never mixes runs of different configurations. `run --summarize` keeps
+// every system this way and runs none: a folder whose runs came from
+// several machines gets one summary.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -47,5 +49,23 @@ std::vector<KeptSystem> kept_systems(const std::vector<ScenarioSystem>& candidat
                                      const std::filesystem::path& out, const Scenario& scenario,
                                      const std::string& network_model,
                                      const std::function<train::TrainConfig(const ScenarioSystem&, uint64_t)>& config_for);
+
+// The kept systems join `summary` beside the ones that ran (all of them,
+// those before an interruption, or none with --summarize), all in the
+// order of `file_systems`, and the speedup reference is chosen among all
+// that the summary holds.
+void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept,
+              const std::vector<ScenarioSystem>& file_systems);
+
+// `stellatrain run --summarize`: summary.json written into `out` from the
+// runs it already holds, every system of `scenario` kept as above (in the
+// order of `file_systems`), no run started. Refused, with the reason, when
+// `out` is no folder, its scenario.yaml differs from the scenario file, or
+// no system is kept.
+nlohmann::ordered_json summarize_kept(
+    const Scenario& scenario, const train::Backend& backend, const std::vector<uint64_t>& seeds,
+    const std::filesystem::path& out, const std::string& network_model,
+    const std::vector<ScenarioSystem>& file_systems,
+    const std::function<train::TrainConfig(const ScenarioSystem&, uint64_t)>& config_for);
 
 }  // namespace st::apps

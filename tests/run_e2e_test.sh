@@ -349,6 +349,33 @@ grep -q "no system is kept from the earlier run in .*: the scenario differs from
   keep-every-4.txt || { cat keep-every-4.txt; fail "--systems: runs kept although the evaluation interval changed"; }
 expect_error "--systems: tiny.yaml has no system labelled 'nope'" "$STELLATRAIN" run tiny.yaml --systems ddp,nope --out "$WORK/nope"
 [ ! -e "$WORK/nope" ] || fail "a refused --systems must not create the results folder"
+echo "== --summarize: one summary from runs made apart (another machine's st beside this one's ddp), nothing run"
+MERGED=$WORK/merged
+cp -r "$WORK/only-ddp" "$MERGED"
+cp -r "$TWO_SEEDS/st" "$MERGED/st"
+files_of() { (cd "$1" && find . -type f ! -name summary.json -exec md5sum {} + | sort); }
+before=$(files_of "$MERGED")
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --summarize --out "$MERGED" > merged.txt 2>&1 \
+  || { cat merged.txt; fail "run --summarize"; }
+grep -q "st: kept from the earlier run" merged.txt || { cat merged.txt; fail "--summarize: st not kept"; }
+cmp -s "$TWO_SEEDS/summary.json" "$MERGED/summary.json" || fail "--summarize: the summary differs from the whole run's"
+[ "$(files_of "$MERGED")" = "$before" ] || fail "--summarize: files other than summary.json were written or changed"
+# --systems names the systems summarised; a run that no longer matches is left out and named.
+"$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --summarize --systems st --out "$MERGED" > merged-st.txt 2>&1 \
+  || { cat merged-st.txt; fail "run --summarize --systems st"; }
+python3 -c 'import json,sys; assert list(json.load(open(sys.argv[1]))["systems"]) == ["st"]' "$MERGED/summary.json" \
+  || fail "--summarize --systems st: summary.json holds other systems"
+"$STELLATRAIN" run tiny-new-density.yaml --seeds 2 --summarize --out "$MERGED" > merged-density.txt 2>&1 \
+  || { cat merged-density.txt; fail "run --summarize after a density change"; }
+grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match the scenario)' merged-density.txt \
+  || { cat merged-density.txt; fail "--summarize: st kept although its density changed"; }
+expect_error "--summarize: tiny-new-link.yaml does not match the runs' $MERGED/scenario.yaml at links" \
+  "$STELLATRAIN" run tiny-new-link.yaml --seeds 2 --summarize --out "$MERGED"
+expect_error "--summarize: no system has a matching run for every seed in $MERGED" \
+  "$STELLATRAIN" run tiny-low-target.yaml --seeds 3 --summarize --out "$MERGED"
+expect_error "--summarize: $WORK/no-such-folder is not a results folder" \
+  "$STELLATRAIN" run tiny-low-target.yaml --summarize --out "$WORK/no-such-folder"
+[ ! -e "$WORK/no-such-folder" ] || fail "a refused --summarize must not create the results folder"
 expect_error "--jobs 2: only the sim backend runs several at once" "$STELLATRAIN" run tiny.yaml --backend real --jobs 2 --out "$WORK/jobs-real"
 [ ! -e "$WORK/jobs-real" ] || fail "a refused --jobs must not create the results folder"
 

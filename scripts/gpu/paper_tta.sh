@@ -31,7 +31,9 @@
 # A lent machine's call starts from this tree: unpack each call's
 # $OUT archive here (tar xzf paper-tta-gpu.tar.gz -C docs/results) before
 # the next call into the same folder, or the next one's summary.json will
-# not have the runs of the last (docs/results/README.md).
+# not have the runs of the last; once every run is in the folder,
+# `stellatrain run SCENARIO --summarize --out FOLDER` writes the summary
+# of them all (docs/results/README.md).
 # Next, in order (docs/paper-tta-open.md says what each would show):
 # the fixed densities around the rule's, so the table's "TTA / best fixed
 # density's" column fills in (27 runs: about 400 s on an H100 by the
