@@ -7,14 +7,18 @@ can differ, since they follow the gradients' values.
 
 For each system and seed in both folders it compares control.csv (the
 controller's ticks: the same iterations, the largest difference in
-density relative to the first folder's and the largest difference in
-tick time) and link.csv (the
+density relative to the first folder's, infinite where one is 0 and the
+other not, and the largest difference in tick time, over the ticks both
+have) and link.csv (the
 bytes delivered in each whole second on each WAN direction; the last
 second of a run is partial and left out). Markdown on stdout.
 
     analysis/same_path.py GPU_FOLDER TIMING_FOLDER [--systems A,B]
 
-Without --systems, every system with control.csv in both folders.
+Without --systems, every system with control.csv in both folders; a
+seed in one folder only is named on stderr and left out. Files with
+nothing to compare, different links or different whole seconds are
+refused with the file named.
 """
 import argparse
 import csv
@@ -51,21 +55,31 @@ def systems_with_control(folder):
     return found
 
 
-def number(row, field, path):
+def field(row, name, path, convert=float):
     try:
-        return float(row[field])
+        return convert(row[name])
     except (KeyError, TypeError, ValueError):
-        fail(f"{path}: field {field!r} missing or not a number in {row}")
+        fail(f"{path}: field {name!r} missing or not a number in {row}")
+
+
+def relative_difference(first, second):
+    """|second / first - 1|; a density that is 0 on one side only is infinitely far."""
+    if first == 0:
+        return 0.0 if second == 0 else float("inf")
+    return abs(second / first - 1)
 
 
 def compare_ticks(first_path, second_path):
-    """(same iterations, largest density difference relative to the first's, largest tick time difference in s)."""
+    """(same iterations, largest density difference relative to the first's, largest tick time difference in s),
+    over the ticks both files have (a tick only one has makes the iterations differ)."""
     first, second = read_csv(first_path), read_csv(second_path)
-    same = [row["iteration"] for row in first] == [row["iteration"] for row in second]
-    density = max((abs(number(b, "density", second_path) / number(a, "density", first_path) - 1)
-                   for a, b in zip(first, second) if number(a, "density", first_path) > 0), default=0.0)
-    time = max((abs(number(a, "time_s", first_path) - number(b, "time_s", second_path))
-                for a, b in zip(first, second)), default=0.0)
+    if not first or not second:
+        fail(f"{first_path if not first else second_path}: no controller tick to compare")
+    same = ([field(row, "iteration", first_path, int) for row in first] ==
+            [field(row, "iteration", second_path, int) for row in second])
+    density = max(relative_difference(field(a, "density", first_path), field(b, "density", second_path))
+                  for a, b in zip(first, second))
+    time = max(abs(field(a, "time_s", first_path) - field(b, "time_s", second_path)) for a, b in zip(first, second))
     return same, density, time
 
 
@@ -74,28 +88,37 @@ def per_second_bytes(path):
     rows = read_csv(path)
     last = {}
     for row in rows:
-        last[row["link"]] = max(last.get(row["link"], -1), int(row["second"]))
-    return {(int(row["second"]), row["link"]): int(number(row, "delivered_bytes", path))
-            for row in rows if int(row["second"]) < last[row["link"]]}
+        link = field(row, "link", path, str)
+        last[link] = max(last.get(link, -1), field(row, "second", path, int))
+    return {(field(row, "second", path, int), row["link"]): field(row, "delivered_bytes", path, int)
+            for row in rows if field(row, "second", path, int) < last[row["link"]]}
 
 
 def compare_link(first_path, second_path):
     """(largest per-second byte difference, the busiest second's bytes, seconds compared)."""
     first, second = per_second_bytes(first_path), per_second_bytes(second_path)
-    shared = set(first) & set(second)
+    links = [sorted({link for _, link in seconds}) for seconds in (first, second)]
+    if links[0] != links[1]:
+        fail(f"{first_path} and {second_path} carry different links ({', '.join(links[0])} against "
+             f"{', '.join(links[1])})")
     if set(first) != set(second):
         fail(f"{first_path} and {second_path} cover different whole seconds")
-    difference = max((abs(first[key] - second[key]) for key in shared), default=0)
-    busiest = max((first[key] for key in shared), default=0)
-    return difference, busiest, len(shared)
+    if not first:
+        fail(f"{first_path}: no whole second to compare")
+    difference = max(abs(first[key] - second[key]) for key in first)
+    busiest = max(first.values())
+    return difference, busiest, len(first)
 
 
 def rows(first, second, systems):
     out = []
     for system in systems:
-        seeds = sorted(set(seeds_of(first, system)) & set(seeds_of(second, system)))
+        in_first, in_second = set(seeds_of(first, system)), set(seeds_of(second, system))
+        seeds = sorted(in_first & in_second)
         if not seeds:
             fail(f"{system}: no seed in both {first} and {second}")
+        for seed in sorted(in_first ^ in_second):
+            print(f"same_path: {system} seed {seed} is in one folder only; left out", file=sys.stderr)
         for seed in seeds:
             runs = [os.path.join(folder, system, f"seed-{seed}") for folder in (first, second)]
             same, density, time = compare_ticks(*(os.path.join(run, "control.csv") for run in runs))

@@ -304,7 +304,11 @@ std::string kept_network_model(const Scenario& scenario, const train::Backend& b
 nlohmann::ordered_json summarize_runs(const Scenario& scenario, const RunOptions& options, train::Backend& backend,
                                       const std::vector<uint64_t>& seeds, const fs::path& out,
                                       const std::vector<ScenarioSystem>& file_systems) {
-  if (options.slurm.enabled) throw std::invalid_argument("--summarize runs nothing: leave out --slurm");
+  // What would run, draw or write more than summary.json is refused, not ignored.
+  for (const auto& [given, flag] : {std::pair{options.slurm.enabled, "--slurm"}, std::pair{options.jobs > 1, "--jobs"},
+                                    std::pair{options.plot, "--plot (draw afterwards: stellatrain plot OUT)"},
+                                    std::pair{options.timeline, "--timeline"}})
+    if (given) throw std::invalid_argument(fmt::format("--summarize runs nothing and writes only summary.json: leave out {}", flag));
   const auto summary = summarize_kept(scenario, backend, seeds, out, kept_network_model(scenario, backend),
                                       file_systems.empty() ? scenario.systems : file_systems,
                                       [&](const ScenarioSystem& system, uint64_t seed) {

@@ -1,6 +1,7 @@
 #include "apps/run_keep.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
@@ -165,6 +166,35 @@ void add_kept(SummaryBuilder& summary, const std::vector<KeptSystem>& kept,
   summary.choose_reference(present_in_order);
 }
 
+namespace {
+
+// --summarize replaces summary.json only with one that holds every system
+// and seed the earlier one did: a narrower --systems or --seeds, or a run
+// that no longer matches, would otherwise lose a record without a word.
+void refuse_to_drop(const fs::path& earlier_path, const nlohmann::ordered_json& summary) {
+  if (!fs::exists(earlier_path)) return;
+  nlohmann::ordered_json earlier;
+  try {
+    earlier = read_json_file(earlier_path.string());
+  } catch (const std::runtime_error& e) {
+    spdlog::warn("--summarize: replacing {}, which cannot be read ({})", earlier_path.string(), e.what());
+    return;
+  }
+  std::vector<std::string> dropped;
+  if (earlier.is_object() && earlier.contains("systems") && earlier["systems"].is_object())
+    for (const auto& [label, _] : earlier["systems"].items())
+      if (!summary["systems"].contains(label)) dropped.push_back(label);
+  const bool other_seeds = earlier.is_object() && earlier.contains("seeds") && earlier["seeds"] != summary["seeds"];
+  if (dropped.empty() && !other_seeds) return;
+  throw std::invalid_argument(fmt::format(
+      "--summarize: {} holds {}{}{} that this summary would drop; remove that file first to replace it",
+      earlier_path.string(), dropped.empty() ? "" : fmt::format("systems {}", fmt::join(dropped, ", ")),
+      !dropped.empty() && other_seeds ? " and " : "",
+      other_seeds ? fmt::format("seeds {} (this summary: {})", earlier["seeds"].dump(), summary["seeds"].dump()) : ""));
+}
+
+}  // namespace
+
 nlohmann::ordered_json summarize_kept(
     const Scenario& scenario, const train::Backend& backend, const std::vector<uint64_t>& seeds, const fs::path& out,
     const std::string& network_model, const std::vector<ScenarioSystem>& file_systems,
@@ -178,9 +208,11 @@ nlohmann::ordered_json summarize_kept(
   const auto kept = kept_systems(scenario.systems, seeds, out, scenario, network_model, config_for);
   if (kept.empty())
     throw std::invalid_argument(fmt::format(
-        "--summarize: no system has a matching run for every seed in {} (the lines above say why)", out.string()));
+        "--summarize: no system has a matching run for every seed in {} (the lines above say why{})", out.string(),
+        seeds.size() == 1 ? "; one seed is read from OUT/<system>/, where a one-seed run writes it" : ""));
   SummaryBuilder summary(scenario, backend, seeds);
   add_kept(summary, kept, file_systems);
+  refuse_to_drop(out / "summary.json", summary.json());
   write_summary(out, summary.json());
   return summary.json();
 }

@@ -360,15 +360,26 @@ before=$(files_of "$MERGED")
 grep -q "st: kept from the earlier run" merged.txt || { cat merged.txt; fail "--summarize: st not kept"; }
 cmp -s "$TWO_SEEDS/summary.json" "$MERGED/summary.json" || fail "--summarize: the summary differs from the whole run's"
 [ "$(files_of "$MERGED")" = "$before" ] || fail "--summarize: files other than summary.json were written or changed"
-# --systems names the systems summarised; a run that no longer matches is left out and named.
+# A summary that would drop a system the folder's summary.json holds is
+# refused (a narrower --systems, or a run that no longer matches, which the
+# log names); without that file, --systems names the systems summarised.
+expect_error "--summarize: $MERGED/summary.json holds systems ddp that this summary would drop; remove that file first" \
+  "$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --summarize --systems st --out "$MERGED"
+cmp -s "$TWO_SEEDS/summary.json" "$MERGED/summary.json" || fail "--summarize: a refused summary changed summary.json"
+expect_error "holds systems st that this summary would drop" \
+  "$STELLATRAIN" run tiny-new-density.yaml --seeds 2 --summarize --out "$MERGED"
+grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match the scenario)' out.txt \
+  || { cat out.txt; fail "--summarize: st's changed density not named"; }
+rm "$MERGED/summary.json"
 "$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --summarize --systems st --out "$MERGED" > merged-st.txt 2>&1 \
   || { cat merged-st.txt; fail "run --summarize --systems st"; }
 python3 -c 'import json,sys; assert list(json.load(open(sys.argv[1]))["systems"]) == ["st"]' "$MERGED/summary.json" \
   || fail "--summarize --systems st: summary.json holds other systems"
-"$STELLATRAIN" run tiny-new-density.yaml --seeds 2 --summarize --out "$MERGED" > merged-density.txt 2>&1 \
-  || { cat merged-density.txt; fail "run --summarize after a density change"; }
-grep -q 'st: not kept in summary.json (.*manifest.json: "options" does not match the scenario)' merged-density.txt \
-  || { cat merged-density.txt; fail "--summarize: st kept although its density changed"; }
+for flag in --plot "--jobs 2" --timeline; do
+  # shellcheck disable=SC2086  # the flag and its value are two words
+  expect_error "--summarize runs nothing and writes only summary.json: leave out ${flag%% *}" \
+    "$STELLATRAIN" run tiny-low-target.yaml --seeds 2 --summarize $flag --out "$MERGED"
+done
 expect_error "--summarize: tiny-new-link.yaml does not match the runs' $MERGED/scenario.yaml at links" \
   "$STELLATRAIN" run tiny-new-link.yaml --seeds 2 --summarize --out "$MERGED"
 expect_error "--summarize: no system has a matching run for every seed in $MERGED" \

@@ -86,7 +86,41 @@ class SamePath(unittest.TestCase):
         self.assertNotEqual(out.returncode, 0)
         self.assertIn(os.path.join("seed-1", "link.csv") + ": not found", out.stderr)
         out = same_path(RECORDED, self.copy, "--systems", "no-such-system")
+        self.assertNotEqual(out.returncode, 0)
         self.assertIn("no-such-system: no seed in both", out.stderr)
+
+    def test_nothing_to_compare_is_refused(self):
+        control = os.path.join(self.run_folder, "control.csv")
+        rewrite(control, lambda rows: rows.clear())
+        out = same_path(RECORDED, self.copy)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn(f"{control}: no controller tick to compare", out.stderr)
+
+    def test_a_missing_column_is_named(self):
+        with open(os.path.join(self.run_folder, "link.csv"), "w", encoding="utf-8") as f:
+            f.write("second,delivered_bytes\n0,5\n")
+        out = same_path(RECORDED, self.copy)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("link.csv: field 'link' missing or not a number", out.stderr)
+
+    def test_a_density_from_zero_is_infinitely_far(self):
+        rewrite(os.path.join(self.run_folder, "control.csv"), lambda rows: rows[2].update(density="0"))
+        self.assertIn("| 1 | yes | inf% |", self.rows(same_path(self.copy, RECORDED))[0])
+
+    def test_other_links_are_named(self):
+        def rename(rows):
+            for row in rows:
+                row["link"] = row["link"].replace("a->b", "a->c")
+        rewrite(os.path.join(self.run_folder, "link.csv"), rename)
+        out = same_path(RECORDED, self.copy)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("carry different links (a->b, b->a against a->c, b->a)", out.stderr)
+
+    def test_a_seed_in_one_folder_only_is_named(self):
+        shutil.rmtree(os.path.join(self.copy, SYSTEM, "seed-3"))
+        out = same_path(RECORDED, self.copy)
+        self.assertEqual(len(self.rows(out)), 2)
+        self.assertIn(f"same_path: {SYSTEM} seed 3 is in one folder only; left out", out.stderr)
 
     def test_different_seconds_are_refused(self):
         rewrite(os.path.join(self.run_folder, "link.csv"), lambda rows: rows.pop(0))
