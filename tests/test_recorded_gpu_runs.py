@@ -176,7 +176,7 @@ class BusierControllerAndRuleOnH100(unittest.TestCase):
 
     def test_the_accuracy_lag_is_quoted_from_the_fits(self):
         self.assertIn(f"still rises by {rise_range(STELLATRAIN)} points between iterations 200 and 250 "
-                      f"(ddp's by {rise_range(('ddp',))})", self.flowed)
+                      f"(ddp's by {rise_range(('ddp',))};", self.flowed)
         # Every StellaTrain run still rises: the gap at 250 is no plateau.
         rises = [fit_rise(link, label, seed) for link in LINKS for label in STELLATRAIN for seed in (1, 2, 3)]
         self.assertGreater(min(rises), 0)

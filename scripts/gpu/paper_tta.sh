@@ -43,7 +43,7 @@
 # runs of one link), then the rest of the learning-rate sweep:
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fixed-0.003,fixed-0.005,fixed-0.01 JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #   RESULTS=results/paper-tta-gpu-400 ITERATIONS=400 LINKS=fluct-115 SYSTEMS=soonest-0.1-busy-start-0.005,fill-85-busy,ddp JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
-#   LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,fill-85-busy-lr-0.025 JOBS=8 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
+#   RESULTS=docs/results/paper-tta-gpu LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,fill-85-busy-lr-0.025,ddp-lr-0.025,ddp,ddp-lr-0.1 JOBS=14 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS
