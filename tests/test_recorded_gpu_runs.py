@@ -189,6 +189,32 @@ class BusierControllerAndRuleOnH100(unittest.TestCase):
         rule = table_cells(table_row("const-500", "soonest-0.1-busy-start-0.005"))[5]
         self.assertEqual(rule, "88.48% / 89.26%")
 
+    def test_the_prose_numbers(self):
+        # Each figure the section's bullets quote, from the rows and summaries.
+        cells = {(link, label): table_cells(table_row(link, label)) for link in LINKS for label in STELLATRAIN}
+        speedup = {key: float(c[4].split("x")[0]) for key, c in cells.items()}
+        ratio = speedup[("const-100", "fill-85-busy")] / speedup[("const-100", "stellatrain-fill-80")]
+        self.assertIn(f"{ratio:.2f}x better at 100 Mbps", self.flowed)
+        rule = "soonest-0.1-busy-start-0.005"
+        use = ", ".join(cells[(link, rule)][6] for link in LINKS[:2]) + " and " + cells[(LINKS[2], rule)][6]
+        self.assertIn(f"at {use} of the link", self.flowed)
+        iteration_ratio = float(cells[("fluct-115", rule)][2].rstrip("x"))
+        self.assertIn(f"at its {iteration_ratio:.0f}x iteration-time ratio 104x needs about "
+                      f"{iteration_ratio / 104:.2f}x ddp's iterations, and it needs "
+                      f"{cells[('fluct-115', rule)][3]}x", self.flowed)
+        rule_its = [run["tta_iteration"] for run in summary(recorded("fluct-115"))["systems"][rule]["per_seed"]]
+        ddp_its = [run["tta_iteration"] for run in summary(recorded("fluct-115"))["systems"]["ddp"]["per_seed"]]
+        self.assertIn(f"({min(rule_its)}-{max(rule_its)} against {min(ddp_its)}-{max(ddp_its)})", self.flowed)
+        gaps = [float(own.rstrip("%")) for own, _ in (cells[("const-100", label)][5].split(" / ") for label in STELLATRAIN)]
+        ddp_best = float(cells[("const-100", rule)][5].split(" / ")[1].rstrip("%"))
+        self.assertIn(f"{ddp_best - max(gaps):.1f}-{ddp_best - min(gaps):.1f} at 100 Mbps", self.flowed)
+        means = [run["mean_iteration_s"] * 1000 for link in LINKS for label in H100_SYSTEMS
+                 for run in summary(recorded(link))["systems"][label]["per_seed"]]
+        self.assertIn(f"150 more cost the three H100 systems {0.15 * min(means):.1f}-{0.15 * max(means):.1f} "
+                      f"simulated seconds (at their {min(means):.1f}-{max(means):.1f} ms iterations)", self.flowed)
+        ddp_tta = [run["tta_s"] for link in LINKS for run in summary(recorded(link))["systems"]["ddp"]["per_seed"]]
+        self.assertIn(f"against ddp's {min(ddp_tta):.0f}-{max(ddp_tta):.0f} s to 85%", self.flowed)
+
     def test_the_readme_quotes_the_rules_speedup(self):
         cell = table_cells(table_row("fluct-115", "soonest-0.1-busy-start-0.005"))[4]
         self.assertEqual(cell, "73.9x [69.1, 75.3]")
