@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include "core/data/synthetic.h"
 #include "core/device/compute_device.h"
 #include "core/device/copy_engine.h"
+#include "core/device/host_description.h"
 #include "core/device/staging.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
@@ -104,6 +106,50 @@ TEST(ComputeDevice, CudaRunOnACpuBuildIsRefusedWithTheReason) {
   c.iterations = 1;
   const auto message = error_of([&] { train::train_real(c); });
   EXPECT_NE(message.find("no CUDA"), std::string::npos) << message;
+}
+
+// The machine a run names in its manifest: the CPU model read from
+// /proc/cpuinfo's first "model name", and each GPU used where it computes
+// on CUDA.
+TEST(HostDescription, ReadsTheFirstModelName) {
+  EXPECT_EQ(cpu_model_from("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"
+                           "processor\t: 1\nmodel name\t: other\n"),
+            "AMD EPYC 7B13");
+  EXPECT_EQ(cpu_model_from("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n"), "");  // e.g. arm64
+  EXPECT_EQ(cpu_model_from("model name\t:\n"), "");
+  EXPECT_EQ(cpu_model_from(""), "");
+}
+
+TEST(HostDescription, NamesTheCpuAndOnlyOnCudaTheGpus) {
+  const auto cpu = host_description(parse_compute_device("cpu"), 2);
+  EXPECT_FALSE(cpu.at("cpu").get<std::string>().empty());
+  EXPECT_GE(cpu.at("hardware_threads").get<unsigned>(), 1u);
+  EXPECT_FALSE(cpu.contains("gpus"));
+  if (!cuda_built() || cuda_device_count() == 0) {
+    const auto message = error_of([] { host_description(parse_compute_device("cuda"), 2); });
+    EXPECT_NE(message.find("no CUDA"), std::string::npos) << message;
+    return;
+  }
+  // Two local workers on the visible GPUs, round robin: each named once.
+  const auto gpu = host_description(parse_compute_device("cuda"), 2);
+  const std::size_t used = std::min(2, cuda_device_count());
+  ASSERT_EQ(gpu.at("gpus").size(), used);
+  EXPECT_EQ(gpu.at("gpus").at("cuda:0").get<std::string>(), cuda_device_name(0));
+  EXPECT_FALSE(cuda_device_name(0).empty());
+}
+
+// A run's manifest names the machine.
+TEST(HostDescription, TheManifestNamesTheMachine) {
+  auto c = train::small_config("ddp");
+  c.iterations = 1;
+  const auto dir = std::filesystem::temp_directory_path() / "st-device-test-machine";
+  std::filesystem::remove_all(dir);
+  c.out_dir = dir.string();
+  train::train_real(c);
+  std::ifstream file(dir / "manifest.json");
+  const auto manifest = nlohmann::json::parse(file);
+  EXPECT_EQ(manifest.at("machine"), host_description(parse_compute_device("cpu"), c.gpus_per_node));
+  std::filesystem::remove_all(dir);
 }
 
 // Holds the copy thread before each copy until released, counting copies.

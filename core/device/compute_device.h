@@ -31,6 +31,11 @@ bool cuda_built();
 // CUDA devices LibTorch sees now (0 without CUDA).
 int cuda_device_count();
 
+// The name the CUDA runtime gives device `index` (e.g. "NVIDIA H100 80GB
+// HBM3"); throws std::invalid_argument on a build without CUDA and
+// std::runtime_error naming the call when the runtime fails.
+std::string cuda_device_name(int index);
+
 // Throws std::invalid_argument saying what is missing when `device` cannot
 // be used here: a CPU-only build, or no (or too few) CUDA devices.
 void require_available(const ComputeDevice& device);

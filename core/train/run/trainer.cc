@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "core/train/run/sampled_cost_executor.h"
 #include "core/train/run/training_clock.h"
 #include "core/train/run/training_data.h"
+#include "core/device/host_description.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
 #include "core/util/file_fingerprint.h"
@@ -82,6 +84,11 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
   // Only where it is on: runs at full size keep the manifest they had.
   if (c.stage_sample.enabled())
     m["stage_sample"] = {{"fraction", c.stage_sample.fraction}, {"min_elements", c.stage_sample.min_elements}};
+  // The machine it ran on (CPU model, and each GPU's name where it computes
+  // on CUDA): runs paired across machines say so from their files.
+  const int local_workers =
+      c.unequal_gpus() ? *std::max_element(c.node_gpus.begin(), c.node_gpus.end()) : c.gpus_per_node;
+  m["machine"] = device::host_description(device::parse_compute_device(c.compute_device), local_workers);
   m.update(host.manifest());
   return m;
 }

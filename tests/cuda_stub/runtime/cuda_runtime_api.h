@@ -39,6 +39,7 @@ cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGetDevice(int*);
 cudaError_t cudaSetDevice(int);
 cudaError_t cudaGetDeviceCount(int*);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp*, int);
 cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus*);
 cudaError_t cudaStreamGetPriority(cudaStream_t, int*);
 cudaError_t cudaDeviceGetStreamPriorityRange(int*, int*);
