@@ -21,21 +21,23 @@ nothing to compare, different links or different whole seconds are
 refused with the file named.
 """
 import argparse
-import csv
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tta  # noqa: E402
 
 
 def fail(message):
     sys.exit(f"same_path: {message}")
 
 
-def read_csv(path):
+def read_columns(path, numeric, text=()):
+    """tta.read_columns: a missing file, column or number is named with its line."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
-    except FileNotFoundError:
-        fail(f"{path}: not found")
+        return tta.read_columns(path, numeric, text)
+    except tta.InputError as e:
+        fail(str(e))
 
 
 def seeds_of(folder, system):
@@ -55,13 +57,6 @@ def systems_with_control(folder):
     return found
 
 
-def field(row, name, path, convert=float):
-    try:
-        return convert(row[name])
-    except (KeyError, TypeError, ValueError):
-        fail(f"{path}: field {name!r} missing or not a number in {row}")
-
-
 def relative_difference(first, second):
     """|second / first - 1|; a density that is 0 on one side only is infinitely far."""
     if first == 0:
@@ -72,26 +67,23 @@ def relative_difference(first, second):
 def compare_ticks(first_path, second_path):
     """(same iterations, largest density difference relative to the first's, largest tick time difference in s),
     over the ticks both files have (a tick only one has makes the iterations differ)."""
-    first, second = read_csv(first_path), read_csv(second_path)
-    if not first or not second:
-        fail(f"{first_path if not first else second_path}: no controller tick to compare")
-    same = ([field(row, "iteration", first_path, int) for row in first] ==
-            [field(row, "iteration", second_path, int) for row in second])
-    density = max(relative_difference(field(a, "density", first_path), field(b, "density", second_path))
-                  for a, b in zip(first, second))
-    time = max(abs(field(a, "time_s", first_path) - field(b, "time_s", second_path)) for a, b in zip(first, second))
+    first, second = (read_columns(path, ("iteration", "time_s", "density")) for path in (first_path, second_path))
+    if not first["iteration"] or not second["iteration"]:
+        fail(f"{first_path if not first['iteration'] else second_path}: no controller tick to compare")
+    same = first["iteration"] == second["iteration"]
+    density = max(relative_difference(a, b) for a, b in zip(first["density"], second["density"]))
+    time = max(abs(a - b) for a, b in zip(first["time_s"], second["time_s"]))
     return same, density, time
 
 
 def per_second_bytes(path):
     """{(second, link): bytes} over the whole seconds (the last second of each link is partial)."""
-    rows = read_csv(path)
+    columns = read_columns(path, ("second", "delivered_bytes"), ("link",))
+    rows = list(zip(columns["second"], columns["link"], columns["delivered_bytes"]))
     last = {}
-    for row in rows:
-        link = field(row, "link", path, str)
-        last[link] = max(last.get(link, -1), field(row, "second", path, int))
-    return {(field(row, "second", path, int), row["link"]): field(row, "delivered_bytes", path, int)
-            for row in rows if field(row, "second", path, int) < last[row["link"]]}
+    for second, link, _ in rows:
+        last[link] = max(last.get(link, -1), second)
+    return {(int(second), link): int(delivered) for second, link, delivered in rows if second < last[link]}
 
 
 def compare_link(first_path, second_path):
@@ -142,8 +134,9 @@ def main():
     for folder in (args.first, args.second):
         if not os.path.isdir(folder):
             fail(f"{folder}: not a results folder")
+    in_second = set(systems_with_control(args.second))
     systems = args.systems.split(",") if args.systems else [
-        s for s in systems_with_control(args.first) if s in systems_with_control(args.second)]
+        s for s in systems_with_control(args.first) if s in in_second]
     if not systems:
         fail(f"no system with control.csv in both {args.first} and {args.second}")
     print(HEADER)

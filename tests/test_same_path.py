@@ -101,7 +101,7 @@ class SamePath(unittest.TestCase):
             f.write("second,delivered_bytes\n0,5\n")
         out = same_path(RECORDED, self.copy)
         self.assertNotEqual(out.returncode, 0)
-        self.assertIn("link.csv: field 'link' missing or not a number", out.stderr)
+        self.assertIn("link.csv: line 1: missing column(s) link", out.stderr)
 
     def test_a_density_from_zero_is_infinitely_far(self):
         rewrite(os.path.join(self.run_folder, "control.csv"), lambda rows: rows[2].update(density="0"))
