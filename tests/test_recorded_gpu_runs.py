@@ -9,8 +9,6 @@ docs/paper-tta-resnet18.md quotes are these runs'. Standard library only.
 
     python3 tests/test_recorded_gpu_runs.py [REPO_ROOT]
 """
-import csv
-import json
 import os
 import statistics
 import sys
@@ -22,6 +20,7 @@ from test_recorded_results import ROOT, flowing, read, table_cells  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
 import paper_tta_table  # noqa: E402
+import run_folders  # noqa: E402
 
 RECORDED = os.path.join(ROOT, "docs", "results", "paper-tta-gpu")
 LINKS = ("fluct-115", "const-100", "const-500")
@@ -41,19 +40,19 @@ def table_row(link, label):
     return paper_tta_table.row(recorded(link), label)
 
 
-def summary(folder):
-    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
-        return json.load(f)
+def per_seed(folder, label):
+    """summary.json's per-seed entries of `label` in a recorded folder."""
+    return paper_tta_table.load(folder)["systems"][label]["per_seed"]
 
 
 def per_seed_cell(link, label):
     """'5.91 (155), 6.21 (165), 7.28 (190)': each seed's TTA to 85% in simulated s (iteration)."""
-    runs = summary(recorded(link))["systems"][label]["per_seed"]
+    runs = per_seed(recorded(link), label)
     return ", ".join(f"{run['tta_s']:.2f} ({run['tta_iteration']})" for run in runs)
 
 
 def best_range(link, label):
-    runs = summary(recorded(link))["systems"][label]["per_seed"]
+    runs = per_seed(recorded(link), label)
     best = [100 * run["best_accuracy"] for run in runs]
     return f"{min(best):.1f}-{max(best):.1f}%"
 
@@ -65,11 +64,9 @@ def per_seed_row(link):
 
 def fit_rise(link, label, seed, since=200):
     """How far the monotone fit of a run's evaluations (percent) rises from iteration `since` to its last."""
-    with open(os.path.join(recorded(link), label, f"seed-{seed}", "eval.csv"), encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    fitted = monotone_tta.isotonic_fit([100 * float(row["accuracy"]) for row in rows])
-    at = dict(zip((int(row["iteration"]) for row in rows), fitted))
-    return fitted[-1] - at[since]
+    iterations, _, accuracies, _ = run_folders.read_evaluations(os.path.join(recorded(link), label, f"seed-{seed}"))
+    fitted = monotone_tta.isotonic_fit([100 * accuracy for accuracy in accuracies])
+    return fitted[-1] - dict(zip(iterations, fitted))[since]
 
 
 def rise_range(labels):
@@ -79,7 +76,7 @@ def rise_range(labels):
 
 def validation_tta(label):
     """'5.40 s (iterations 135 and 145)': the median validation TTA of a tune-lr run and its seeds' iterations."""
-    runs = summary(TUNE_LR)["systems"][label]["per_seed"]
+    runs = per_seed(TUNE_LR, label)
     iterations = " and ".join(str(run["tta_iteration"]) for run in runs)
     return f"{statistics.median(run['tta_s'] for run in runs):.2f} s (iterations {iterations})"
 
@@ -144,7 +141,7 @@ class RecordedGpuRunsReadByTheFit(unittest.TestCase):
         for label in STELLATRAIN:
             for link in LINKS:
                 cell = table_cells(paper_tta_table.fit_row(recorded(link), label))[3].split()[0]
-                fit = summary(recorded(link))["systems"][label]["speedup_vs_ddp_fit"]
+                fit = paper_tta_table.load(recorded(link))["systems"][label]["speedup_vs_ddp_fit"]
                 self.assertEqual(cell, f"{fit:.1f}x", (link, label))
 
     def test_the_quoted_fit_speedups(self):
@@ -170,7 +167,7 @@ class BusierControllerAndRuleOnH100(unittest.TestCase):
     def test_three_seeds_of_250_iterations_each(self):
         for link in LINKS:
             for label in H100_SYSTEMS:
-                runs = summary(recorded(link))["systems"][label]["per_seed"]
+                runs = per_seed(recorded(link), label)
                 self.assertEqual([run["seed"] for run in runs], [1, 2, 3], (link, label))
                 self.assertEqual({run["iterations"] for run in runs}, {250}, (link, label))
 
@@ -202,17 +199,17 @@ class BusierControllerAndRuleOnH100(unittest.TestCase):
         self.assertIn(f"at its {iteration_ratio:.0f}x iteration-time ratio 104x needs about "
                       f"{iteration_ratio / 104:.2f}x ddp's iterations, and it needs "
                       f"{cells[('fluct-115', rule)][3]}x", self.flowed)
-        rule_its = [run["tta_iteration"] for run in summary(recorded("fluct-115"))["systems"][rule]["per_seed"]]
-        ddp_its = [run["tta_iteration"] for run in summary(recorded("fluct-115"))["systems"]["ddp"]["per_seed"]]
+        rule_its = [run["tta_iteration"] for run in per_seed(recorded("fluct-115"), rule)]
+        ddp_its = [run["tta_iteration"] for run in per_seed(recorded("fluct-115"), "ddp")]
         self.assertIn(f"({min(rule_its)}-{max(rule_its)} against {min(ddp_its)}-{max(ddp_its)})", self.flowed)
         gaps = [float(own.rstrip("%")) for own, _ in (cells[("const-100", label)][5].split(" / ") for label in STELLATRAIN)]
         ddp_best = float(cells[("const-100", rule)][5].split(" / ")[1].rstrip("%"))
         self.assertIn(f"{ddp_best - max(gaps):.1f}-{ddp_best - min(gaps):.1f} at 100 Mbps", self.flowed)
         means = [run["mean_iteration_s"] * 1000 for link in LINKS for label in H100_SYSTEMS
-                 for run in summary(recorded(link))["systems"][label]["per_seed"]]
+                 for run in per_seed(recorded(link), label)]
         self.assertIn(f"150 more cost the three H100 systems {0.15 * min(means):.1f}-{0.15 * max(means):.1f} "
                       f"simulated seconds (at their {min(means):.1f}-{max(means):.1f} ms iterations)", self.flowed)
-        ddp_tta = [run["tta_s"] for link in LINKS for run in summary(recorded(link))["systems"]["ddp"]["per_seed"]]
+        ddp_tta = [run["tta_s"] for link in LINKS for run in per_seed(recorded(link), "ddp")]
         self.assertIn(f"against ddp's {min(ddp_tta):.0f}-{max(ddp_tta):.0f} s to 85%", self.flowed)
 
     def test_the_readme_quotes_the_rules_speedup(self):
@@ -236,10 +233,10 @@ class LearningRateOnValidation(unittest.TestCase):
     def test_the_folder_ran_on_validation(self):
         with open(os.path.join(TUNE_LR, "scenario.yaml"), encoding="utf-8") as f:
             self.assertIn("eval: {on: validation", f.read())
-        self.assertEqual(summary(TUNE_LR)["seeds"], [1, 2])
+        self.assertEqual(paper_tta_table.load(TUNE_LR)["seeds"], [1, 2])
 
     def test_the_pick_and_its_quote(self):
-        runs = summary(TUNE_LR)["systems"]
+        runs = paper_tta_table.load(TUNE_LR)["systems"]
         fast = statistics.median(run["tta_s"] for run in runs["fill-85-busy"]["per_seed"])
         slow = statistics.median(run["tta_s"] for run in runs["fill-85-busy-lr-0.05"]["per_seed"])
         self.assertLess(fast, slow)  # 0.1, the test files' rate, stays
