@@ -27,10 +27,6 @@ void synchronize_cuda(int index) {
   throw std::invalid_argument("synchronize CUDA device " + std::to_string(index) + ": this build's LibTorch has no CUDA");
 }
 
-}  // namespace st::device
-
-namespace st::device {
-
 std::string cuda_device_name(int index) {
   throw std::invalid_argument("name of CUDA device " + std::to_string(index) + ": this build's LibTorch has no CUDA");
 }

@@ -12,6 +12,7 @@
 #include "core/collective/communicator.h"
 #include "core/comm/mailbox.h"
 #include "core/data/dataset.h"
+#include "core/device/host_description.h"
 #include "core/model/local_training.h"
 #include "core/model/math_kernels.h"
 #include "core/runtime/executor.h"
@@ -28,7 +29,6 @@
 #include "core/train/run/sampled_cost_executor.h"
 #include "core/train/run/training_clock.h"
 #include "core/train/run/training_data.h"
-#include "core/device/host_description.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
 #include "core/util/file_fingerprint.h"
@@ -86,8 +86,8 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
     m["stage_sample"] = {{"fraction", c.stage_sample.fraction}, {"min_elements", c.stage_sample.min_elements}};
   // The machine it ran on (CPU model, and each GPU's name where it computes
   // on CUDA): runs paired across machines say so from their files.
-  const int local_workers =
-      c.unequal_gpus() ? *std::max_element(c.node_gpus.begin(), c.node_gpus.end()) : c.gpus_per_node;
+  int local_workers = 0;  // the most on any node: the device indices every node's workers use
+  for (int node = 0; node < c.nodes; ++node) local_workers = std::max(local_workers, c.gpus_of(node));
   m["machine"] = device::host_description(device::parse_compute_device(c.compute_device), local_workers);
   m.update(host.manifest());
   return m;
