@@ -123,6 +123,10 @@ TEST(TrafficModel, CountsWireBytes) {
   EXPECT_DOUBLE_EQ(blocks.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 4 + 16 * 4));
   control::TrafficModel plain{{1600}, false, true, 3};  // u16 indices, f16 values, 2 other nodes
   EXPECT_DOUBLE_EQ(plain.bytes_per_iteration(0.05), 2 * (16 + 80 * 2 + 80 * 2));
+  // A layer of at most dense_up_to elements is priced whole at any density.
+  control::TrafficModel whole_bias{{1600, 40}, true, false, 2, 40};
+  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 3 * 4 + 48 * 4));
+  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.001), (16 + 4 + 16 * 4) + (16 + 3 * 4 + 48 * 4));
 }
 
 TEST(TrafficModel, ChoosesTheLargestDensityThatFits) {

@@ -169,12 +169,18 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].clip_norm (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, clip_norm: 1.0e-9}\n  - ddp\n"}}),
            "systems[0] (line 10): train config: clip_norm must be 0 (off) or at least 1e-6"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, dense_up_to: -1}\n  - ddp\n"}}),
+           "systems[0].dense_up_to (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, dense_up_to: 2.5}\n  - ddp\n"}}),
+           "systems[0].dense_up_to (line 10)"},
+          {text({{"systems", "systems:\n  - {name: ddp, dense_up_to: 512}\n  - stellatrain\n"}}),
+           "systems[0].dense_up_to (line 10): only applies to stellatrain (not ddp)"},
       },
       error_of);
   const auto s = load_scenario(write(text({{"systems",
       "systems:\n  - {name: stellatrain, controller: {interval_s: 0.5, max_density: 0.3, batch: false, link_utilization: 0.8, "
       "probe_growth: 2, slow_start_ticks: 1}, density_warmup: {iterations: 40, start: 0.2}}\n"
-      "  - {name: stellatrain, label: fixed, controller: off, clip_norm: 2.5, optimizer: {lr: 0.1, warmup: 20}}\n"
+      "  - {name: stellatrain, label: fixed, controller: off, clip_norm: 2.5, dense_up_to: 512, optimizer: {lr: 0.1, warmup: 20}}\n"
       "  - {name: stellatrain, label: soonest, controller: {sparsity_cost: 0.27, probe_every_iteration: true, "
       "drain_every_ticks: 5, drain_iterations: 3, probe_at_start: true}}\n"}})));
   const auto& controlled = s.systems[0].config.options_as<train::StellaTrainOptions>();
@@ -186,6 +192,8 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
   EXPECT_DOUBLE_EQ(controlled.control.estimator.probe_growth, 2);
   EXPECT_EQ(controlled.control.estimator.slow_start_ticks, 1);
   EXPECT_EQ(controlled.clip_norm, 0.0);  // off unless given
+  EXPECT_EQ(controlled.dense_up_to, 0);  // off unless given
+  EXPECT_EQ(s.systems[1].config.options_as<train::StellaTrainOptions>().dense_up_to, 512);
   EXPECT_EQ(controlled.warmup.iterations, 40);
   EXPECT_DOUBLE_EQ(controlled.warmup.start, 0.2);
   EXPECT_FALSE(s.systems[1].config.options_as<train::StellaTrainOptions>().warmup.on());

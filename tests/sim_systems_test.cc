@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/control/traffic_model.h"
 #include "core/train/run/backend.h"
 #include "core/train/run/trainer.h"
 #include "sim/sim_backend.h"
@@ -85,6 +86,52 @@ TEST_P(NewSystemInSim, RerunsAreByteIdentical) {
 INSTANTIATE_TEST_SUITE_P(Systems, NewSystemInSim,
                          ::testing::Values("ddp-fp16", "ddp-powersgd", "local-sgd", "cloudless-ma", "cloudless-asgd-ga"),
                          [](const auto& info) { return test_name(info.param); });
+
+// dense_up_to in virtual time, where reruns are byte-identical: with every
+// tensor under the bound a 1% run is the density-1 run bit for bit; with
+// all but the largest tensor under it, the bytes it adds per iteration are
+// what the controller's TrafficModel prices for the same bound, and the
+// manifest lists the option only when it is on.
+TEST(DenseUpToInSim, TensorsUnderTheBoundTravelWhole) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sim_dense_up_to";
+  fs::remove_all(root);
+  constexpr int kIterations = 8;
+  auto run_with = [&](const std::string& density, std::size_t dense_up_to) {
+    auto c = mlp_config("stellatrain", kIterations);
+    train::set_option(c, "controller", "false");
+    train::set_option(c, "density", density);
+    train::set_option(c, "dense_up_to", std::to_string(dense_up_to));
+    c.out_dir = (root / (density + "-" + std::to_string(dense_up_to))).string();
+    auto backend = make_sim_node_host(traced_clusters(traces::constant_trace(115, 3600)), c);
+    auto result = train::run_training(c, *backend);
+    EXPECT_EQ(result.checksums.front(), result.checksums.back()) << density << " " << dense_up_to;
+    return result;
+  };
+  const auto full = run_with("1", 0);
+  const auto all_whole = run_with("0.01", 1000000000);
+  EXPECT_EQ(all_whole.checksums.front(), full.checksums.front());
+  EXPECT_EQ(all_whole.bytes_sent, full.bytes_sent);
+
+  std::vector<std::size_t> numels;
+  for (const auto& layer : full.final_parameters) numels.push_back(layer.size());
+  std::vector<std::size_t> sorted = numels;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_GE(sorted.size(), 2u);
+  const std::size_t bound = sorted[sorted.size() - 2];  // all but the largest tensor
+  ASSERT_LT(bound, sorted.back());
+  const auto none = run_with("0.01", 0);
+  const auto small_whole = run_with("0.01", bound);
+  EXPECT_NE(small_whole.checksums.front(), none.checksums.front());
+  const control::TrafficModel without{numels, true, false, 2, 0};
+  const control::TrafficModel with{numels, true, false, 2, bound};
+  const double added_per_iteration = with.bytes_per_iteration(0.01) - without.bytes_per_iteration(0.01);
+  ASSERT_GT(added_per_iteration, 0);
+  EXPECT_DOUBLE_EQ(static_cast<double>(small_whole.bytes_sent - none.bytes_sent), kIterations * added_per_iteration);
+  EXPECT_EQ(read_file(root / "0.01-0" / "manifest.json").find("dense_up_to"), std::string::npos);
+  EXPECT_NE(read_file(root / ("0.01-" + std::to_string(bound)) / "manifest.json")
+                .find("\"dense_up_to\": " + std::to_string(bound)),
+            std::string::npos);
+}
 
 // Local gradient clipping (StellaTrain's clip_norm) in virtual time, where
 // reruns are byte-identical: a norm far under the gradients' changes the

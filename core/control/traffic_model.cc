@@ -12,7 +12,7 @@ namespace st::control {
 double TrafficModel::bytes_per_iteration(double density) const {
   double per_chunk = 0;
   for (std::size_t n : numels) {
-    const double k = static_cast<double>(compress::k_for_density(n, density));
+    const double k = static_cast<double>(n <= dense_up_to ? n : compress::k_for_density(n, density));
     double index_bytes = 0;
     if (block_indices) {
       index_bytes = 4 * std::ceil(k / 16);  // thresholdv16 rounds k up to whole blocks

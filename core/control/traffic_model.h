@@ -3,7 +3,8 @@
 // and the density the controller picks (paper section 4: the smallest
 // compression whose traffic fits the bandwidth within the compute time it
 // overlaps with; here a bisection over the density, each density giving
-// every layer its k = round(density x numel) as the engine does).
+// every layer its k = round(density x numel) as the engine does, or all of
+// it for a layer sent whole).
 //
 // Wire bytes per layer follow core/compress/wire.h: a 16-byte header, then
 // block ids (thresholdv16: one u32 per 16 values), u16 indices (layers of
@@ -22,6 +23,9 @@ struct TrafficModel {
   bool block_indices = true;        // thresholdv16's block16 encoding
   bool fp16_values = false;
   int nodes = 2;
+  // Layers of at most this many elements are sent whole at every density
+  // (StellaTrainOptions::dense_up_to); 0: none.
+  std::size_t dense_up_to = 0;
 
   // Payload bytes one node receives per iteration at `density`.
   double bytes_per_iteration(double density) const;

@@ -8,6 +8,7 @@
 // docs/architecture.md, "How to add a system", walks through one.
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -59,6 +60,7 @@ struct ControlledSystem {
   // Iterations before this one may run above the plan's density (a density
   // warm-up): the controller does not read their wait as an overrun.
   int raised_density_iterations = 0;
+  std::size_t dense_up_to = 0;  // tensors of at most this many elements are sent whole
 };
 
 class SystemOptions {

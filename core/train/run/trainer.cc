@@ -211,7 +211,7 @@ std::unique_ptr<ControlAgent> make_control_agent(const TrainConfig& c, const Con
   std::unique_ptr<control::Controller> controller;
   if (rank == 0) {
     control::TrafficModel traffic{node.workers->sampling().full_numels(), controlled.block_compressor, controlled.fp16_values,
-                                  c.nodes};
+                                  c.nodes, controlled.dense_up_to};
     std::vector<std::vector<int>> batches;
     for (int n = 0; n < c.nodes; ++n) batches.push_back(even(n));
     control::ControllerOptions options = *controlled.options;

@@ -187,6 +187,24 @@ OptionField number_shown_when(const char* key, const char* flag, double O::*memb
   return f;
 }
 
+// The same for an integer option.
+OptionField integer_shown_when(const char* key, const char* flag, int O::*member, long long min, long long max,
+                               const char* help, bool (*shown)(const O&)) {
+  OptionField f{key, flag, help};
+  f.value_name = "INT";
+  f.read = [member, min, max](SystemOptions& o, const util::YamlField& y) {
+    static_cast<O&>(o).*member = static_cast<int>(detail::read_integer(y, min, max));
+  };
+  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
+    static_cast<O&>(o).*member = static_cast<int>(detail::parse_integer_text(flag, text, min, max));
+  };
+  f.show = [member, shown](const SystemOptions& o) {
+    const auto& s = static_cast<const O&>(o);
+    return shown(s) ? nlohmann::json(s.*member) : nlohmann::json();
+  };
+  return f;
+}
+
 // `density_warmup: {iterations, start}` (density_warmup.h).
 OptionField warmup_field() {
   OptionField f{"density_warmup", "", "The first iterations' density falls geometrically from `start`"};
@@ -279,6 +297,9 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_shown_when("clip_norm", "--clip-norm", &O::clip_norm, 0, 1e9,
                                 "Local gradient clipping: the largest L2 norm of a tensor's gradient, mean over a node's workers (0: off)",
                                 [](const O& o) { return o.clip_norm > 0; }))
+      .custom(integer_shown_when("dense_up_to", "--dense-up-to", &O::dense_up_to, 0, 1000000000,
+                                 "Tensors of at most this many elements are sent whole every iteration (0: none)",
+                                 [](const O& o) { return o.dense_up_to > 0; }))
       .custom(warmup_field())
       .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
                           "Density warm-up length in iterations (0: off)"))
@@ -355,6 +376,7 @@ void StellaTrainOptions::validate(const TrainConfig&) const {
           "staleness_compensation", fmt::format("'{}' is not one of none, predict, lookahead, dc", compensation));
   require(dc_lambda >= 0, "dc_lambda", "must be >= 0");
   require(clip_norm == 0 || clip_norm >= 1e-6, "clip_norm", "must be 0 (off) or at least 1e-6");
+  require(dense_up_to >= 0, "dense_up_to", "must be >= 0");
   require(warmup.iterations >= 0, "density_warmup.iterations", "must be >= 0");
   require(warmup.start > 0 && warmup.start <= 1, "density_warmup.start", "must be in (0, 1]");
   require(momentum_at == "master" || momentum_at == "node", "momentum_at",
@@ -375,7 +397,8 @@ void StellaTrainOptions::check_entry(const util::YamlField& entry) const {
 
 std::optional<ControlledSystem> StellaTrainOptions::controlled() const {
   if (!controller) return std::nullopt;
-  return ControlledSystem{&control, density, staleness, compressor == "thresholdv16", fp16_values, warmup.iterations};
+  return ControlledSystem{&control,          density,           staleness, compressor == "thresholdv16",
+                          fp16_values,       warmup.iterations, static_cast<std::size_t>(dense_up_to)};
 }
 
 }  // namespace st::train

@@ -42,6 +42,13 @@ struct StellaTrainOptions final : OptionsOf<StellaTrainOptions> {
   // mean of its workers' gradients to this norm) before error feedback
   // keeps it. 0: off.
   double clip_norm = 0;
+  // Tensors of at most this many elements (norm layers' scales and shifts,
+  // biases, a small first convolution) travel whole every iteration,
+  // whatever the density: Deep Gradient Compression leaves such tensors
+  // uncompressed, since they are a sliver of the bytes and a top-k keeps
+  // one block of 16 of them at the paper's densities. 0: every tensor is
+  // compressed (the paper).
+  int dense_up_to = 0;
   // The first iterations' density, falling to the fixed or controller's
   // one (density_warmup.h); off by default.
   DensityWarmup warmup;

@@ -125,9 +125,13 @@ class StellaTrainSystem final : public System {
     // A density warm-up starts above both.
     double max_density = ctx.control ? std::max(o_.density, o_.control.max_density) : o_.density;
     if (o_.warmup.on()) max_density = std::max(max_density, o_.warmup.start);
+    // Layers sent whole are picked by their full size: on sampled stages
+    // (layer_sampling.h) the wire still carries the full layer.
+    const auto& full = ctx.workers.sampling().full_numels();
+    for (std::size_t l = 0; l < layers; ++l) whole_.push_back(full[l] <= static_cast<std::size_t>(o_.dense_up_to));
     for (std::size_t l = 0; l < layers; ++l) {
-      const std::size_t k = compress::k_for_density(numels_[l], max_density);
-      ks_.push_back(compress::k_for_density(numels_[l], o_.density));
+      const std::size_t k = k_at(l, max_density);
+      ks_.push_back(k_at(l, o_.density));
       compress_states_.push_back(compressor_->make_state(numels_[l], k, names[l]));
       optim_states_.push_back(optimizer_->make_state(numels_[l], names[l]));
       for (auto& slot : chunks_) slot[l].reserve(compressor_->max_output(numels_[l], ks_[l]));
@@ -296,7 +300,13 @@ class StellaTrainSystem final : public System {
 
   // Elements layer l keeps in iteration t: at the density run_iteration
   // set (the configured one, the controller's, or the warm-up's).
-  std::size_t k_of(int t, std::size_t l) { return compress::k_for_density(numels_[l], in_flight(t).density); }
+  std::size_t k_of(int t, std::size_t l) { return k_at(l, in_flight(t).density); }
+
+  // Elements layer l keeps at `density`: all of them for a layer sent whole
+  // (the controller's TrafficModel prices it the same way).
+  std::size_t k_at(std::size_t l, double density) const {
+    return whole_[l] ? numels_[l] : compress::k_for_density(numels_[l], density);
+  }
 
   void compress_layer(int t, std::size_t l, std::size_t k) {
     auto& chunk = chunks_[slot_of(t)][l];
@@ -441,6 +451,7 @@ class StellaTrainSystem final : public System {
   const StellaTrainOptions& o_;
   std::vector<std::size_t> numels_;
   std::vector<std::size_t> ks_;
+  std::vector<bool> whole_;  // per layer: sent whole every iteration (dense_up_to)
   std::unique_ptr<compress::Compressor> compressor_;
   std::unique_ptr<optim::SparseOptimizer> optimizer_;
   std::unique_ptr<StalenessCompensation> compensation_;
