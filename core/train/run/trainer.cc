@@ -31,6 +31,7 @@
 #include "core/train/run/training_data.h"
 #include "core/train/system.h"
 #include "core/train/node/versioned_parameters.h"
+#include "core/util/build_info.h"
 #include "core/util/file_fingerprint.h"
 
 namespace st::train {
@@ -89,6 +90,10 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
   int local_workers = 0;  // the most on any node: the device indices every node's workers use
   for (int node = 0; node < c.nodes; ++node) local_workers = std::max(local_workers, c.gpus_of(node));
   m["machine"] = device::host_description(device::parse_compute_device(c.compute_device), local_workers);
+  // And the code that ran (core/util/build_info.h): a run that does not
+  // reproduce a recorded one then says whether the code or the machine moved.
+  const util::BuildInfo& build = util::build_info();
+  m["build"] = {{"commit", build.commit}, {"modified", build.modified}};
   m.update(host.manifest());
   return m;
 }
