@@ -123,10 +123,14 @@ TEST(TrafficModel, CountsWireBytes) {
   EXPECT_DOUBLE_EQ(blocks.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 4 + 16 * 4));
   control::TrafficModel plain{{1600}, false, true, 3};  // u16 indices, f16 values, 2 other nodes
   EXPECT_DOUBLE_EQ(plain.bytes_per_iteration(0.05), 2 * (16 + 80 * 2 + 80 * 2));
-  // A layer of at most dense_up_to elements is priced whole at any density.
+  // A layer of at most dense_up_to elements is priced whole at any density,
+  // as the wire encodes it (block16 with its count word, 40 values), with
+  // any compressor.
   control::TrafficModel whole_bias{{1600, 40}, true, false, 2, 40};
-  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 3 * 4 + 48 * 4));
-  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.001), (16 + 4 + 16 * 4) + (16 + 3 * 4 + 48 * 4));
+  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.05), (16 + 20 + 320) + (16 + 4 + 3 * 4 + 40 * 4));
+  EXPECT_DOUBLE_EQ(whole_bias.bytes_per_iteration(0.001), (16 + 4 + 16 * 4) + (16 + 4 + 3 * 4 + 40 * 4));
+  control::TrafficModel whole_topk{{1600, 40}, false, true, 2, 40};
+  EXPECT_DOUBLE_EQ(whole_topk.bytes_per_iteration(0.05), (16 + 80 * 2 + 80 * 2) + (16 + 4 + 3 * 4 + 40 * 2));
 }
 
 TEST(TrafficModel, ChoosesTheLargestDensityThatFits) {

@@ -173,6 +173,10 @@ TEST_F(ScenarioFile, ControllerOptionsAreChecked) {
            "systems[0].dense_up_to (line 10)"},
           {text({{"systems", "systems:\n  - {name: stellatrain, dense_up_to: 2.5}\n  - ddp\n"}}),
            "systems[0].dense_up_to (line 10)"},
+          {text({{"systems", "systems:\n  - {name: stellatrain, dense_up_to: 512, momentum_at: node, "
+                             "momentum_masking: true}\n  - ddp\n"}}),
+           "systems[0] (line 10): train config: dense_up_to with momentum_masking would zero a whole tensor's "
+           "velocity every step; turn one off"},
           {text({{"systems", "systems:\n  - {name: ddp, dense_up_to: 512}\n  - stellatrain\n"}}),
            "systems[0].dense_up_to (line 10): only applies to stellatrain (not ddp)"},
       },

@@ -4,7 +4,9 @@ give what docs/paper-tta-resnet18-iterations.md quotes: ddp's readings on
 the screen's seeds and every system's iterations and speedup against it
 (analysis/monotone_tta.py --against ddp --whole-runs), the norms the
 never-binding clip recorded, that it evaluates as no clipping does, and
-the clipped runs' readings, clipped shares and best accuracies.
+the clipped runs' readings, clipped shares and best accuracies, and the
+runs with the norm layers sent whole against fixed 0.5% (readings, bytes,
+times, best accuracies, and the rerun that reproduces fixed 0.5%).
 Standard library only.
 
     python3 tests/test_recorded_iterations.py [REPO_ROOT]
@@ -37,6 +39,9 @@ DDP_RATES = ("seed-1-200-ddp", "seed-3-150-ddp", "seed-5-150-ddp", "seeds-1-3-5-
              "seeds-1-3-150-ddp-lr-0.1", "seed-5-150-ddp-lr-0.1")
 CLIPPED = ("250-fixed:fixed-0.005", "seed-1-250-clip")
 CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
+# Fixed 0.5% on seeds 1 and 2, and with its norm layers sent whole.
+WHOLE_NORMS = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", "seeds-1-2-200-dense")
+WHOLE_LABEL = "fixed-0.005-dense-512"
 
 
 def best_accuracy(folder, label, seed=None):
@@ -272,6 +277,55 @@ class Clipping(unittest.TestCase):
             best = best_accuracy("seed-1-250-clip", label)
             self.assertIn(f"| `{label}` | {stats['clipped_share']:.1%} | {fc['clipped_share']:.0%} | "
                           f"{fc['mean_norm']:.2f} | {fc['largest_norm']:.2f} | {best:.2%} |", self.section)
+
+
+
+class NormLayersSentWhole(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## Norm layers sent whole")
+        cls.report = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=WHOLE_NORMS)
+
+    def test_the_doc_quotes_the_readings(self):
+        self.assertIn("Evaluations up to iteration 200; target 85%.", self.report)
+        readings = self.report.split("Each run's evaluations redrawn")[0]
+        quoted = recorded.run_rows(readings, ("fixed-0.005", WHOLE_LABEL))
+        self.assertEqual(len(quoted), 4)
+        self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", WHOLE_LABEL)), quoted)
+        table = recorded.ratio_table(self.report)
+        fit, first = (table[reading][WHOLE_LABEL] for reading in ("monotone", "first"))
+        median, spread = fit.split(" ")
+        low, high = spread.strip("()").split("-")
+        text = recorded.flowing(self.section)
+        self.assertIn(f"by the fit it is {median} fixed 0.5%'s TTA ({low}x and {high}x on the two seeds)", text)
+        self.assertIn(f"by the first evaluation {first.split(' ')[0]}", text)
+        self.assertGreater(float(median.rstrip("x")), 0.95)  # the criterion's bound: not kept
+
+    def test_the_doc_quotes_bytes_times_and_best_accuracies(self):
+        runs = {(WHOLE_LABEL, seed): ("seeds-1-2-200-dense", os.path.join(WHOLE_LABEL, f"seed-{seed}"), seed)
+                for seed in (1, 2)}
+        runs[("fixed-0.005", 1)] = ("250-fixed", "fixed-0.005", None)
+        runs[("fixed-0.005", 2)] = ("seed-2-200-fixed", "fixed-0.005", None)
+        per_iteration = {}
+        for (label, seed), (folder, run, summary_seed) in sorted(runs.items()):
+            with open(os.path.join(recorded.screen_folder(folder), "summary.json")) as f:
+                system = json.load(f)["systems"][label]
+            entry = next(r for r in system["per_seed"] if r["seed"] == seed) if summary_seed else system
+            per_iteration[(label, seed)] = entry["wan_bytes"] / entry["iterations"]
+            rows = {int(r["iteration"]): r for r in evaluations(folder, run)}
+            best = max(float(r["accuracy"]) for i, r in rows.items() if i <= 200)
+            self.assertIn(f"| {label} | {seed} | {per_iteration[(label, seed)] / 1000:.1f} kB | "
+                          f"{float(rows[200]['time_s']):.2f} | {best:.2%} |", self.section)
+        more = [per_iteration[(WHOLE_LABEL, s)] / per_iteration[("fixed-0.005", s)] for s in (1, 2)]
+        self.assertIn(f"It costs {(sum(more) / 2 - 1):.1%} more WAN bytes", recorded.flowing(self.section))
+
+    def test_the_rerun_reproduces_the_recorded_runs(self):
+        for seed, folder, run in ((1, "250-fixed", "fixed-0.005"), (2, "seed-2-200-fixed", "fixed-0.005")):
+            rerun = evaluations("seeds-1-2-60-fixed-reproduce", os.path.join("fixed-0.005", f"seed-{seed}"))
+            self.assertEqual([r["iteration"] for r in rerun][-1], "60")
+            self.assertEqual(rerun, evaluations(folder, run)[:len(rerun)])
+        self.assertIn("identical to the recorded ones for the twelve evaluations to iteration 60",
+                      recorded.flowing(self.section))
 
 
 if __name__ == "__main__":

@@ -83,6 +83,26 @@ TEST(Wire, BestEncodingAndSizes) {
             kWireHeaderBytes + 4 + 4 * 100 + 2 * 1600);
 }
 
+// A tensor sent whole (StellaTrain's dense_up_to): every compressor at
+// k = numel lists every entry in order, and whole_chunk_size, which the
+// controller prices such a tensor by, is what encode writes for it at its
+// best encoding: u16 under one block, block16 from one block on (a partial
+// last block included).
+TEST(Wire, WholeChunkSizeIsWhatATensorSentWholeEncodesTo) {
+  for (const std::string compressor : {"thresholdv16", "thresholdv", "topk", "randomk"})
+    for (std::size_t n : {1u, 10u, 16u, 40u, 512u, 4000u}) {
+      const auto chunk = make_chunk(compressor, n, n, 7);
+      ASSERT_EQ(chunk.count, n) << compressor << " " << n;
+      for (std::size_t j = 0; j < n; ++j) ASSERT_EQ(chunk.indices[j], j) << compressor << " " << n;
+      for (const auto value : {ValueEncoding::kF32, ValueEncoding::kF16}) {
+        const WireFormat f{best_index_encoding(chunk.view(), n), value};
+        EXPECT_EQ(encode_vec(chunk, n, f).size(), whole_chunk_size(n, value)) << compressor << " " << n;
+      }
+    }
+  EXPECT_EQ(whole_chunk_size(40, ValueEncoding::kF32), kWireHeaderBytes + 4 + 4 * 3 + 4 * 40);
+  EXPECT_EQ(whole_chunk_size(10, ValueEncoding::kF16), kWireHeaderBytes + 2 * 10 + 2 * 10);
+}
+
 TEST(Wire, EncodeRejectsWhatTheFormatCannotCarry) {
   const auto scattered = make_chunk("topk", 70000, 100, 7);
   EXPECT_THROW(encoded_size(scattered.view(), 70000, {IndexEncoding::kU16, ValueEncoding::kF32}), WireError);

@@ -102,6 +102,14 @@ std::size_t encoded_size(SparseView chunk, std::size_t numel, WireFormat f) {
   return kWireHeaderBytes + index_bytes(f.index, chunk.count) + value_bytes(f.value, chunk.count);
 }
 
+std::size_t whole_chunk_size(std::size_t numel, ValueEncoding value) {
+  // Every index in order is block-structured once there is a whole block.
+  const IndexEncoding index = numel >= kBlock         ? IndexEncoding::kBlock16
+                              : numel <= kU16MaxNumel ? IndexEncoding::kU16
+                                                      : IndexEncoding::kU32;
+  return kWireHeaderBytes + index_bytes(index, numel) + value_bytes(value, numel);
+}
+
 std::size_t encode(SparseView chunk, std::size_t numel, WireFormat f, uint8_t* out,
                    std::size_t capacity, simd::Level simd) {
   const std::size_t size = encoded_size(chunk, numel, f);

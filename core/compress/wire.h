@@ -57,6 +57,11 @@ IndexEncoding best_index_encoding(SparseView chunk, std::size_t numel);
 // numel > 65536, block16 on a chunk that is not block-structured).
 std::size_t encoded_size(SparseView chunk, std::size_t numel, WireFormat format);
 
+// encoded_size of a chunk that lists every entry of a numel-element tensor
+// in order, at its best_index_encoding: what a tensor sent whole costs
+// (StellaTrainOptions::dense_up_to; the controller's TrafficModel).
+std::size_t whole_chunk_size(std::size_t numel, ValueEncoding value);
+
 // Writes the chunk; returns the bytes written. Throws WireError when
 // capacity is too small, the format does not fit, or (f16) a value is
 // non-finite or beyond +-65504, naming its position.

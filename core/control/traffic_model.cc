@@ -6,13 +6,19 @@
 #include <stdexcept>
 
 #include "core/compress/compressor.h"
+#include "core/compress/wire.h"
 
 namespace st::control {
 
 double TrafficModel::bytes_per_iteration(double density) const {
   double per_chunk = 0;
   for (std::size_t n : numels) {
-    const double k = static_cast<double>(n <= dense_up_to ? n : compress::k_for_density(n, density));
+    if (n <= dense_up_to) {  // sent whole: priced as the wire encodes it, whatever the compressor
+      per_chunk += static_cast<double>(
+          compress::whole_chunk_size(n, fp16_values ? compress::ValueEncoding::kF16 : compress::ValueEncoding::kF32));
+      continue;
+    }
+    const double k = static_cast<double>(compress::k_for_density(n, density));
     double index_bytes = 0;
     if (block_indices) {
       index_bytes = 4 * std::ceil(k / 16);  // thresholdv16 rounds k up to whole blocks

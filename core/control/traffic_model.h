@@ -24,7 +24,8 @@ struct TrafficModel {
   bool fp16_values = false;
   int nodes = 2;
   // Layers of at most this many elements are sent whole at every density
-  // (StellaTrainOptions::dense_up_to); 0: none.
+  // (StellaTrainOptions::dense_up_to), priced exactly as the wire encodes
+  // them (compress::whole_chunk_size); 0: none.
   std::size_t dense_up_to = 0;
 
   // Payload bytes one node receives per iteration at `density`.

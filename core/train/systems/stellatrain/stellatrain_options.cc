@@ -376,7 +376,10 @@ void StellaTrainOptions::validate(const TrainConfig&) const {
           "staleness_compensation", fmt::format("'{}' is not one of none, predict, lookahead, dc", compensation));
   require(dc_lambda >= 0, "dc_lambda", "must be >= 0");
   require(clip_norm == 0 || clip_norm >= 1e-6, "clip_norm", "must be 0 (off) or at least 1e-6");
-  require(dense_up_to >= 0, "dense_up_to", "must be >= 0");
+  // Masking zeroes the velocity of what is sent, so a tensor sent whole
+  // would lose its momentum every step.
+  require(dense_up_to == 0 || !(momentum_at == "node" && momentum_masking), "dense_up_to",
+          "with momentum_masking would zero a whole tensor's velocity every step; turn one off");
   require(warmup.iterations >= 0, "density_warmup.iterations", "must be >= 0");
   require(warmup.start > 0 && warmup.start <= 1, "density_warmup.start", "must be in (0, 1]");
   require(momentum_at == "master" || momentum_at == "node", "momentum_at",
