@@ -9,7 +9,8 @@ the GPU ones left out on a machine without CUDA) for its first N iterations
 * every CSV file (iterations, eval, link, control) byte for byte;
 * every JSON file (manifest.json, summary.json, the runs' own) as values,
   leaving out only what describes the host rather than the run (the wall
-  time the host took, the program's own path) and the keys named with
+  time the host took, the program's own path), the commit each program
+  was built from (manifest.json's `build`), and the keys named with
   --ignore-key.
 
     scripts/same_results.py --reference-rev HEAD~3            # builds HEAD~3 in build-ref/
@@ -36,6 +37,10 @@ WORK = ROOT / ".same-results"
 
 # Keys that describe the host, not the simulated run: wall-clock costs.
 HOST_KEYS = {"host_wall_s", "wall_s_host", "host_cost"}
+# Paths that name the program, not the run: the commit each was built
+# from (manifest.json's `build`, core/util/build_info.h), which differs
+# between the two programs by design.
+PROGRAM_PATHS = ["manifest.json:/build"]
 
 
 def scenario_files(only):
@@ -178,8 +183,9 @@ def compare_trees(ref, cand, ignore_keys, ignore_paths):
             if not filecmp.cmp(a, b, shallow=False):
                 problems.append(f"{rel}: CSV differs")
             continue
-        ja = drop_paths(drop_keys(strip_host(json.loads(a.read_text())), ignore_keys), rel.name, ignore_paths)
-        jb = drop_paths(drop_keys(strip_host(json.loads(b.read_text())), ignore_keys), rel.name, ignore_paths)
+        paths = PROGRAM_PATHS + list(ignore_paths)
+        ja = drop_paths(drop_keys(strip_host(json.loads(a.read_text())), ignore_keys), rel.name, paths)
+        jb = drop_paths(drop_keys(strip_host(json.loads(b.read_text())), ignore_keys), rel.name, paths)
         for d in json_differences(ja, jb)[:20]:
             problems.append(f"{rel}: {d}")
     return compared, problems

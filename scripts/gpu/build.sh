@@ -28,6 +28,11 @@
 #   ST_GPU_TARGETS      space-separated targets to build (default: all)
 #   ST_GPU_KEEP_GOING   1: on a compile error, build everything else too, so
 #                       one run shows every error (ninja -k 0)
+#   ST_SOURCE_COMMIT    the commit this copy of the tree is (the lent machine's
+#                       copy has no .git): every run's manifest.json names it
+#                       under `build` (cmake/build_info.cmake); without it the
+#                       manifests say "unknown". E.g. ST_SOURCE_COMMIT=$(git
+#                       rev-parse HEAD) written into the command here.
 #   ST_GPU_SIM          auto (default: on when ns-3's libraries load), ON, OFF
 #   ST_GPU_UNPACK       dpkg, ar or python: force one unpack method
 #   ST_GPU_PIN_HEADERS  1 (default) or 0, see "headers that LibTorch also ships"

@@ -93,7 +93,8 @@ nlohmann::json manifest_of(const TrainConfig& c, const NodeHost& host) {
   // And the code that ran (core/util/build_info.h): a run that does not
   // reproduce a recorded one then says whether the code or the machine moved.
   const util::BuildInfo& build = util::build_info();
-  m["build"] = {{"commit", build.commit}, {"modified", build.modified}};
+  m["build"] = {{"commit", build.commit},
+                {"modified", build.modified ? nlohmann::json(*build.modified) : nlohmann::json()}};
   m.update(host.manifest());
   return m;
 }
