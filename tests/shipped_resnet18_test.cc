@@ -148,14 +148,14 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // file's busier controller at its rate and at half of it, its fixed-0.01
 // and the same at 2%, its fixed-0.005 and fixed-0.003, the busier controller with the
 // soonest-target rule at two costs and from 0.5%, and fixed 0.5% with local
-// gradient clipping at three norms (one of them never binds) and with its
-// norm layers sent whole, and ddp as there
+// gradient clipping at three norms (one of them never binds), with its
+// norm layers sent whole and without staleness, and ddp as there
 // and at half and twice its rate, as the learning-rate file has them.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 26u);
+  ASSERT_EQ(s.systems.size(), 27u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -207,6 +207,12 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   // Fixed 0.5% with its tensors of at most 512 elements sent whole.
   expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-dense-512"),
                       [](train::StellaTrainOptions& o) { o.dense_up_to = 512; });
+  // And without staleness (nothing then to compensate).
+  expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-staleness-0"),
+                      [](train::StellaTrainOptions& o) {
+                        o.staleness = 0;
+                        o.compensation = "none";
+                      });
   // The soonest-target rule with the busy set's estimator: fill-85-busy
   // with sparsity_cost 0.1, and the 0.03 fitted on the fixed densities, in
   // place of filling 85% of the link.
