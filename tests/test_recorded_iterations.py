@@ -6,7 +6,8 @@ the screen's seeds and every system's iterations and speedup against it
 never-binding clip recorded, that it evaluates as no clipping does, and
 the clipped runs' readings, clipped shares and best accuracies, and the
 runs with the norm layers sent whole against fixed 0.5% (readings, bytes,
-times, best accuracies, and the rerun that reproduces fixed 0.5%).
+times, best accuracies, and the rerun that reproduces fixed 0.5%), and
+fixed 0.5% without staleness against it and ddp.
 Standard library only.
 
     python3 tests/test_recorded_iterations.py [REPO_ROOT]
@@ -42,6 +43,10 @@ CLIP_LABELS = ("fixed-0.005-clip-2", "fixed-0.005-clip-3")
 # Fixed 0.5% on seeds 1 and 2, and with its norm layers sent whole.
 WHOLE_NORMS = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", "seeds-1-2-200-dense")
 WHOLE_LABEL = "fixed-0.005-dense-512"
+# Fixed 0.5% with and without staleness on seeds 1 and 2, beside ddp.
+STALENESS_0 = ("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seeds-1-2-200-staleness-0", "seed-1-200-ddp",
+               "seeds-2-4-150-ddp")
+STALENESS_0_LABEL = "fixed-0.005-staleness-0"
 
 
 def best_accuracy(folder, label, seed=None):
@@ -326,6 +331,24 @@ class NormLayersSentWhole(unittest.TestCase):
             self.assertEqual(rerun, evaluations(folder, run)[:len(rerun)])
         self.assertIn("identical to the recorded ones for the twelve evaluations to iteration 60",
                       recorded.flowing(self.section))
+
+
+
+class WithoutStaleness(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## Without staleness")
+        cls.report = recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs",
+                                              folders=STALENESS_0)
+
+    def test_the_doc_quotes_the_readings_and_the_ratios_to_ddp(self):
+        labels = ("fixed-0.005", STALENESS_0_LABEL, "ddp")
+        quoted = recorded.run_rows(self.report, labels)
+        self.assertEqual(len(quoted), 6)
+        self.assertEqual(recorded.run_rows(self.section, labels), quoted)
+        against = self.report[self.report.index("| quantity |"):].split("\n\n")[0].splitlines()
+        for line in against[2:]:
+            self.assertIn(line, self.section)
 
 
 if __name__ == "__main__":
