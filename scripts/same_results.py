@@ -183,9 +183,8 @@ def compare_trees(ref, cand, ignore_keys, ignore_paths):
             if not filecmp.cmp(a, b, shallow=False):
                 problems.append(f"{rel}: CSV differs")
             continue
-        paths = PROGRAM_PATHS + list(ignore_paths)
-        ja = drop_paths(drop_keys(strip_host(json.loads(a.read_text())), ignore_keys), rel.name, paths)
-        jb = drop_paths(drop_keys(strip_host(json.loads(b.read_text())), ignore_keys), rel.name, paths)
+        ja = drop_paths(drop_keys(strip_host(json.loads(a.read_text())), ignore_keys), rel.name, ignore_paths)
+        jb = drop_paths(drop_keys(strip_host(json.loads(b.read_text())), ignore_keys), rel.name, ignore_paths)
         for d in json_differences(ja, jb)[:20]:
             problems.append(f"{rel}: {d}")
     return compared, problems
@@ -250,11 +249,12 @@ def main():
         if ref_failures.get(name) != cand_failures.get(name):
             problems.append(f"{name}: reference {ref_failures.get(name)} vs candidate {cand_failures.get(name)}")
     compared = 0
+    ignore_paths = PROGRAM_PATHS + args.ignore
     for rel in rels:
         if not (ref_out / rel).exists():
             problems.append(f"{rel}: no reference output (run the reference first)")
             continue
-        n, differences = compare_trees(ref_out / rel, cand_out / rel, set(args.ignore_key), args.ignore)
+        n, differences = compare_trees(ref_out / rel, cand_out / rel, set(args.ignore_key), ignore_paths)
         compared += n
         problems.extend(f"{rel}/{d}" for d in differences)
     print(f"same_results: {compared} files compared over {len(scenarios)} scenarios")

@@ -16,6 +16,14 @@ constexpr std::size_t kBlock = 16;
 
 std::size_t blocks_in(std::size_t count) { return (count + kBlock - 1) / kBlock; }
 
+// The most compact index encoding for `count` entries of a numel-element
+// tensor: block16 from one whole block on where the entries are whole
+// blocks, else u16 where every index fits.
+IndexEncoding most_compact(std::size_t count, std::size_t numel, bool block_structured) {
+  if (count >= kBlock && block_structured) return IndexEncoding::kBlock16;
+  return numel <= kU16MaxNumel ? IndexEncoding::kU16 : IndexEncoding::kU32;
+}
+
 std::size_t index_bytes(IndexEncoding e, std::size_t count) {
   switch (e) {
     case IndexEncoding::kU32: return 4 * count;
@@ -93,8 +101,7 @@ bool is_block_structured(SparseView chunk, std::size_t numel) {
 }
 
 IndexEncoding best_index_encoding(SparseView chunk, std::size_t numel) {
-  if (chunk.count >= kBlock && is_block_structured(chunk, numel)) return IndexEncoding::kBlock16;
-  return numel <= kU16MaxNumel ? IndexEncoding::kU16 : IndexEncoding::kU32;
+  return most_compact(chunk.count, numel, is_block_structured(chunk, numel));
 }
 
 std::size_t encoded_size(SparseView chunk, std::size_t numel, WireFormat f) {
@@ -103,10 +110,8 @@ std::size_t encoded_size(SparseView chunk, std::size_t numel, WireFormat f) {
 }
 
 std::size_t whole_chunk_size(std::size_t numel, ValueEncoding value) {
-  // Every index in order is block-structured once there is a whole block.
-  const IndexEncoding index = numel >= kBlock         ? IndexEncoding::kBlock16
-                              : numel <= kU16MaxNumel ? IndexEncoding::kU16
-                                                      : IndexEncoding::kU32;
+  // Every index in order is block-structured.
+  const IndexEncoding index = most_compact(numel, numel, true);
   return kWireHeaderBytes + index_bytes(index, numel) + value_bytes(value, numel);
 }
 

@@ -167,36 +167,27 @@ OptionField switch_flag(const char* flag, Part& (*part)(O&), bool Part::*member,
   return f;
 }
 
-// A number with a scenario key and a `train` flag that the manifest lists
-// only where it acts (`shown`), so runs that do not use it keep their
-// manifests.
-OptionField number_shown_when(const char* key, const char* flag, double O::*member, double min, double max,
+// A number (FLOAT or INT, from the member's type, as number_flag) with a
+// scenario key and a `train` flag that the manifest lists only where it
+// acts (`shown`), so runs that do not use it keep their manifests.
+template <typename T>
+OptionField number_shown_when(const char* key, const char* flag, T O::*member, double min, double max,
                               const char* help, bool (*shown)(const O&)) {
   OptionField f{key, flag, help};
-  f.value_name = "FLOAT";
+  f.value_name = std::is_integral_v<T> ? "INT" : "FLOAT";
   f.read = [member, min, max](SystemOptions& o, const util::YamlField& y) {
-    static_cast<O&>(o).*member = detail::read_number(y, min, max);
+    if constexpr (std::is_integral_v<T>)
+      static_cast<O&>(o).*member =
+          static_cast<T>(detail::read_integer(y, static_cast<long long>(min), static_cast<long long>(max)));
+    else
+      static_cast<O&>(o).*member = detail::read_number(y, min, max);
   };
   f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).*member = detail::parse_number_text(flag, text, min, max);
-  };
-  f.show = [member, shown](const SystemOptions& o) {
-    const auto& s = static_cast<const O&>(o);
-    return shown(s) ? nlohmann::json(s.*member) : nlohmann::json();
-  };
-  return f;
-}
-
-// The same for an integer option.
-OptionField integer_shown_when(const char* key, const char* flag, int O::*member, long long min, long long max,
-                               const char* help, bool (*shown)(const O&)) {
-  OptionField f{key, flag, help};
-  f.value_name = "INT";
-  f.read = [member, min, max](SystemOptions& o, const util::YamlField& y) {
-    static_cast<O&>(o).*member = static_cast<int>(detail::read_integer(y, min, max));
-  };
-  f.read_text = [flag, member, min, max](SystemOptions& o, const std::string& text) {
-    static_cast<O&>(o).*member = static_cast<int>(detail::parse_integer_text(flag, text, min, max));
+    if constexpr (std::is_integral_v<T>)
+      static_cast<O&>(o).*member = static_cast<T>(
+          detail::parse_integer_text(flag, text, static_cast<long long>(min), static_cast<long long>(max)));
+    else
+      static_cast<O&>(o).*member = detail::parse_number_text(flag, text, min, max);
   };
   f.show = [member, shown](const SystemOptions& o) {
     const auto& s = static_cast<const O&>(o);
@@ -297,9 +288,9 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
       .custom(number_shown_when("clip_norm", "--clip-norm", &O::clip_norm, 0, 1e9,
                                 "Local gradient clipping: the largest L2 norm of a tensor's gradient, mean over a node's workers (0: off)",
                                 [](const O& o) { return o.clip_norm > 0; }))
-      .custom(integer_shown_when("dense_up_to", "--dense-up-to", &O::dense_up_to, 0, 1000000000,
-                                 "Tensors of at most this many elements are sent whole every iteration (0: none)",
-                                 [](const O& o) { return o.dense_up_to > 0; }))
+      .custom(number_shown_when("dense_up_to", "--dense-up-to", &O::dense_up_to, 0, 1000000000,
+                                "Tensors of at most this many elements are sent whole every iteration (0: none)",
+                                [](const O& o) { return o.dense_up_to > 0; }))
       .custom(warmup_field())
       .custom(number_flag("--density-warmup-iterations", warmup_of, &DensityWarmup::iterations, 0, 1000000000,
                           "Density warm-up length in iterations (0: off)"))

@@ -128,8 +128,8 @@ class StellaTrainSystem final : public System {
     // Layers sent whole are picked by their full size: on sampled stages
     // (layer_sampling.h) the wire still carries the full layer.
     const auto& full = ctx.workers.sampling().full_numels();
-    for (std::size_t l = 0; l < layers; ++l) whole_.push_back(full[l] <= static_cast<std::size_t>(o_.dense_up_to));
     for (std::size_t l = 0; l < layers; ++l) {
+      whole_.push_back(full[l] <= static_cast<std::size_t>(o_.dense_up_to));
       const std::size_t k = k_at(l, max_density);
       ks_.push_back(k_at(l, o_.density));
       compress_states_.push_back(compressor_->make_state(numels_[l], k, names[l]));
