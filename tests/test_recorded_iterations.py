@@ -7,7 +7,8 @@ never-binding clip recorded, that it evaluates as no clipping does, and
 the clipped runs' readings, clipped shares and best accuracies, and the
 runs with the norm layers sent whole against fixed 0.5% (readings, bytes,
 times, best accuracies, and the rerun that reproduces fixed 0.5%), and
-fixed 0.5% without staleness against it and ddp.
+fixed 0.5% without staleness against it and ddp, and fixed 0.5% at half
+and twice its learning rate against it.
 Standard library only.
 
     python3 tests/test_recorded_iterations.py [REPO_ROOT]
@@ -47,6 +48,8 @@ WHOLE_LABEL = "fixed-0.005-dense-512"
 STALENESS_0 = ("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seeds-1-2-200-staleness-0", "seed-1-200-ddp",
                "seeds-2-4-150-ddp")
 STALENESS_0_LABEL = "fixed-0.005-staleness-0"
+# Fixed 0.5% at half and twice its rate (0.1) on seeds 1 and 2: each label's folder.
+OTHER_RATES = {"fixed-0.005-lr-0.05": "seeds-1-2-200-lr-0.05", "fixed-0.005-lr-0.2": "seeds-1-2-200-lr-0.2"}
 
 
 def summary_entry(folder, label, seed=None):
@@ -354,6 +357,83 @@ class WithoutStaleness(unittest.TestCase):
         for line in against[2:]:
             self.assertIn(line, self.section)
 
+
+class OtherRates(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## Fixed 0.5% at other rates")
+        folders = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", *OTHER_RATES.values())
+        cls.report = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=folders)
+        cls.labels = ("fixed-0.005", *OTHER_RATES)
+
+    def accuracies(self, label, seed):
+        """{iteration: accuracy} of the run, to iteration 200."""
+        if label == "fixed-0.005":
+            folder, run = {1: ("250-fixed", label), 2: ("seed-2-200-fixed", label)}[seed]
+        else:
+            folder, run = OTHER_RATES[label], os.path.join(label, f"seed-{seed}")
+        return {int(r["iteration"]): float(r["accuracy"]) for r in evaluations(folder, run)
+                if int(r["iteration"]) <= 200}
+
+    def test_the_doc_quotes_the_readings_and_the_ratios(self):
+        self.assertIn("Evaluations up to iteration 200; target 85%.", self.report)
+        readings = self.report.split("Each run's evaluations redrawn")[0]
+        quoted = recorded.run_rows(readings, self.labels)
+        self.assertEqual(len(quoted), 6)
+        self.assertEqual(recorded.run_rows(self.section, self.labels), quoted)
+        against = readings[readings.index("| reading |"):].split("\n\n")[0].splitlines()
+        self.assertEqual(len(against), 4)
+        for line in against:
+            self.assertIn(line, self.section)
+
+    def test_the_doc_quotes_the_accuracies(self):
+        for label in self.labels:
+            for seed in (1, 2):
+                accuracy = self.accuracies(label, seed)
+                self.assertIn(f"| {label} | {seed} | {accuracy[50]:.2%} | {accuracy[100]:.2%} | "
+                              f"{accuracy[150]:.2%} | {max(accuracy.values()):.2%} |", self.section)
+
+    def test_the_criterion_keeps_0_2(self):
+        """Kept: median fit TTA at most 0.95x fixed 0.5%'s with median best
+        accuracy at most 0.3 points under, over seeds 1 and 2."""
+        folders = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", *OTHER_RATES.values())
+        report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005", folders=folders)
+        against = report[report.index("| quantity |"):].split("\n\n")[0].splitlines()
+        for line in against:
+            self.assertIn(line, self.section)
+        header = recorded.table_cells(against[0])
+        speedup = dict(zip(header, recorded.table_cells(next(l for l in against if "speedup, monotone" in l))))
+        median_best = {label: sum(max(self.accuracies(label, seed).values()) for seed in (1, 2)) / 2
+                       for label in self.labels}
+        kept = []
+        for label in OTHER_RATES:
+            cell = speedup[label]
+            fast = not cell.startswith("not reached") and 1 / float(cell.split("x")[0]) <= 0.95
+            close = median_best[label] >= median_best["fixed-0.005"] - 0.003
+            if fast and close:
+                kept.append(label)
+        self.assertEqual(kept, ["fixed-0.005-lr-0.2"])
+        median, spread = speedup["fixed-0.005-lr-0.2"].split(" ")
+        text = recorded.flowing(self.section)
+        self.assertIn(f"0.2 is kept: by the fit its TTA is {1 / float(median[:-1]):.2f}x fixed 0.5%'s at 0.1** (a "
+                      f"speedup of {median} over it, {spread.strip('()')}x per seed)", text)
+        gain = (median_best["fixed-0.005-lr-0.2"] - median_best["fixed-0.005"]) * 100
+        self.assertIn(f"best accuracy {gain:.2f} points higher by the medians", text)
+        under = [(max(self.accuracies("fixed-0.005", seed).values()) -
+                  max(self.accuracies("fixed-0.005-lr-0.05", seed).values())) * 100 for seed in (1, 2)]
+        self.assertIn(f"its best is {under[0]:.2f} and {under[1]:.2f} points under 0.1's", text)
+
+    def test_the_doc_quotes_0_2_against_ddp(self):
+        report = recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs", folders=(
+            "250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", OTHER_RATES["fixed-0.005-lr-0.2"], "seed-1-200-ddp",
+            "seeds-2-4-150-ddp"))
+        table = report[report.index("| quantity |"):].split("\n\n")[0].splitlines()
+        header = recorded.table_cells(table[0])
+        rows = {recorded.table_cells(l)[0]: dict(zip(header, recorded.table_cells(l))) for l in table[2:]}
+        iterations, speedup = rows["iterations, monotone"], rows["speedup, monotone"]
+        self.assertIn(f"fixed 0.5% at 0.2 needs {iterations['fixed-0.005-lr-0.2']} ddp's iterations by the fit, where "
+                      f"at 0.1 it needs {iterations['fixed-0.005']}, at a speedup of {speedup['fixed-0.005-lr-0.2']} "
+                      f"over ddp ({speedup['fixed-0.005']} at 0.1)", recorded.flowing(self.section))
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
