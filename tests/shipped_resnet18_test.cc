@@ -47,7 +47,7 @@ void soonest_target(train::StellaTrainOptions& o, double cost) {
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
 // 85%, at the same rate, and its soonest-0.1-busy that with the
 // soonest-target rule in place of filling the link, also from 0.5%, beside
-// fixed 0.5%. Every
+// fixed 0.5%, both also at twice the rate. Every
 // system evaluates every 5 iterations to the end, so the monotone fit's
 // reading has evaluations after its crossing at the first reading's grain.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
@@ -73,6 +73,11 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     // Fixed 0.5%, where that rule starts: the file's fixed 1% at 0.5%.
     expect_changed_from(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.005"),
                         [](train::StellaTrainOptions& o) { o.density = 0.005; });
+    // Both at twice the rate, as the CPU screen kept it for fixed 0.5%.
+    const auto unchanged = [](train::StellaTrainOptions&) {};
+    for (const char* label : {"fixed-0.005", "soonest-0.1-busy-start-0.005"}) {
+      expect_changed_from_at_lr(system_named(s, label), system_named(s, std::string(label) + "-lr-0.2"), unchanged, 0.2);
+    }
   }
 }
 
