@@ -28,13 +28,15 @@ void expect_same_wan(const Scenario& s, const Scenario& base);
 void expect_same_system(const ScenarioSystem& a, const ScenarioSystem& b);
 
 // `variant` is StellaTrain system `base` with only what `change` does to
-// its options, at learning rate `lr`.
+// its options, at learning rate `lr` (the same momentum and weight decay).
 template <typename Change>
 void expect_changed_from_at_lr(const ScenarioSystem& base, const ScenarioSystem& variant, Change change, double lr) {
   auto expected = base.config.options_as<train::StellaTrainOptions>();
   change(expected);
   EXPECT_EQ(variant.config.options->to_json(), expected.to_json()) << variant.label;
   EXPECT_DOUBLE_EQ(variant.config.lr, lr) << variant.label;
+  EXPECT_DOUBLE_EQ(variant.config.momentum, base.config.momentum) << variant.label;
+  EXPECT_DOUBLE_EQ(variant.config.weight_decay, base.config.weight_decay) << variant.label;
 }
 
 // The same at `base`'s learning rate.
