@@ -365,7 +365,8 @@ class OtherRates(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.section = recorded.doc_section(recorded.read(DOC), "## Fixed 0.5% at other rates")
+        whole = recorded.doc_section(recorded.read(DOC), "## Fixed 0.5% at other rates")
+        cls.section, cls.seeds_3_4 = whole.split("### Seeds 3 and 4")
         cls.text = recorded.flowing(cls.section)
         cls.report = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=cls.FOLDERS)
         cls.labels = ("fixed-0.005", *OTHER_RATES)
@@ -467,6 +468,22 @@ class OtherRates(unittest.TestCase):
         self.assertIn(f"seed 1 to {low_1[0]:.2%} at iteration {low_1[1]} and seed 2 to {low_2[0]:.2%} at "
                       f"{low_2[1]}, against {slow_1:.2%} and {slow_2:.2%} at 0.1. From iteration {from_1} on "
                       f"(seed 1) and {from_2} on (seed 2) 0.2 is at or ahead of 0.1 at every evaluation", self.text)
+
+    def test_the_doc_quotes_seeds_3_and_4(self):
+        labels = ("fixed-0.005", "fixed-0.005-lr-0.2")
+        report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005", folders=(
+            "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005", "seeds-3-4-200-lr-0.2"))
+        readings = recorded.run_rows(report, labels)
+        self.assertEqual([(label, seed) for label, seed, *_ in readings],
+                         [(label, str(seed)) for label in labels for seed in (3, 4)])
+        self.assertEqual(recorded.run_rows(self.seeds_3_4, labels), readings)
+        for line in self.against_table(report)[2:]:
+            self.assertIn(line, self.seeds_3_4)
+        four = recorded.monotone_report("--seeds", "1,2,3,4", "--against", "ddp", "--whole-runs", folders=(
+            "250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005",
+            "seeds-1-2-200-lr-0.2", "seeds-3-4-200-lr-0.2", "seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp"))
+        for line in self.against_table(four)[2:]:
+            self.assertIn(line, self.seeds_3_4)
 
     def test_the_doc_quotes_0_2_against_ddp(self):
         table = self.against_table(recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs",

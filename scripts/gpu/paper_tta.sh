@@ -39,8 +39,8 @@
 # at 0.1, and the rule from 0.5% at 0.2, for whether the fewer iterations
 # carry to the test rows (docs/paper-tta-resnet18-iterations.md, "Fixed
 # 0.5% at other rates"; 27 runs: about 400 s on an H100 by the eighteen
-# above). These test rows come ahead of that rate's validation on seeds
-# 3 to 5 and of any validation of the rule at 0.2, because lent GPUs are
+# above). These test rows come ahead of that rate's validation on seed
+# 5 and of any validation of the rule at 0.2, because lent GPUs are
 # rare; read them as such. Then the other fixed densities around the
 # rule's, so the table's "TTA / best fixed density's" column fills in,
 # then whether StellaTrain's accuracy, still rising at 250
