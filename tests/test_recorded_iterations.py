@@ -80,6 +80,17 @@ def fall_after_first_crossing(accuracies, target=0.85):
 WORDS = {2: "two", 4: "four"}
 
 
+def against_table(report):
+    """The lines of a monotone_tta.py report's `--against` table (header, rule, rows)."""
+    return report[report.index("| quantity |"):].split("\n\n")[0].splitlines()
+
+
+def against_rows(table):
+    """{quantity: {column: cell}} of an `--against` table's lines."""
+    header = recorded.table_cells(table[0])
+    return {recorded.table_cells(line)[0]: dict(zip(header, recorded.table_cells(line))) for line in table[2:]}
+
+
 def evaluations(folder, label):
     with open(os.path.join(recorded.screen_folder(folder), label, "eval.csv")) as f:
         return list(csv.DictReader(f))
@@ -95,11 +106,8 @@ class AgainstDdp(unittest.TestCase):
     def setUpClass(cls):
         report = recorded.monotone_report("--against", "ddp", "--whole-runs", "--noise", "1000", folders=AGAINST_DDP)
         cls.report, cls.noise = report.split("Each run's evaluations redrawn")
-        cls.table = cls.report[cls.report.index("| quantity |"):].split("\n\n")[0].splitlines()
-        header = recorded.table_cells(cls.table[0])
-        # {"iterations, monotone": {label: cell}, ...}
-        cls.rows = {recorded.table_cells(line)[0]: dict(zip(header, recorded.table_cells(line)))
-                    for line in cls.table[2:]}
+        cls.table = against_table(cls.report)
+        cls.rows = against_rows(cls.table)  # {"iterations, monotone": {label: cell}, ...}
         cls.section = recorded.doc_section(recorded.read(DOC), "## ddp on the same seeds")
         cls.runs = recorded.gathered(AGAINST_DDP)
 
@@ -210,8 +218,7 @@ class DdpRates(unittest.TestCase):
         self.assertEqual(len(recorded.run_rows(self.report, labels)), 9)
         self.assertEqual(recorded.run_rows(self.section, labels),
                          recorded.run_rows(self.report, labels) + recorded.run_rows(self.noise, ("ddp-lr-0.025",)))
-        table = self.report[self.report.index("| quantity |"):].split("\n\n")[0]
-        self.assertIn(table, self.section)
+        self.assertIn("\n".join(against_table(self.report)), self.section)
 
     def test_the_criterion_keeps_0_05(self):
         def median_fit(label):
@@ -354,8 +361,7 @@ class WithoutStaleness(unittest.TestCase):
         quoted = recorded.run_rows(self.report, labels)
         self.assertEqual(len(quoted), 6)
         self.assertEqual(recorded.run_rows(self.section, labels), quoted)
-        against = self.report[self.report.index("| quantity |"):].split("\n\n")[0].splitlines()
-        for line in against[2:]:
+        for line in against_table(self.report)[2:]:
             self.assertIn(line, self.section)
 
 
@@ -372,23 +378,18 @@ class OtherRates(unittest.TestCase):
         cls.labels = ("fixed-0.005", *OTHER_RATES)
         cls.runs = recorded.gathered(cls.FOLDERS)
 
+    def evaluations(self, label, seed):
+        """The run's (iterations, times, accuracies, samples), to iteration 200."""
+        return recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)
+
     def accuracies(self, label, seed):
         """{iteration: accuracy} of the run, to iteration 200."""
-        if label == "fixed-0.005":
-            folder, run = {1: ("250-fixed", label), 2: ("seed-2-200-fixed", label)}[seed]
-        else:
-            folder, run = OTHER_RATES[label], os.path.join(label, f"seed-{seed}")
-        return {int(r["iteration"]): float(r["accuracy"]) for r in evaluations(folder, run)
-                if int(r["iteration"]) <= 200}
+        iterations, _, accuracies, _ = self.evaluations(label, seed)
+        return dict(zip(iterations, accuracies))
 
     def fit(self, label, seed):
         """(iteration, time_s, evaluations after) of the monotone fit's crossing, to iteration 200, or None."""
-        iterations, times, accuracies, *rest = self.runs[(label, seed)]["evaluations"]
-        n = sum(1 for i in iterations if i <= 200)
-        return recorded.monotone_tta.readings((iterations[:n], times[:n], accuracies[:n], *rest), 0.85)["monotone"]
-
-    def against_table(self, report):
-        return report[report.index("| quantity |"):].split("\n\n")[0].splitlines()
+        return recorded.monotone_tta.readings(self.evaluations(label, seed), 0.85)["monotone"]
 
     def test_the_doc_quotes_the_readings_and_the_ratios_to_fixed_0_5(self):
         self.assertIn("Evaluations up to iteration 200; target 85%.", self.report)
@@ -396,7 +397,7 @@ class OtherRates(unittest.TestCase):
         quoted = recorded.run_rows(readings, self.labels)
         self.assertEqual(len(quoted), 6)
         self.assertEqual(recorded.run_rows(self.section, self.labels), quoted)
-        against = self.against_table(recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005",
+        against = against_table(recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005",
                                                               folders=self.FOLDERS))
         self.assertEqual(len(against), 6)
         for line in against[2:]:
@@ -444,15 +445,13 @@ class OtherRates(unittest.TestCase):
             ranges[("fixed-0.005", 2)]), self.text)
 
     def test_every_rate_takes_the_same_simulated_time(self):
-        times = [[r["time_s"] for r in evaluations(OTHER_RATES[label], os.path.join(label, f"seed-{seed}"))]
-                 for seed in (1, 2) for label in OTHER_RATES]
-        reference = [[r["time_s"] for r in evaluations(folder, "fixed-0.005") if int(r["iteration"]) <= 200]
-                     for folder in ("250-fixed", "seed-2-200-fixed")]
-        for seed_times, seed_reference in zip((times[0:2], times[2:4]), reference):
-            for rate_times in seed_times:
-                self.assertEqual(len(rate_times), len(seed_reference))
-                for t, ref in zip(rate_times, seed_reference):
-                    self.assertAlmostEqual(float(t), float(ref), places=5)
+        for seed in (1, 2):
+            reference = self.evaluations("fixed-0.005", seed)[1]
+            for label in OTHER_RATES:
+                times = self.evaluations(label, seed)[1]
+                self.assertEqual(len(times), len(reference))
+                for t, ref in zip(times, reference):
+                    self.assertAlmostEqual(t, ref, places=5)
         self.assertIn("Each iteration takes the same simulated time at every rate", self.text)
 
     def test_the_doc_quotes_where_0_2_dips_and_overtakes(self):
@@ -477,23 +476,22 @@ class OtherRates(unittest.TestCase):
         self.assertEqual([(label, seed) for label, seed, *_ in readings],
                          [(label, str(seed)) for label in labels for seed in (3, 4)])
         self.assertEqual(recorded.run_rows(self.seeds_3_4, labels), readings)
-        for line in self.against_table(report)[2:]:
+        for line in against_table(report)[2:]:
             self.assertIn(line, self.seeds_3_4)
         four = recorded.monotone_report("--seeds", "1,2,3,4", "--against", "ddp", "--whole-runs", folders=(
             "250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005",
             "seeds-1-2-200-lr-0.2", "seeds-3-4-200-lr-0.2", "seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp"))
-        for line in self.against_table(four)[2:]:
+        for line in against_table(four)[2:]:
             self.assertIn(line, self.seeds_3_4)
 
     def test_the_doc_quotes_0_2_against_ddp(self):
-        table = self.against_table(recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs",
+        table = against_table(recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs",
                                                             folders=("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005",
                                                                      OTHER_RATES["fixed-0.005-lr-0.2"],
                                                                      "seed-1-200-ddp", "seeds-2-4-150-ddp")))
         for line in table[2:]:
             self.assertIn(line, self.section)
-        header = recorded.table_cells(table[0])
-        rows = {recorded.table_cells(l)[0]: dict(zip(header, recorded.table_cells(l))) for l in table[2:]}
+        rows = against_rows(table)
         iterations, speedup = rows["iterations, monotone"], rows["speedup, monotone"]
         self.assertIn(f"fixed 0.5% at 0.2 needs {iterations['fixed-0.005-lr-0.2']} ddp's iterations by the fit, where "
                       f"at 0.1 it needs {iterations['fixed-0.005']}, at a speedup of {speedup['fixed-0.005-lr-0.2']} "
