@@ -155,13 +155,14 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // soonest-target rule at two costs and from 0.5%, and fixed 0.5% with local
 // gradient clipping at three norms (one of them never binds), with its
 // norm layers sent whole, without staleness and at half and twice its
-// rate, and ddp as there
-// and at half and twice its rate, as the learning-rate file has them.
+// rate, the rule from 0.5% at twice its rate as the test file has it, and
+// ddp as there and at half and twice its rate, as the learning-rate file
+// has them.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 29u);
+  ASSERT_EQ(s.systems.size(), 30u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -232,6 +233,10 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   // The same from 0.5%, as the test file has it.
   expect_same_system(system_named(s, "soonest-0.1-busy-start-0.005"),
                      system_named(base, "soonest-0.1-busy-start-0.005"));
+  // Fixed 0.5% and the rule from it at 0.2, as the test file has them.
+  for (const char* at_0_2 : {"fixed-0.005-lr-0.2", "soonest-0.1-busy-start-0.005-lr-0.2"}) {
+    expect_same_system(system_named(s, at_0_2), system_named(base, at_0_2));
+  }
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
