@@ -4,8 +4,8 @@ hours of a CPU) still give the readings and ratios
 docs/paper-tta-resnet18-cpu-fit.md quotes from analysis/monotone_tta.py
 (the recorded GPU runs: tests/test_recorded_gpu_runs.py). A change to the
 analysis, to the recorded folders or to the quoted text that makes them
-disagree fails here. Standard library only; the helpers read, flowing and
-table_cells serve the other recorded-results tests too.
+disagree fails here. Standard library only; the helpers read, flowing,
+table_cells and against_table serve the other recorded-results tests too.
 
     python3 tests/test_recorded_results.py [REPO_ROOT]
 """
@@ -144,6 +144,17 @@ def rule_by_both_readings(table):
     fit, first = (table[reading][RULE].split(" ") for reading in ("monotone", "first"))
     return (f"the rule is {fit[0]} ({fit[1].strip('()')}x per seed) by the fit and {first[0]} "
             f"({first[1].strip('()')}x per seed) by the first evaluation")
+
+
+def against_table(report):
+    """The lines of a monotone_tta.py report's `--against` table (header, rule, rows)."""
+    return report[report.index("| quantity |"):].split("\n\n")[0].splitlines()
+
+
+def against_rows(table):
+    """{quantity: {column: cell}} of an `--against` table's lines."""
+    header = table_cells(table[0])
+    return {table_cells(line)[0]: dict(zip(header, table_cells(line))) for line in table[2:]}
 
 
 def doc_section(doc, heading):

@@ -37,7 +37,7 @@
 # Next, in order (docs/paper-tta-open.md says what each would show):
 # fixed 0.5% at the rate the CPU's validation runs kept for it (0.2) and
 # at 0.1, and the rule from 0.5% at 0.2, for whether the fewer iterations
-# carry to the test rows (docs/paper-tta-resnet18-iterations.md, "Fixed
+# carry to the test rows (docs/paper-tta-resnet18-rates.md, "Fixed
 # 0.5% at other rates"; 27 runs: about 400 s on an H100 by the eighteen
 # above). These test rows come ahead of that rate's validation on seed
 # 5 and of any validation of the rule at 0.2, because lent GPUs are
