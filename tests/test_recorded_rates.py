@@ -3,11 +3,16 @@
 give what docs/paper-tta-resnet18-rates.md quotes: fixed 0.5% at half and
 twice its learning rate against it at 0.1 (readings, ratios, accuracies,
 the criterion's outcome, the redrawn ranges, equal simulated times, the
-early dip) and against ddp, over the seeds run.
+early dip) and against ddp, on seeds 1 and 2 and then 3 to 5; best
+accuracies against ddp's at 150 iterations; the soonest-target rule from
+0.5% at 0.2 against fixed 0.5% at 0.2 (its criterion), against itself at
+0.1 (the same density path) and against ddp; and the summaries of it in
+README.md, docs/paper-tta.md and docs/paper-tta-open.md.
 Standard library only.
 
     python3 tests/test_recorded_rates.py [REPO_ROOT]
 """
+import csv
 import os
 import statistics
 import sys
@@ -20,6 +25,22 @@ import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same
 DOC = os.path.join("docs", "paper-tta-resnet18-rates.md")
 # Fixed 0.5% at half and twice its rate (0.1) on seeds 1 and 2: each label's folder.
 OTHER_RATES = {"fixed-0.005-lr-0.05": "seeds-1-2-200-lr-0.05", "fixed-0.005-lr-0.2": "seeds-1-2-200-lr-0.2"}
+SEEDS = (1, 2, 3, 4, 5)
+# Per seed, fixed 0.5% at 0.1 (to 250 iterations), at 0.2 (to 200) and ddp (to 150-200).
+AT_0_1 = ("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005",
+          "seed-5-250:fixed-0.005")
+AT_0_2 = ("seeds-1-2-200-lr-0.2", "seeds-1-2-200-lr-0.2", "seeds-3-4-200-lr-0.2", "seeds-3-4-200-lr-0.2",
+          "seed-5-200-lr-0.2")
+DDP = ("seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp", "seeds-2-4-150-ddp", "seed-5-150-ddp")
+# The rule from 0.5% at 0.2 on seeds 1 and 2, and at 0.1 on the same seeds (to 250 iterations).
+RULE = "soonest-0.1-busy-start-0.005"
+RULE_0_2 = RULE + "-lr-0.2"
+RULE_0_2_FOLDER = "seeds-1-2-200-rule-lr-0.2"
+RULE_0_1 = ("seed-1-250-soonest", "seed-2-250:" + RULE)
+
+
+def unique(folders):
+    return tuple(dict.fromkeys(folders))
 
 
 class OtherRates(unittest.TestCase):
@@ -29,7 +50,7 @@ class OtherRates(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         whole = recorded.doc_section(recorded.read(DOC), "## Fixed 0.5% at other rates")
-        cls.section, cls.seeds_3_4 = whole.split("### Seeds 3 and 4")
+        cls.section = whole.split("### Seeds 3 to 5")[0]
         cls.text = recorded.flowing(cls.section)
         cls.report = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=cls.FOLDERS)
         cls.labels = ("fixed-0.005", *OTHER_RATES)
@@ -125,22 +146,6 @@ class OtherRates(unittest.TestCase):
                       f"{low_2[1]}, against {slow_1:.2%} and {slow_2:.2%} at 0.1. From iteration {from_1} on "
                       f"(seed 1) and {from_2} on (seed 2) 0.2 is at or ahead of 0.1 at every evaluation", self.text)
 
-    def test_the_doc_quotes_seeds_3_and_4(self):
-        labels = ("fixed-0.005", "fixed-0.005-lr-0.2")
-        report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005", folders=(
-            "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005", "seeds-3-4-200-lr-0.2"))
-        readings = recorded.run_rows(report, labels)
-        self.assertEqual([(label, seed) for label, seed, *_ in readings],
-                         [(label, str(seed)) for label in labels for seed in (3, 4)])
-        self.assertEqual(recorded.run_rows(self.seeds_3_4, labels), readings)
-        for line in recorded.against_table(report)[2:]:
-            self.assertIn(line, self.seeds_3_4)
-        four = recorded.monotone_report("--seeds", "1,2,3,4", "--against", "ddp", "--whole-runs", folders=(
-            "250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seed-3-250:fixed-0.005", "seed-4-250-fixed:fixed-0.005",
-            "seeds-1-2-200-lr-0.2", "seeds-3-4-200-lr-0.2", "seed-1-200-ddp", "seeds-2-4-150-ddp", "seed-3-150-ddp"))
-        for line in recorded.against_table(four)[2:]:
-            self.assertIn(line, self.seeds_3_4)
-
     def test_the_doc_quotes_0_2_against_ddp(self):
         table = recorded.against_table(recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs",
                                                             folders=("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005",
@@ -153,6 +158,234 @@ class OtherRates(unittest.TestCase):
         self.assertIn(f"fixed 0.5% at 0.2 needs {iterations['fixed-0.005-lr-0.2']} ddp's iterations by the fit, where "
                       f"at 0.1 it needs {iterations['fixed-0.005']}, at a speedup of {speedup['fixed-0.005-lr-0.2']} "
                       f"over ddp ({speedup['fixed-0.005']} at 0.1)", self.text)
+
+
+
+class SeedsThreeToFive(unittest.TestCase):
+    LABELS = ("fixed-0.005", "fixed-0.005-lr-0.2")
+    # Read to iteration 200, seed 2's fixed 0.5% at 0.1 as the criterion read it.
+    TO_200 = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", *AT_0_1[2:], *unique(AT_0_2))
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "### Seeds 3 to 5")
+        cls.text = recorded.flowing(cls.section)
+        cls.report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005",
+                                              folders=unique((*AT_0_1[2:], *AT_0_2[2:])))
+        cls.five_to_200 = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005", folders=cls.TO_200)
+        cls.five = recorded.monotone_report("--against", "ddp", "--whole-runs",
+                                            folders=unique((*AT_0_1, *AT_0_2, *DDP)))
+        cls.runs = recorded.gathered(unique((*AT_0_1, *AT_0_2, *DDP)))
+
+    def test_the_doc_quotes_the_readings_and_the_ratios_to_0_1(self):
+        readings = recorded.run_rows(self.report, self.LABELS)
+        self.assertEqual([(label, seed) for label, seed, *_ in readings],
+                         [(label, str(seed)) for label in self.LABELS for seed in (3, 4, 5)])
+        self.assertEqual(recorded.run_rows(self.section, self.LABELS), readings)
+        for report in (self.report, self.five_to_200):
+            for line in recorded.against_table(report)[2:]:
+                self.assertIn(line, self.section)
+        crossings = {label: [int(it.split("it ")[1].split(",")[0]) for lab, _, _, it in readings if lab == label]
+                     for label in self.LABELS}
+        self.assertIn("{}, {} and {} iterations to 85% on seeds 3 to 5 against {}, {} and {} at 0.1".format(
+            *crossings["fixed-0.005-lr-0.2"], *crossings["fixed-0.005"]), self.text)
+        speedup = recorded.against_rows(recorded.against_table(self.five_to_200))["speedup, monotone"]
+        median, spread = speedup["fixed-0.005-lr-0.2"].split(" ")
+        self.assertIn(f"over the five seeds a speedup of {median} ({spread.strip('()')}x per seed) by the fit",
+                      self.text)
+        self.assertTrue(spread.strip("()").split("-")[0] > "1.00")  # faster on every seed
+
+    def test_the_doc_quotes_five_seeds_against_ddp(self):
+        self.assertIn("Against ddp on seeds 1, 2, 3, 4, 5", self.five)
+        table = recorded.against_table(self.five)
+        for line in table[2:]:
+            self.assertIn(line, self.section)
+        rows = recorded.against_rows(table)
+        iterations, speedup = rows["iterations, monotone"], rows["speedup, monotone"]
+        ours = speedup["fixed-0.005-lr-0.2"].split(" ")[0]
+        self.assertIn(f"Over the five seeds it needs {iterations['fixed-0.005-lr-0.2']} ddp's iterations by the fit "
+                      f"against {iterations['fixed-0.005']} at 0.1, at {ours} ddp's TTA against "
+                      f"{speedup['fixed-0.005'].split(' ')[0]}", self.text)
+        fit = lambda label, seed: recorded.monotone_tta.readings(self.runs[(label, seed)]["evaluations"], 0.85)
+        above = sum(fit("fixed-0.005-lr-0.2", seed)["monotone"][0] / fit("ddp", seed)["monotone"][0] > 1.5
+                    for seed in SEEDS)
+        self.assertLessEqual(float(iterations["fixed-0.005-lr-0.2"].split("x")[0]), 1.5)
+        seeds = "seed" if above == 1 else "seeds"
+        self.assertIn(f"within the 1.5x of ddp's iterations asked by the median ({recorded_words(above)} {seeds} of "
+                      "five above it)", self.text)
+        past = float(ours.rstrip("x")) / 104
+        self.assertIn(f"past the paper's 104x by the median, by {(past - 1) * 100:.0f}%", self.text)
+
+
+class BestAgainstDdp(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "### Best accuracy against ddp's, at 150 iterations")
+        cls.text = recorded.flowing(cls.section)
+        cls.runs = recorded.gathered(unique((*AT_0_1, *AT_0_2, *DDP)))
+
+    def best_to(self, label, seed, iteration):
+        iterations, _, accuracies, _ = recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], iteration)
+        self.assertEqual(iterations[-1], iteration)
+        return max(accuracies)
+
+    def test_the_doc_quotes_best_accuracies_against_ddp_at_150_iterations(self):
+        labels = SeedsThreeToFive.LABELS
+        gaps = {label: [] for label in labels}
+        for seed in SEEDS:
+            ddp = self.best_to("ddp", seed, 150)
+            cells = [f"{ddp:.2%}"]
+            for label in labels:
+                ours = self.best_to(label, seed, 150)
+                gaps[label].append((ours - ddp) * 100)
+                cells.append(f"{ours:.2%} ({gaps[label][-1]:+.2f})")
+            self.assertIn(f"| {seed} | " + " | ".join(cells) + " |", self.section)
+        medians = {label: statistics.median(g) for label, g in gaps.items()}
+        self.assertIn(f"| median | | {medians['fixed-0.005']:+.2f} | {medians['fixed-0.005-lr-0.2']:+.2f} |",
+                      self.section)
+        closer = sum(a > b for a, b in zip(gaps["fixed-0.005-lr-0.2"], gaps["fixed-0.005"]))
+        self.assertIn(f"{-medians['fixed-0.005-lr-0.2']:.2f} points under ddp's by the median where 0.1 is "
+                      f"{-medians['fixed-0.005']:.2f} under, closer on {recorded_words(closer)} seeds of five", self.text)
+        self.assertTrue(all(gap < -1 for gap in gaps["fixed-0.005-lr-0.2"]))
+        self.assertIn("still more than a point under on every seed", self.text)
+        to_200 = [self.best_to("fixed-0.005-lr-0.2", seed, 200) for seed in SEEDS]
+        self.assertIn(f"its best to 200 is {min(to_200) * 100:.2f}-{max(to_200):.2%} at 0.2", self.text)
+
+
+def recorded_words(n):
+    return ("none", "one", "two", "three", "four", "five")[n]
+
+
+class RuleAtTwiceTheRate(unittest.TestCase):
+    FOLDERS = (OTHER_RATES["fixed-0.005-lr-0.2"], RULE_0_2_FOLDER)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## The rule from 0.5% at 0.2")
+        cls.text = recorded.flowing(cls.section)
+        cls.labels = ("fixed-0.005-lr-0.2", RULE_0_2)
+        cls.report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
+                                              folders=cls.FOLDERS)
+        cls.runs = recorded.gathered((*cls.FOLDERS, *RULE_0_1))
+
+    def fit(self, label, seed):
+        evaluations = recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)
+        return recorded.monotone_tta.readings(evaluations, 0.85)["monotone"]
+
+    def test_the_doc_quotes_the_readings_and_the_ratios(self):
+        readings = recorded.run_rows(self.report, self.labels)
+        self.assertEqual(len(readings), 4)
+        self.assertEqual(recorded.run_rows(self.section, self.labels), readings)
+        for line in recorded.against_table(self.report)[2:]:
+            self.assertIn(line, self.section)
+
+    def test_the_criterion(self):
+        """Within 1.1x: the median over seeds 1 and 2 of the rule's fit TTA
+        over fixed 0.5%'s, both at 0.2 and read to iteration 200."""
+        fits = [(self.fit(RULE_0_2, seed), self.fit("fixed-0.005-lr-0.2", seed)) for seed in (1, 2)]
+        if any(rule is None for rule, _ in fits):
+            self.assertIn("misses 85% within 200 iterations", self.text)
+            return
+        ratios = [rule[1] / fixed[1] for rule, fixed in fits]
+        ratio = statistics.median(ratios)
+        verdict = "within" if ratio <= 1.1 else "not within"
+        self.assertIn(f"**By the fit the rule at 0.2 takes {ratio:.2f}x fixed 0.5%'s TTA at 0.2 by the median of "
+                      f"seeds 1 and 2, {verdict} the 1.1x** ({ratios[0]:.2f}x and {ratios[1]:.2f}x per seed; "
+                      f"{ratio:.3f} unrounded)", self.text)
+        self.assertIn("reaches 85% at iterations {} and {} where fixed 0.5% at 0.2 reaches it at {} and {}".format(
+            *(rule[0] for rule, _ in fits), *(fixed[0] for _, fixed in fits)), self.text)
+        best = {(label, seed): max(recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)[2])
+                for label in self.labels for seed in (1, 2)}
+        self.assertIn("Its best accuracies to iteration 200, {:.2%} and {:.2%}, are at or above fixed 0.5%'s at 0.2 "
+                      "({:.2%} and {:.2%})".format(*(best[(label, seed)] for label in (RULE_0_2, "fixed-0.005-lr-0.2")
+                                                     for seed in (1, 2))), self.text)
+        self.assertTrue(all(best[(RULE_0_2, seed)] >= best[("fixed-0.005-lr-0.2", seed)] for seed in (1, 2)))
+
+    def test_the_doc_quotes_the_redrawn_ranges(self):
+        noise = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=self.FOLDERS)
+        noise = noise.split("Each run's evaluations redrawn")[1]
+        ranges = {(label, int(seed)): fit.split("90% ")[1].split(",")[0]
+                  for label, seed, _, fit in recorded.run_rows(noise, self.labels)}
+        self.assertIn("its crossings' 90% ranges are {} and {} iterations, against {} and {} for fixed 0.5% at "
+                      "0.2".format(ranges[(RULE_0_2, 1)], ranges[(RULE_0_2, 2)], ranges[("fixed-0.005-lr-0.2", 1)],
+                                   ranges[("fixed-0.005-lr-0.2", 2)]), self.text)
+
+    def test_its_density_path_is_the_rule_s_at_0_1(self):
+        """The rule's controller reads times, not values: at 0.2 it chose
+        every density it chose at 0.1 on the same seed at the same
+        iteration, to iteration 200, at simulated times within 2 us and
+        measured rates within 0.01 Mbps (the bytes differ by a few)."""
+        for seed, at_0_1 in zip((1, 2), RULE_0_1):
+            paths = []
+            for folder, label in ((at_0_1.split(":")[0], RULE), (RULE_0_2_FOLDER, RULE_0_2)):
+                path = os.path.join(recorded.screen_folder(folder), label)
+                if os.path.isdir(os.path.join(path, f"seed-{seed}")):
+                    path = os.path.join(path, f"seed-{seed}")
+                with open(os.path.join(path, "control.csv")) as f:
+                    paths.append([row for row in csv.DictReader(f) if int(row["iteration"]) <= 200])
+            at_0_1_rows, at_0_2_rows = paths
+            self.assertGreater(len(at_0_2_rows), 3)
+            self.assertEqual(len(at_0_1_rows), len(at_0_2_rows))
+            for a, b in zip(at_0_1_rows, at_0_2_rows):
+                self.assertEqual((a["iteration"], a["density"]), (b["iteration"], b["density"]))
+                self.assertAlmostEqual(float(a["time_s"]), float(b["time_s"]), delta=2e-6)
+                for rate in ("estimated_mbps", "measured_mbps"):
+                    if a[rate] or b[rate]:
+                        self.assertAlmostEqual(float(a[rate]), float(b[rate]), delta=0.01)
+        self.assertIn("chose the same densities at the same iterations as at 0.1", self.text)
+
+    def test_the_doc_quotes_it_against_the_rule_at_0_1_and_ddp(self):
+        against_0_1 = recorded.monotone_report("--up-to", "200", "--against", RULE, folders=(*RULE_0_1, RULE_0_2_FOLDER))
+        for line in recorded.against_table(against_0_1)[2:]:
+            self.assertIn(line, self.section)
+        rows = recorded.against_rows(recorded.against_table(against_0_1))
+        self.assertIn(f"needs {rows['iterations, monotone'][RULE_0_2].split(' ')[0]} the iterations, a speedup of "
+                      f"{rows['speedup, monotone'][RULE_0_2].split(' ')[0]} over itself at 0.1 by the fit", self.text)
+        against_ddp = recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs", folders=(
+            *RULE_0_1, RULE_0_2_FOLDER, OTHER_RATES["fixed-0.005-lr-0.2"], "seed-1-200-ddp", "seeds-2-4-150-ddp"))
+        table = recorded.against_table(against_ddp)
+        for line in table[2:]:
+            self.assertIn(line, self.section)
+        rows = recorded.against_rows(table)
+        it, tta = ({label: cell.split(" ")[0] for label, cell in rows[q].items()}
+                   for q in ("iterations, monotone", "speedup, monotone"))
+        self.assertIn(f"it needs {it[RULE_0_2]} ddp's iterations by the fit** ({it[RULE]} at 0.1, "
+                      f"{it['fixed-0.005-lr-0.2']} for fixed 0.5% at 0.2), at {tta[RULE_0_2]} ddp's TTA ({tta[RULE]} at "
+                      "0.1)", self.text)
+
+
+
+class SummaryDocs(unittest.TestCase):
+    def test_readme_and_paper_tta_quote_0_2_and_the_rule(self):
+        five = recorded.against_rows(recorded.against_table(recorded.monotone_report(
+            "--against", "ddp", "--whole-runs", folders=unique((*AT_0_1, *AT_0_2, *DDP)))))
+        iterations, spread = five["iterations, monotone"]["fixed-0.005-lr-0.2"].split(" ")
+        tta = float(five["speedup, monotone"]["fixed-0.005-lr-0.2"].split("x")[0])
+        first_it = five["iterations, first"]["fixed-0.005-lr-0.2"].split(" ")[0]
+        first_tta = float(five["speedup, first"]["fixed-0.005-lr-0.2"].split("x")[0])
+        over_0_1 = recorded.against_rows(recorded.against_table(recorded.monotone_report(
+            "--up-to", "200", "--against", "fixed-0.005", folders=SeedsThreeToFive.TO_200)))
+        gain = over_0_1["speedup, monotone"]["fixed-0.005-lr-0.2"].split(" ")[0]
+        runs = recorded.gathered(RuleAtTwiceTheRate.FOLDERS)
+        fit_s = lambda label, seed: recorded.monotone_tta.readings(
+            recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], 200), 0.85)["monotone"][1]
+        rule_ratio = statistics.median(fit_s(RULE_0_2, seed) / fit_s("fixed-0.005-lr-0.2", seed) for seed in (1, 2))
+        open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
+        at_0_1 = five["iterations, monotone"]["fixed-0.005"].split(" ")[0]
+        tta_0_1 = float(five["speedup, monotone"]["fixed-0.005"].split("x")[0])
+        self.assertIn(f"fixed 0.5% needs {iterations} ddp's iterations by the fit over the five seeds "
+                      f"({spread.strip('()')}x per seed), where at 0.1 it needs {at_0_1}, at {tta:.0f}x ddp's TTA "
+                      f"({tta_0_1:.0f}x at 0.1)", open_text)
+        per_seed = [fit_s(RULE_0_2, seed) / fit_s("fixed-0.005-lr-0.2", seed) for seed in (1, 2)]
+        self.assertIn(f"took {rule_ratio:.2f}x fixed 0.5%'s TTA at 0.2 on seeds 1 and 2 ({per_seed[0]:.2f}x and "
+                      f"{per_seed[1]:.2f}x)", open_text)
+        for doc, text in recorded.summary_texts().items():
+            with self.subTest(doc=doc):
+                self.assertIn(f"fixed 0.5% needs {iterations} ddp's iterations by the fit over the five seeds "
+                              f"({spread.strip('()')}x per seed), at {tta:.0f}x ddp's TTA, and is faster than at 0.1 "
+                              f"on every seed ({gain} by the fit), though by the first evaluation it needs "
+                              f"{first_it}, at {first_tta:.0f}x; the rule from 0.5% at 0.2 takes {rule_ratio:.2f}x "
+                              "fixed 0.5%'s TTA at 0.2 on two seeds, just outside the 1.1x", text)
 
 
 if __name__ == "__main__":
