@@ -13,6 +13,7 @@ Standard library only.
     python3 tests/test_recorded_rates.py [REPO_ROOT]
 """
 import csv
+import json
 import os
 import statistics
 import sys
@@ -183,8 +184,7 @@ class SeedsThreeToFive(unittest.TestCase):
                          [(label, str(seed)) for label in self.LABELS for seed in (3, 4, 5)])
         self.assertEqual(recorded.run_rows(self.section, self.LABELS), readings)
         for report in (self.report, self.five_to_200):
-            for line in recorded.against_table(report)[2:]:
-                self.assertIn(line, self.section)
+            self.assertIn("\n".join(recorded.against_table(report)), self.section)
         crossings = {label: [int(it.split("it ")[1].split(",")[0]) for lab, _, _, it in readings if lab == label]
                      for label in self.LABELS}
         self.assertIn("{}, {} and {} iterations to 85% on seeds 3 to 5 against {}, {} and {} at 0.1".format(
@@ -193,16 +193,18 @@ class SeedsThreeToFive(unittest.TestCase):
         median, spread = speedup["fixed-0.005-lr-0.2"].split(" ")
         self.assertIn(f"over the five seeds a speedup of {median} ({spread.strip('()')}x per seed) by the fit",
                       self.text)
-        self.assertTrue(spread.strip("()").split("-")[0] > "1.00")  # faster on every seed
+        self.assertGreater(float(spread.strip("()").split("-")[0]), 1.0)  # faster on every seed
 
     def test_the_doc_quotes_five_seeds_against_ddp(self):
         self.assertIn("Against ddp on seeds 1, 2, 3, 4, 5", self.five)
         table = recorded.against_table(self.five)
-        for line in table[2:]:
-            self.assertIn(line, self.section)
+        self.assertIn("\n".join(table), self.section)
         rows = recorded.against_rows(table)
         iterations, speedup = rows["iterations, monotone"], rows["speedup, monotone"]
         ours = speedup["fixed-0.005-lr-0.2"].split(" ")[0]
+        first_it, first_tta = (rows[q]["fixed-0.005-lr-0.2"].split(" ")[0] for q in ("iterations, first",
+                                                                                    "speedup, first"))
+        self.assertIn(f"By the first evaluation it needs {first_it}, at {first_tta}", self.text)
         self.assertIn(f"Over the five seeds it needs {iterations['fixed-0.005-lr-0.2']} ddp's iterations by the fit "
                       f"against {iterations['fixed-0.005']} at 0.1, at {ours} ddp's TTA against "
                       f"{speedup['fixed-0.005'].split(' ')[0]}", self.text)
@@ -217,6 +219,20 @@ class SeedsThreeToFive(unittest.TestCase):
         self.assertIn(f"past the paper's 104x by the median, by {(past - 1) * 100:.0f}%", self.text)
 
 
+    def test_seed_5_names_the_engine_the_doc_names(self):
+        with open(os.path.join(recorded.screen_folder(AT_0_2[4]), "fixed-0.005-lr-0.2", "manifest.json")) as f:
+            build = json.load(f)["build"]
+        self.assertEqual((build["commit"][:7], build["modified"]), ("a8548a3", False))
+        self.assertIn("the same engine of commit a8548a3 as its manifest records", self.text)
+
+
+def best_to(runs, label, seed, iteration):
+    """The run's best evaluation to `iteration` (which it must reach)."""
+    iterations, _, accuracies, _ = recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], iteration)
+    assert iterations[-1] == iteration, (label, seed, iteration)
+    return max(accuracies)
+
+
 class BestAgainstDdp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -224,21 +240,23 @@ class BestAgainstDdp(unittest.TestCase):
         cls.text = recorded.flowing(cls.section)
         cls.runs = recorded.gathered(unique((*AT_0_1, *AT_0_2, *DDP)))
 
-    def best_to(self, label, seed, iteration):
-        iterations, _, accuracies, _ = recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], iteration)
-        self.assertEqual(iterations[-1], iteration)
-        return max(accuracies)
+    @staticmethod
+    def gaps(runs):
+        """{label: [points against ddp's best to iteration 150, per seed]}."""
+        return {label: [(best_to(runs, label, seed, 150) - best_to(runs, "ddp", seed, 150)) * 100 for seed in SEEDS]
+                for label in SeedsThreeToFive.LABELS}
+
+    @classmethod
+    def median_gaps(cls):
+        gaps = cls.gaps(recorded.gathered(unique((*AT_0_1, *AT_0_2, *DDP))))
+        return {label: statistics.median(g) for label, g in gaps.items()}
 
     def test_the_doc_quotes_best_accuracies_against_ddp_at_150_iterations(self):
-        labels = SeedsThreeToFive.LABELS
-        gaps = {label: [] for label in labels}
-        for seed in SEEDS:
-            ddp = self.best_to("ddp", seed, 150)
-            cells = [f"{ddp:.2%}"]
-            for label in labels:
-                ours = self.best_to(label, seed, 150)
-                gaps[label].append((ours - ddp) * 100)
-                cells.append(f"{ours:.2%} ({gaps[label][-1]:+.2f})")
+        gaps = self.gaps(self.runs)
+        for i, seed in enumerate(SEEDS):
+            cells = [f"{best_to(self.runs, 'ddp', seed, 150):.2%}"]
+            cells += [f"{best_to(self.runs, label, seed, 150):.2%} ({gaps[label][i]:+.2f})"
+                      for label in SeedsThreeToFive.LABELS]
             self.assertIn(f"| {seed} | " + " | ".join(cells) + " |", self.section)
         medians = {label: statistics.median(g) for label, g in gaps.items()}
         self.assertIn(f"| median | | {medians['fixed-0.005']:+.2f} | {medians['fixed-0.005-lr-0.2']:+.2f} |",
@@ -248,8 +266,10 @@ class BestAgainstDdp(unittest.TestCase):
                       f"{-medians['fixed-0.005']:.2f} under, closer on {recorded_words(closer)} seeds of five", self.text)
         self.assertTrue(all(gap < -1 for gap in gaps["fixed-0.005-lr-0.2"]))
         self.assertIn("still more than a point under on every seed", self.text)
-        to_200 = [self.best_to("fixed-0.005-lr-0.2", seed, 200) for seed in SEEDS]
+        to_200 = [best_to(self.runs, "fixed-0.005-lr-0.2", seed, 200) for seed in SEEDS]
         self.assertIn(f"its best to 200 is {min(to_200) * 100:.2f}-{max(to_200):.2%} at 0.2", self.text)
+        stopped = sum(self.runs[("ddp", seed)]["evaluations"][0][-1] == 150 for seed in SEEDS)
+        self.assertIn(f"ddp's stop there on {recorded_words(stopped)} seeds of five", self.text)
 
 
 def recorded_words(n):
@@ -276,8 +296,15 @@ class RuleAtTwiceTheRate(unittest.TestCase):
         readings = recorded.run_rows(self.report, self.labels)
         self.assertEqual(len(readings), 4)
         self.assertEqual(recorded.run_rows(self.section, self.labels), readings)
-        for line in recorded.against_table(self.report)[2:]:
-            self.assertIn(line, self.section)
+        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+
+    def test_the_runs_name_the_engine_the_doc_names(self):
+        for seed in (1, 2):
+            with open(os.path.join(recorded.screen_folder(RULE_0_2_FOLDER), RULE_0_2, f"seed-{seed}",
+                                   "manifest.json")) as f:
+                build = json.load(f)["build"]
+            self.assertEqual((build["commit"][:7], build["modified"]), ("a8548a3", False))
+        self.assertIn("with the engine of commit a8548a3 (as their manifests record)", self.text)
 
     def test_the_criterion(self):
         """Within 1.1x: the median over seeds 1 and 2 of the rule's fit TTA
@@ -336,16 +363,14 @@ class RuleAtTwiceTheRate(unittest.TestCase):
 
     def test_the_doc_quotes_it_against_the_rule_at_0_1_and_ddp(self):
         against_0_1 = recorded.monotone_report("--up-to", "200", "--against", RULE, folders=(*RULE_0_1, RULE_0_2_FOLDER))
-        for line in recorded.against_table(against_0_1)[2:]:
-            self.assertIn(line, self.section)
+        self.assertIn("\n".join(recorded.against_table(against_0_1)), self.section)
         rows = recorded.against_rows(recorded.against_table(against_0_1))
         self.assertIn(f"needs {rows['iterations, monotone'][RULE_0_2].split(' ')[0]} the iterations, a speedup of "
                       f"{rows['speedup, monotone'][RULE_0_2].split(' ')[0]} over itself at 0.1 by the fit", self.text)
         against_ddp = recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs", folders=(
             *RULE_0_1, RULE_0_2_FOLDER, OTHER_RATES["fixed-0.005-lr-0.2"], "seed-1-200-ddp", "seeds-2-4-150-ddp"))
         table = recorded.against_table(against_ddp)
-        for line in table[2:]:
-            self.assertIn(line, self.section)
+        self.assertIn("\n".join(table), self.section)
         rows = recorded.against_rows(table)
         it, tta = ({label: cell.split(" ")[0] for label, cell in rows[q].items()}
                    for q in ("iterations, monotone", "speedup, monotone"))
@@ -376,6 +401,14 @@ class SummaryDocs(unittest.TestCase):
         self.assertIn(f"fixed 0.5% needs {iterations} ddp's iterations by the fit over the five seeds "
                       f"({spread.strip('()')}x per seed), where at 0.1 it needs {at_0_1}, at {tta:.0f}x ddp's TTA "
                       f"({tta_0_1:.0f}x at 0.1)", open_text)
+        first_it = five["iterations, first"]["fixed-0.005-lr-0.2"].split(" ")[0]
+        self.assertIn(f"by the first evaluation it needs {first_it}, at {first_tta:.0f}x", open_text)
+        gain_cell = over_0_1["speedup, monotone"]["fixed-0.005-lr-0.2"].split(" ")
+        self.assertIn(f"over the five seeds {gain_cell[0]} ({gain_cell[1].strip('()')}x per seed) by the fit",
+                      open_text)
+        gaps = BestAgainstDdp.median_gaps()
+        self.assertIn(f"At 150 iterations its best accuracy is still {-gaps['fixed-0.005-lr-0.2']:.2f} points under "
+                      f"ddp's by the median ({-gaps['fixed-0.005']:.2f} at 0.1", open_text)
         per_seed = [fit_s(RULE_0_2, seed) / fit_s("fixed-0.005-lr-0.2", seed) for seed in (1, 2)]
         self.assertIn(f"took {rule_ratio:.2f}x fixed 0.5%'s TTA at 0.2 on seeds 1 and 2 ({per_seed[0]:.2f}x and "
                       f"{per_seed[1]:.2f}x)", open_text)
