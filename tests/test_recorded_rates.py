@@ -44,6 +44,29 @@ def unique(folders):
     return tuple(dict.fromkeys(folders))
 
 
+def fit_to_200(runs, label, seed):
+    """(iteration, time_s, evaluations after) of the run's monotone fit at 85%, read to iteration 200, or None."""
+    return recorded.monotone_tta.readings(recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], 200),
+                                          0.85)["monotone"]
+
+
+def expect_quoted_pair(test, labels):
+    """The test's section quotes its report's readings of two systems on
+    seeds 1 and 2 and its `--against` table, whole."""
+    readings = recorded.run_rows(test.report, labels)
+    test.assertEqual(len(readings), 4)
+    test.assertEqual(recorded.run_rows(test.section, labels), readings)
+    test.assertIn("\n".join(recorded.against_table(test.report)), test.section)
+
+
+def engine(folder, label, seed=None):
+    """(commit, modified) of the engine a recorded run's manifest names; `seed` for a folder of several seeds."""
+    run = os.path.join(recorded.screen_folder(folder), label, *([f"seed-{seed}"] if seed else []))
+    with open(os.path.join(run, "manifest.json")) as f:
+        build = json.load(f)["build"]
+    return build["commit"][:7], build["modified"]
+
+
 class OtherRates(unittest.TestCase):
     # Fixed 0.5% at 0.1 on seeds 1 and 2, then the two rates' folders.
     FOLDERS = ("250-fixed:fixed-0.005", "seed-2-200-fixed:fixed-0.005", *OTHER_RATES.values())
@@ -68,7 +91,7 @@ class OtherRates(unittest.TestCase):
 
     def fit(self, label, seed):
         """(iteration, time_s, evaluations after) of the monotone fit's crossing, to iteration 200, or None."""
-        return recorded.monotone_tta.readings(self.evaluations(label, seed), 0.85)["monotone"]
+        return fit_to_200(self.runs, label, seed)
 
     def test_the_doc_quotes_the_readings_and_the_ratios_to_fixed_0_5(self):
         self.assertIn("Evaluations up to iteration 200; target 85%.", self.report)
@@ -220,9 +243,7 @@ class SeedsThreeToFive(unittest.TestCase):
 
 
     def test_seed_5_names_the_engine_the_doc_names(self):
-        with open(os.path.join(recorded.screen_folder(AT_0_2[4]), "fixed-0.005-lr-0.2", "manifest.json")) as f:
-            build = json.load(f)["build"]
-        self.assertEqual((build["commit"][:7], build["modified"]), ("a8548a3", False))
+        self.assertEqual(engine(AT_0_2[4], "fixed-0.005-lr-0.2"), ("a8548a3", False))
         self.assertIn("the same engine of commit a8548a3 as its manifest records", self.text)
 
 
@@ -289,21 +310,14 @@ class RuleAtTwiceTheRate(unittest.TestCase):
         cls.runs = recorded.gathered((*cls.FOLDERS, *RULE_0_1))
 
     def fit(self, label, seed):
-        evaluations = recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)
-        return recorded.monotone_tta.readings(evaluations, 0.85)["monotone"]
+        return fit_to_200(self.runs, label, seed)
 
     def test_the_doc_quotes_the_readings_and_the_ratios(self):
-        readings = recorded.run_rows(self.report, self.labels)
-        self.assertEqual(len(readings), 4)
-        self.assertEqual(recorded.run_rows(self.section, self.labels), readings)
-        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+        expect_quoted_pair(self, self.labels)
 
     def test_the_runs_name_the_engine_the_doc_names(self):
         for seed in (1, 2):
-            with open(os.path.join(recorded.screen_folder(RULE_0_2_FOLDER), RULE_0_2, f"seed-{seed}",
-                                   "manifest.json")) as f:
-                build = json.load(f)["build"]
-            self.assertEqual((build["commit"][:7], build["modified"]), ("a8548a3", False))
+            self.assertEqual(engine(RULE_0_2_FOLDER, RULE_0_2, seed), ("a8548a3", False))
         self.assertIn("with the engine of commit a8548a3 (as their manifests record)", self.text)
 
     def test_the_criterion(self):
@@ -397,14 +411,10 @@ class FourTimesTheRate(unittest.TestCase):
         return recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)
 
     def test_the_doc_quotes_the_readings_and_the_ratios(self):
-        readings = recorded.run_rows(self.report, self.LABELS)
-        self.assertEqual(len(readings), 4)
-        self.assertEqual(recorded.run_rows(self.section, self.LABELS), readings)
-        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+        expect_quoted_pair(self, self.LABELS)
 
     def test_the_criterion(self):
-        fits = {(label, seed): recorded.monotone_tta.readings(self.evaluations(label, seed), 0.85)["monotone"]
-                for label in self.LABELS for seed in (1, 2)}
+        fits = {(label, seed): fit_to_200(self.runs, label, seed) for label in self.LABELS for seed in (1, 2)}
         best = {label: statistics.median(max(self.evaluations(label, seed)[2]) for seed in (1, 2))
                 for label in self.LABELS}
         under = (best["fixed-0.005-lr-0.2"] - best["fixed-0.005-lr-0.4"]) * 100
@@ -424,17 +434,13 @@ class FourTimesTheRate(unittest.TestCase):
 
     def test_0_2_is_faster_than_0_4_on_each_seed(self):
         for seed in (1, 2):
-            fits = [recorded.monotone_tta.readings(self.evaluations(label, seed), 0.85)["monotone"]
-                    for label in self.LABELS]
+            fits = [fit_to_200(self.runs, label, seed) for label in self.LABELS]
             self.assertLess(fits[0][1], fits[1][1])
         self.assertIn("on these two seeds it is faster by the fit than both 0.1 and 0.4, each seed alike", self.text)
 
     def test_the_runs_name_the_engine_the_doc_names(self):
         for seed in (1, 2):
-            with open(os.path.join(recorded.screen_folder(self.FOLDERS[1]), "fixed-0.005-lr-0.4", f"seed-{seed}",
-                                   "manifest.json")) as f:
-                build = json.load(f)["build"]
-            self.assertEqual((build["commit"][:7], build["modified"]), ("a140686", False))
+            self.assertEqual(engine(self.FOLDERS[1], "fixed-0.005-lr-0.4", seed), ("a140686", False))
         self.assertIn("with the engine of commit a140686 (as their manifests record", self.text)
 
 
@@ -450,8 +456,7 @@ class SummaryDocs(unittest.TestCase):
             "--up-to", "200", "--against", "fixed-0.005", folders=SeedsThreeToFive.TO_200)))
         gain = over_0_1["speedup, monotone"]["fixed-0.005-lr-0.2"].split(" ")[0]
         runs = recorded.gathered(RuleAtTwiceTheRate.FOLDERS)
-        fit_s = lambda label, seed: recorded.monotone_tta.readings(
-            recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], 200), 0.85)["monotone"][1]
+        fit_s = lambda label, seed: fit_to_200(runs, label, seed)[1]
         rule_ratio = statistics.median(fit_s(RULE_0_2, seed) / fit_s("fixed-0.005-lr-0.2", seed) for seed in (1, 2))
         open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
         at_0_1 = five["iterations, monotone"]["fixed-0.005"].split(" ")[0]
