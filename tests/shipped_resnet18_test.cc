@@ -156,13 +156,14 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // gradient clipping at three norms (one of them never binds), with its
 // norm layers sent whole, without staleness and at half, twice and four
 // times its rate, the rule from 0.5% at twice its rate as the test file has
-// it, fixed 0.3% and 1% at twice their rate, and ddp as there and at half
-// and twice its rate, as the learning-rate file has them.
+// it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
+// rate, and ddp as there and at half and twice its rate, as the
+// learning-rate file has them.
 TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 33u);
+  ASSERT_EQ(s.systems.size(), 34u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -241,6 +242,10 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   for (const char* at_0_2 : {"fixed-0.005-lr-0.2", "soonest-0.1-busy-start-0.005-lr-0.2"}) {
     expect_same_system(system_named(s, at_0_2), system_named(base, at_0_2));
   }
+  // The rule from 0.5% at 0.2 at the cost fitted on the fixed densities at 0.2.
+  expect_changed_from(system_named(base, "soonest-0.1-busy-start-0.005-lr-0.2"),
+                      system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
+                      [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.04; });
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
