@@ -40,10 +40,11 @@
 # fewer iterations carry to the test rows (docs/paper-tta-resnet18-rates.md,
 # "Fixed 0.5% at other rates"; 18 runs: about 300 s on an H100 by the
 # eighteen above). Then the other fixed densities around the rule's, so
-# the table's "TTA / best fixed density's" column fills in (at 0.1: on
-# the CPU's validation runs 0.5% was the best at 0.2 too, with 0.3% and
-# 1% at 1.06x and 1.20x its TTA, so the test files list no other fixed
-# density at 0.2; same doc, "Fixed 0.3% and 1% at 0.2"). Then the rule
+# the table's "TTA / best fixed density's" column fills in (those at 0.1
+# only: at 0.2 the CPU's validation runs found 0.5% the best too, with
+# 0.3% and 1% at 1.06x and 1.20x its TTA, so the test files list no
+# other fixed density at 0.2; same doc, "Fixed 0.3% and 1% at 0.2").
+# Then the rule
 # from 0.5% at 0.2, which on the CPU's validation runs took 1.11x fixed
 # 0.5%'s TTA at 0.2 on two seeds, outside the 1.1x, so by its criterion
 # it left the first call (same doc, "The rule from 0.5% at 0.2"). Then
