@@ -12,7 +12,6 @@ library only.
     python3 tests/test_recorded_rate_densities.py [REPO_ROOT]
 """
 import csv
-import math
 import os
 import statistics
 import sys
@@ -37,6 +36,34 @@ DDP = ("seed-1-200-ddp", "seeds-2-4-150-ddp:ddp")
 PERCENT = {"fixed-0.003-lr-0.2": "0.3%", "fixed-0.005-lr-0.2": "0.5%", "fixed-0.01-lr-0.2": "1%"}
 SECTION = "## Fixed 0.3% and 1% at 0.2"
 SUBSECTION = "### Against themselves at 0.1, and against ddp"
+sys.path.insert(0, os.path.join(recorded.ROOT, "analysis"))
+from fit_sparsity_cost import fit_pooled  # noqa: E402
+
+
+def paired_ratios(runs, label, against="fixed-0.005-lr-0.2"):
+    """Per seed, `label`'s monotone-fit TTA to iteration 200 over `against`'s."""
+    return [fit_to_200(runs, label, seed)[1] / fit_to_200(runs, against, seed)[1] for seed in SEEDS]
+
+
+def median_fit_s(runs, label):
+    """Median over seeds 1 and 2 of the fit's TTA to iteration 200; a miss is infinitely slow."""
+    return statistics.median(fit[1] if fit else float("inf") for fit in (fit_to_200(runs, label, s) for s in SEEDS))
+
+
+def best_at_0_2(runs):
+    """The criterion's best fixed density at 0.2: the lowest median fit TTA."""
+    return min(AT_0_2, key=lambda label: median_fit_s(runs, label))
+
+
+def gaps_to_ddp(runs, label):
+    """Per seed, points of `label`'s best accuracy to iteration 150 against ddp's."""
+    return [(best_to(runs, label, seed, 150) - best_to(runs, "ddp", seed, 150)) * 100 for seed in SEEDS]
+
+
+def cuts_at_0_2(runs, density):
+    """Per seed, the percent fewer iterations to 85% (whole runs' monotone fit) at 0.2 than at 0.1."""
+    at = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"][0]
+    return [round((1 - at(f"fixed-{density}-lr-0.2", seed) / at(f"fixed-{density}", seed)) * 100) for seed in SEEDS]
 
 
 class DensitiesAtTwiceTheRate(unittest.TestCase):
@@ -54,13 +81,6 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
     def fit(self, label, seed):
         return fit_to_200(self.runs, label, seed)
 
-    def median_fit_s(self, label):
-        """Median over seeds 1 and 2 of the fit's TTA to iteration 200; a miss is infinitely slow."""
-        return statistics.median(fit[1] if fit else float("inf") for fit in (self.fit(label, s) for s in SEEDS))
-
-    def best_at_0_2(self):
-        return min(AT_0_2, key=self.median_fit_s)
-
     def test_the_doc_quotes_the_readings_and_the_ratios(self):
         readings = recorded.run_rows(self.report.split("Each run's evaluations redrawn")[0], tuple(AT_0_2))
         self.assertEqual(len(readings), 6)
@@ -74,12 +94,12 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
         self.assertIn("with the engine of commit a140686 (as their manifests record", self.text)
 
     def test_the_criterion_names_the_best_fixed_density_at_0_2(self):
-        best = self.best_at_0_2()
+        best = best_at_0_2(self.runs)
         self.assertIn(f"**The best fixed density at 0.2 is {PERCENT[best]}**, by the criterion", self.text)
         for label in NEW:
             fits = [self.fit(label, seed) for seed in SEEDS]
             self.assertNotIn(None, fits)
-            per_seed = [fit[1] / self.fit("fixed-0.005-lr-0.2", seed)[1] for fit, seed in zip(fits, SEEDS)]
+            per_seed = paired_ratios(self.runs, label)
             self.assertIn(f"fixed {PERCENT[label]} at 0.2 takes {statistics.median(per_seed):.2f}x", self.text)
             self.assertIn(f"({per_seed[0]:.2f}x and {per_seed[1]:.2f}x per seed), reaching 85% at iterations "
                           f"{fits[0][0]} and {fits[1][0]}", self.text)
@@ -125,8 +145,8 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
                       self.text)
 
     def test_the_rule_at_0_2_against_the_best_fixed_density_there(self):
-        best = self.best_at_0_2()
-        per_seed = [self.fit(RULE_0_2, seed)[1] / self.fit(best, seed)[1] for seed in SEEDS]
+        best = best_at_0_2(self.runs)
+        per_seed = paired_ratios(self.runs, RULE_0_2, best)
         ratio = statistics.median(per_seed)
         verdict = "within" if ratio <= 1.1 else "not within"
         self.assertIn(f"takes {ratio:.2f}x its TTA ({per_seed[0]:.2f}x and {per_seed[1]:.2f}x per seed), "
@@ -148,7 +168,7 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
             at = [[fit(f"fixed-{density}{rate}", seed) for seed in SEEDS] for rate in ("-lr-0.2", "")]
             self.assertRegex(self.subtext, r"fixed {} (reaches 85% )?at {} and {} against {} and {}\b".format(
                 percent, *at[0], *at[1]).replace(".", r"\."))
-            cuts.append(sorted(round((1 - a / b) * 100) for a, b in zip(*at)))
+            cuts.append(sorted(cuts_at_0_2(self.runs, density)))
         self.assertIn("cuts of {}-{}%, {}-{}% and {}% on these two seeds".format(*cuts[0], *cuts[1], cuts[2][0]),
                       self.subtext)
         self.assertEqual(cuts[2][0], cuts[2][1])
@@ -169,8 +189,7 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
                       self.subtext)
         medians = {}
         for label in AT_0_2:
-            gaps = [(best_to(self.runs, label, seed, 150) - best_to(self.runs, "ddp", seed, 150)) * 100
-                    for seed in SEEDS]
+            gaps = gaps_to_ddp(self.runs, label)
             medians[label] = statistics.median(gaps)
             self.assertIn(f"| {label} | {gaps[0]:+.2f} | {gaps[1]:+.2f} | {medians[label]:+.2f} |", self.subsection)
         self.assertTrue(all(gap < -1 for gap in medians.values()))
@@ -178,17 +197,6 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
         self.assertIn("No density at 0.2 brings the best accuracy at 150 iterations within a point of ddp's: "
                       "{} is {:.2f} points under by the median, {} {:.2f}, {} {:.2f}".format(
                           *(x for label in ranked for x in (PERCENT[label], -medians[label]))), self.subtext)
-
-
-def sparsity_cost_fit(points):
-    """(N1, k) of N = N1 (1 + k / sqrt(d)) by least squares over (density,
-    iterations) points: linear in 1 / sqrt(d), as analysis/fit_sparsity_cost.py
-    fits it within one folder (here the densities are in three)."""
-    xs, ys = [1 / math.sqrt(d) for d, _ in points], [n for _, n in points]
-    mx, my = statistics.mean(xs), statistics.mean(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    n1 = my - slope * mx
-    return n1, slope / n1
 
 
 class FittedCostAtTwiceTheRate(unittest.TestCase):
@@ -210,8 +218,9 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
     def test_the_cost_is_the_fit_over_the_first_crossings(self):
         first = lambda label, seed: recorded.monotone_tta.readings(recorded.monotone_tta.up_to(
             self.runs[(label, seed)]["evaluations"], 200), 0.85)["first"][0]
-        points = [(float(label.split("-")[1]), first(label, seed)) for label in AT_0_2 for seed in SEEDS]
-        n1, k = sparsity_cost_fit(points)
+        # analysis/fit_sparsity_cost.py's fit, given the three folders' crossings as one folder's.
+        points = [(float(label.split("-")[1]), label, [first(label, seed) for seed in SEEDS]) for label in AT_0_2]
+        (n1,), k = fit_pooled([points])
         self.assertAlmostEqual(k, 0.04, delta=0.005)
         self.assertIn(f"gives k = {k:.3f}", recorded.flowing(recorded.read(
             os.path.join("scenarios", "paper-tta", "resnet18-cpu-warmup-screen.yaml")).replace("#", " ")))
@@ -233,14 +242,13 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
         if any(fits[(self.FITTED, seed)] is None for seed in SEEDS):
             self.assertIn("**It misses 85% within 200 iterations", self.text)
             return
-        ratio = lambda label: statistics.median(fits[(label, seed)][1] / fits[("fixed-0.005-lr-0.2", seed)][1]
-                                                for seed in SEEDS)
+        ratio = lambda label: statistics.median(paired_ratios(self.runs, label))
         within = ratio(self.FITTED) <= 1.1
         kept = within and ratio(self.FITTED) < ratio(RULE_0_2)
         self.assertIn("**At cost 0.04 the rule at 0.2 takes {:.2f}x fixed 0.5%'s TTA by the fit, {} the 1.1x, and is "
                       "{}**".format(ratio(self.FITTED), "within" if within else "not within",
                                     "kept" if kept else "not kept"), self.text)
-        per_seed = [fits[(self.FITTED, seed)][1] / fits[("fixed-0.005-lr-0.2", seed)][1] for seed in SEEDS]
+        per_seed = paired_ratios(self.runs, self.FITTED)
         self.assertIn("{:.2f}x and {:.2f}x per seed, reaching 85% at iterations {} and {}, where at cost 0.1 it takes "
                       "{:.2f}x".format(*per_seed, *(fits[(self.FITTED, s)][0] for s in SEEDS), ratio(RULE_0_2)),
                       self.text)
@@ -260,11 +268,9 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
 
 class SummaryDocs(unittest.TestCase):
     def test_readme_paper_tta_and_paper_tta_open_quote_the_best_fixed_density_at_0_2(self):
-        case = DensitiesAtTwiceTheRate()
-        case.runs = recorded.gathered(DensitiesAtTwiceTheRate.FOLDERS)
-        ratios = {label: statistics.median(case.fit(label, seed)[1] / case.fit("fixed-0.005-lr-0.2", seed)[1]
-                                           for seed in SEEDS) for label in NEW}
-        self.assertEqual(case.best_at_0_2(), "fixed-0.005-lr-0.2")
+        runs = recorded.gathered((*DensitiesAtTwiceTheRate.FOLDERS, *AT_0_1, *DDP))
+        ratios = {label: statistics.median(paired_ratios(runs, label)) for label in NEW}
+        self.assertEqual(best_at_0_2(runs), "fixed-0.005-lr-0.2")
         for doc, text in recorded.summary_texts().items():
             with self.subTest(doc=doc):
                 self.assertIn("fixed 0.5% stays the best of 0.3%, 0.5% and 1% at 0.2 on those seeds (0.3% at "
@@ -273,15 +279,11 @@ class SummaryDocs(unittest.TestCase):
         open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
         self.assertIn(f"fixed 0.3% and 1% at 0.2 took {ratios['fixed-0.003-lr-0.2']:.2f}x and "
                       f"{ratios['fixed-0.01-lr-0.2']:.2f}x its TTA by the fit", open_text)
-        runs = recorded.gathered((*DensitiesAtTwiceTheRate.FOLDERS, *AT_0_1, *DDP))
-        medians = [statistics.median((best_to(runs, label, seed, 150) - best_to(runs, "ddp", seed, 150)) * 100
-                                     for seed in SEEDS) for label in AT_0_2]
+        medians = [statistics.median(gaps_to_ddp(runs, label)) for label in AT_0_2]
         self.assertTrue(all(m < -1 for m in medians))
         self.assertIn(f"none of the three at 0.2 came within a point of ddp's best accuracy at 150 iterations "
                       f"({-max(medians):.2f}-{-min(medians):.2f} points under by the medians)", open_text)
-        at = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"][0]
-        cuts = {d: [round((1 - at(f"fixed-{d}-lr-0.2", seed) / at(f"fixed-{d}", seed)) * 100) for seed in SEEDS]
-                for d in ("0.003", "0.005", "0.01")}
+        cuts = {d: cuts_at_0_2(runs, d) for d in ("0.003", "0.005", "0.01")}
         low = sorted(cuts["0.003"] + cuts["0.005"])
         self.assertIn(f"cut the iterations to 85% by {low[0]}-{low[-1]}% at 0.3% and 0.5% and by "
                       f"{cuts['0.01'][0]}% at 1%", open_text)
