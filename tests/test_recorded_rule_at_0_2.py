@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""The recorded CPU screen runs of fixed 0.3% and 1% at learning rate 0.2
+"""The recorded CPU screen runs at learning rate 0.2
 (docs/results/paper-tta-cpu-screen/) still give what
-docs/paper-tta-resnet18-rates.md, "Fixed 0.3% and 1% at 0.2", quotes: their
-readings and ratios against fixed 0.5% at 0.2, the best fixed density at
-0.2 by the criterion the screen file set before the runs, the rule from
-0.5% at 0.2 against it, each density against itself at 0.1, and against
-ddp (iterations, TTA, best accuracy at 150 iterations); and the summaries
-of it in README.md, docs/paper-tta.md and docs/paper-tta-open.md. Standard
-library only.
+docs/paper-tta-resnet18-rule-0.2.md quotes: the soonest-target rule from
+0.5% at 0.2 against fixed 0.5% at 0.2 (its criterion), against itself at
+0.1 (the same density path) and against ddp; fixed 0.3% and 1% at 0.2,
+their readings and ratios against fixed 0.5% at 0.2, the best fixed
+density at 0.2 by the criterion the screen file set before the runs, the
+rule against it, each density against itself at 0.1 and against ddp
+(iterations, TTA, best accuracy at 150 iterations); the rule at the
+sparsity_cost fitted on those densities; and the summaries of them in
+README.md, docs/paper-tta.md and docs/paper-tta-open.md. Standard library
+only.
 
-    python3 tests/test_recorded_rate_densities.py [REPO_ROOT]
+    python3 tests/test_recorded_rule_at_0_2.py [REPO_ROOT]
 """
 import csv
 import os
@@ -20,7 +23,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
-from test_recorded_rates import DOC, RULE_0_2, RULE_0_2_FOLDER, best_to, engine, fit_to_200  # noqa: E402
+from test_recorded_rates import (OTHER_RATES, RULE, RULE_0_1, RULE_0_2, RULE_0_2_FOLDER, best_to, engine,  # noqa: E402
+                                 expect_quoted_pair, fit_to_200)
+
+DOC = os.path.join("docs", "paper-tta-resnet18-rule-0.2.md")
 
 SEEDS = (1, 2)
 # Fixed 0.5%, 1% and 0.3% at 0.2 on seeds 1 and 2: each label's folder.
@@ -64,6 +70,102 @@ def cuts_at_0_2(runs, density):
     """Per seed, the percent fewer iterations to 85% (whole runs' monotone fit) at 0.2 than at 0.1."""
     at = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"][0]
     return [round((1 - at(f"fixed-{density}-lr-0.2", seed) / at(f"fixed-{density}", seed)) * 100) for seed in SEEDS]
+
+
+class RuleAtTwiceTheRate(unittest.TestCase):
+    FOLDERS = (OTHER_RATES["fixed-0.005-lr-0.2"], RULE_0_2_FOLDER)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## The rule from 0.5% at 0.2")
+        cls.text = recorded.flowing(cls.section)
+        cls.labels = ("fixed-0.005-lr-0.2", RULE_0_2)
+        cls.report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
+                                              folders=cls.FOLDERS)
+        cls.runs = recorded.gathered((*cls.FOLDERS, *RULE_0_1))
+
+    def fit(self, label, seed):
+        return fit_to_200(self.runs, label, seed)
+
+    def test_the_doc_quotes_the_readings_and_the_ratios(self):
+        expect_quoted_pair(self, self.labels)
+
+    def test_the_runs_name_the_engine_the_doc_names(self):
+        for seed in (1, 2):
+            self.assertEqual(engine(RULE_0_2_FOLDER, RULE_0_2, seed), ("a8548a3", False))
+        self.assertIn("with the engine of commit a8548a3 (as their manifests record)", self.text)
+
+    def test_the_criterion(self):
+        """Within 1.1x: the median over seeds 1 and 2 of the rule's fit TTA
+        over fixed 0.5%'s, both at 0.2 and read to iteration 200."""
+        fits = [(self.fit(RULE_0_2, seed), self.fit("fixed-0.005-lr-0.2", seed)) for seed in (1, 2)]
+        if any(rule is None for rule, _ in fits):
+            self.assertIn("misses 85% within 200 iterations", self.text)
+            return
+        ratios = [rule[1] / fixed[1] for rule, fixed in fits]
+        ratio = statistics.median(ratios)
+        verdict = "within" if ratio <= 1.1 else "not within"
+        self.assertIn(f"**By the fit the rule at 0.2 takes {ratio:.2f}x fixed 0.5%'s TTA at 0.2 by the median of "
+                      f"seeds 1 and 2, {verdict} the 1.1x** ({ratios[0]:.2f}x and {ratios[1]:.2f}x per seed; "
+                      f"{ratio:.3f} unrounded)", self.text)
+        self.assertIn("reaches 85% at iterations {} and {} where fixed 0.5% at 0.2 reaches it at {} and {}".format(
+            *(rule[0] for rule, _ in fits), *(fixed[0] for _, fixed in fits)), self.text)
+        best = {(label, seed): max(recorded.monotone_tta.up_to(self.runs[(label, seed)]["evaluations"], 200)[2])
+                for label in self.labels for seed in (1, 2)}
+        self.assertIn("Its best accuracies to iteration 200, {:.2%} and {:.2%}, are at or above fixed 0.5%'s at 0.2 "
+                      "({:.2%} and {:.2%})".format(*(best[(label, seed)] for label in (RULE_0_2, "fixed-0.005-lr-0.2")
+                                                     for seed in (1, 2))), self.text)
+        self.assertTrue(all(best[(RULE_0_2, seed)] >= best[("fixed-0.005-lr-0.2", seed)] for seed in (1, 2)))
+
+    def test_the_doc_quotes_the_redrawn_ranges(self):
+        noise = recorded.monotone_report("--up-to", "200", "--noise", "1000", folders=self.FOLDERS)
+        noise = noise.split("Each run's evaluations redrawn")[1]
+        ranges = {(label, int(seed)): fit.split("90% ")[1].split(",")[0]
+                  for label, seed, _, fit in recorded.run_rows(noise, self.labels)}
+        self.assertIn("its crossings' 90% ranges are {} and {} iterations, against {} and {} for fixed 0.5% at "
+                      "0.2".format(ranges[(RULE_0_2, 1)], ranges[(RULE_0_2, 2)], ranges[("fixed-0.005-lr-0.2", 1)],
+                                   ranges[("fixed-0.005-lr-0.2", 2)]), self.text)
+
+    def test_its_density_path_is_the_rule_s_at_0_1(self):
+        """The rule's controller reads times, not values: at 0.2 it chose
+        every density it chose at 0.1 on the same seed at the same
+        iteration, to iteration 200, at simulated times within 2 us and
+        measured rates within 0.01 Mbps (the bytes differ by a few)."""
+        for seed, at_0_1 in zip((1, 2), RULE_0_1):
+            paths = []
+            for folder, label in ((at_0_1.split(":")[0], RULE), (RULE_0_2_FOLDER, RULE_0_2)):
+                path = os.path.join(recorded.screen_folder(folder), label)
+                if os.path.isdir(os.path.join(path, f"seed-{seed}")):
+                    path = os.path.join(path, f"seed-{seed}")
+                with open(os.path.join(path, "control.csv")) as f:
+                    paths.append([row for row in csv.DictReader(f) if int(row["iteration"]) <= 200])
+            at_0_1_rows, at_0_2_rows = paths
+            self.assertGreater(len(at_0_2_rows), 3)
+            self.assertEqual(len(at_0_1_rows), len(at_0_2_rows))
+            for a, b in zip(at_0_1_rows, at_0_2_rows):
+                self.assertEqual((a["iteration"], a["density"]), (b["iteration"], b["density"]))
+                self.assertAlmostEqual(float(a["time_s"]), float(b["time_s"]), delta=2e-6)
+                for rate in ("estimated_mbps", "measured_mbps"):
+                    if a[rate] or b[rate]:
+                        self.assertAlmostEqual(float(a[rate]), float(b[rate]), delta=0.01)
+        self.assertIn("chose the same densities at the same iterations as at 0.1", self.text)
+
+    def test_the_doc_quotes_it_against_the_rule_at_0_1_and_ddp(self):
+        against_0_1 = recorded.monotone_report("--up-to", "200", "--against", RULE, folders=(*RULE_0_1, RULE_0_2_FOLDER))
+        self.assertIn("\n".join(recorded.against_table(against_0_1)), self.section)
+        rows = recorded.against_rows(recorded.against_table(against_0_1))
+        self.assertIn(f"needs {rows['iterations, monotone'][RULE_0_2].split(' ')[0]} the iterations, a speedup of "
+                      f"{rows['speedup, monotone'][RULE_0_2].split(' ')[0]} over itself at 0.1 by the fit", self.text)
+        against_ddp = recorded.monotone_report("--seeds", "1,2", "--against", "ddp", "--whole-runs", folders=(
+            *RULE_0_1, RULE_0_2_FOLDER, OTHER_RATES["fixed-0.005-lr-0.2"], "seed-1-200-ddp", "seeds-2-4-150-ddp"))
+        table = recorded.against_table(against_ddp)
+        self.assertIn("\n".join(table), self.section)
+        rows = recorded.against_rows(table)
+        it, tta = ({label: cell.split(" ")[0] for label, cell in rows[q].items()}
+                   for q in ("iterations, monotone", "speedup, monotone"))
+        self.assertIn(f"it needs {it[RULE_0_2]} ddp's iterations by the fit** ({it[RULE]} at 0.1, "
+                      f"{it['fixed-0.005-lr-0.2']} for fixed 0.5% at 0.2), at {tta[RULE_0_2]} ddp's TTA ({tta[RULE]} at "
+                      "0.1)", self.text)
 
 
 class DensitiesAtTwiceTheRate(unittest.TestCase):
