@@ -43,7 +43,8 @@
 # the table's "TTA / best fixed density's" column fills in (those at 0.1
 # only: at 0.2 the CPU's validation runs found 0.5% the best too, with
 # 0.3% and 1% at 1.06x and 1.20x its TTA, so the test files list no
-# other fixed density at 0.2; same doc, "Fixed 0.3% and 1% at 0.2").
+# other fixed density at 0.2; docs/paper-tta-resnet18-rule-0.2.md,
+# "Fixed 0.3% and 1% at 0.2").
 # Then the rule
 # from 0.5% at 0.2, which on the CPU's validation runs took 1.11x fixed
 # 0.5%'s TTA at 0.2 on two seeds, outside the 1.1x, so by its criterion
