@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot_control  # noqa: E402  (next to this script)
+import report_tables  # noqa: E402
 import tta  # noqa: E402
 from tta import InputError  # noqa: E402
 
@@ -318,15 +319,16 @@ def speedup_bars(summary, runs):
             bars.append((label, 1.0, "failed", False))
         elif entry["tta_s"] is None:
             bound = tta.speedup_upper_bound(ref_tta, max(run.duration_s() for run in runs[label]))
-            text = "no TTA" + (f"\n(< {tta.format_speedup(bound)})" if bound else "")
+            text = "no TTA" + (f"\n(< {report_tables.format_speedup(bound)})" if bound else "")
             bars.append((label, bound or 1.0, text, False))
         elif label == reference:
             bars.append((label, 1.0, "1.0x", True))
         elif entry["speedup_vs_ddp"] is not None:
-            bars.append((label, entry["speedup_vs_ddp"], tta.format_speedup(entry["speedup_vs_ddp"]), True))
+            speedup = entry["speedup_vs_ddp"]
+            bars.append((label, speedup, report_tables.format_speedup(speedup), True))
         elif entry.get("speedup_vs_ddp_at_least") is not None:
             bound = entry["speedup_vs_ddp_at_least"]
-            bars.append((label, bound, f">= {tta.format_speedup(bound)}\n({reference}: no TTA)", False))
+            bars.append((label, bound, f">= {report_tables.format_speedup(bound)}\n({reference}: no TTA)", False))
         else:
             bars.append((label, 1.0, f"n/a\n({reference or 'ddp'}: no TTA)" if reference else "n/a", False))
     return bars
@@ -379,11 +381,11 @@ def report_head(summary):
     """report.md's title, what the numbers mean, and the summary table."""
     clock = "simulated seconds (ns-3 virtual time)" if summary["backend"] == "sim" else "wall-clock seconds"
     if tta.is_timing(summary):
-        header, rows = tta.timing_table(summary)
+        header, rows = report_tables.timing_table(summary)
         return [f"# {summary['scenario']} ({summary['backend']} backend, timing run)", "",
                 "A timing run (compute math: timing) skips the forward and backward math and trains on synthetic "
                 "gradients: it measures iteration time, WAN bytes and throughput, never accuracy, so there is "
-                f"no TTA. Times are {clock}.", "", tta.markdown_table(header, rows), ""]
+                f"no TTA. Times are {clock}.", "", report_tables.markdown_table(header, rows), ""]
     return [f"# {summary['scenario']} ({summary['backend']} backend)", "",
             f"Target accuracy {summary['target_accuracy']:g}; times are {clock}. "
             "TTA is the first evaluation at or above the target, the median over seeds (none when half or more "
@@ -391,20 +393,23 @@ def report_head(summary):
             f"{tta.reference_label(summary) or 'ddp'}'s TTA over the system's in the same seed (same data order, "
             "initialisation and stretch of the traces), with its 95% interval from a bootstrap over seeds in "
             "brackets.", "",
-            tta.markdown_table(tta.table_header(summary), tta.table_rows(summary)), ""]
+            report_tables.markdown_table(report_tables.table_header(summary), report_tables.table_rows(summary)),
+            ""]
 
 
 def report_text(summary, figures, results_dir, notes):
     """report.md: title, summary table, per-seed table, figures by relative link."""
     lines = report_head(summary)
-    header, rows = ([], []) if tta.is_timing(summary) else tta.targets_rows(summary)
+    header, rows = ([], []) if tta.is_timing(summary) else report_tables.targets_rows(summary)
     if rows:
         lines += ["## At each target", "", "How much the comparison depends on the target: median TTA and the median "
-                  "paired speedup (95% interval) at every report target.", "", tta.markdown_table(header, rows), ""]
-    seeds = [] if tta.is_timing(summary) else tta.per_seed_rows(summary)
+                  "paired speedup (95% interval) at every report target.", "",
+                  report_tables.markdown_table(header, rows), ""]
+    seeds = [] if tta.is_timing(summary) else report_tables.per_seed_rows(summary)
     if seeds:
         lines += ["## Per seed", "",
-                  tta.markdown_table(["system", "seed", "TTA (s)", "best accuracy", "trace offset (s)"], seeds), ""]
+                  report_tables.markdown_table(["system", "seed", "TTA (s)", "best accuracy", "trace offset (s)"],
+                                               seeds), ""]
     lines += ["## Figures", ""]
     for name, paths in figures.items():
         embed = next((p for p in paths if p.endswith(".png")), paths[0])

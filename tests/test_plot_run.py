@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tests for `stellatrain plot` (apps/plot_command.cc, analysis/plot_run.py,
-analysis/tta.py).
+analysis/tta.py, analysis/report_tables.py).
 
 usage: test_plot_run.py PATH/TO/stellatrain   (ctest passes it)
 
@@ -8,8 +8,8 @@ Builds a small fake `stellatrain run` results tree in a temporary folder
 (ddp with TTA, stellatrain with three seeds, topk-sync that never reaches the
 target and has no link.csv), runs the command on it and checks every figure
 (PNG magic bytes, SVG parses with an <svg> root), the report's table and
-the error messages for broken folders. The tta.py helpers are tested
-directly. Needs only the standard library; the command finds its own python
+the error messages for broken folders. The tta.py and report_tables.py
+helpers are tested directly. Needs only the standard library; the command finds its own python
 with matplotlib (skipped when there is none).
 """
 import json
@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "analysis"))
+import report_tables  # noqa: E402
 import tta  # noqa: E402
 
 STELLATRAIN = None  # set from argv
@@ -317,7 +318,7 @@ class PlotErrorTest(unittest.TestCase):
         self.expect_error([self.root, "--format", "png,jpg"], "--format")
 
 
-# --- tta.py ----------------------------------------------------------------------------
+# --- tta.py and report_tables.py -------------------------------------------------------
 
 
 class TtaTest(unittest.TestCase):
@@ -392,11 +393,11 @@ class TtaTest(unittest.TestCase):
                                        "mean_iteration_s": 1.0, "speedup_vs_ddp": None, "runs": ["a", "b"]},
                                "x": {"tta_s": 1.0, "best_accuracy": 0.9, "iterations": 5, "wan_bytes": 0,
                                      "mean_iteration_s": 0.001, "speedup_vs_ddp": 104.2, "runs": ["c"]}}}
-        self.assertEqual(tta.table_rows(summary), [
+        self.assertEqual(report_tables.table_rows(summary), [
             ["ddp", "100.00", "0.9000", "5", "2.000", "1000.0", "1.0x", "2"],
             ["x", "1.00", "0.9000", "5", "0.000", "1.0", "104x", "1"]])
-        self.assertEqual(tta.format_count(1000000), "1000000")
-        self.assertEqual(tta.format_count(150.5), "150.5")
+        self.assertEqual(report_tables.format_count(1000000), "1000000")
+        self.assertEqual(report_tables.format_count(150.5), "150.5")
 
 
 class SeedTableTest(unittest.TestCase):
