@@ -4,7 +4,7 @@ system the median TTA over seeds at each target (the scenario's
 report_targets, else its target), the seeds that reached it, the median
 paired speedup over ddp with its 95% bootstrap interval and the interval's
 width, the mean best accuracy, WAN bytes and iteration time. Markdown on
-stdout; reads only summary.json (docs/scenarios.md).
+stdout; reads only summary.json (docs/runner.md).
 
     analysis/seed_table.py results/fluct-115mbps
 """

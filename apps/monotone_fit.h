@@ -1,6 +1,6 @@
 #pragma once
 // Time to accuracy read from the monotone fit of a run's evaluations, beside
-// the first evaluation at or above the target (docs/scenarios.md, "Two
+// the first evaluation at or above the target (docs/runner.md, "Two
 // readings of TTA"). Near a plateau one evaluation's sampling noise moves
 // the first crossing by tens of iterations, and any upward excursion counts,
 // so that reading errs early; the least-squares non-decreasing fit

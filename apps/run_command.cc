@@ -458,7 +458,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--summarize", options->summarize,
                 "Run nothing: write summary.json from the runs already in --out (each system, or those of --systems, "
                 "whose runs match the scenario for every seed, as a rerun into the folder keeps them): runs put "
-                "together from several machines (docs/scenarios.md)");
+                "together from several machines (docs/runner.md)");
   cmd->add_flag("--plot", options->plot,
                 "Draw the figures and report.md (`stellatrain plot OUT`) once summary.json is written (with --slurm: "
                 "once every run has finished)");

@@ -2,7 +2,7 @@
 // `stellatrain run SCENARIO`: runs every system of a scenario file
 // (apps/scenario.h) on one backend, one results folder per system and seed,
 // and writes DIR/summary.json (TTA, best accuracy, iterations, WAN bytes,
-// mean iteration time, speedup over ddp). docs/scenarios.md describes it.
+// mean iteration time, speedup over ddp). docs/runner.md describes it.
 #include <nlohmann/json.hpp>
 
 #include <functional>

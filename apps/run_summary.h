@@ -4,7 +4,7 @@
 // median time to accuracy over seeds at the target and at every report
 // target, and the median paired speedup over ddp with its 95% interval
 // (apps/seed_statistics.h). The shape is the contract with
-// analysis/plot_run.py (docs/scenarios.md).
+// analysis/plot_run.py (docs/runner.md, "summary.json").
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // Statistics over a scenario's seeds, as summary.json reports them
-// (docs/scenarios.md): the median of per-seed values, and for paired runs
+// (docs/runner.md): the median of per-seed values, and for paired runs
 // (every system of a seed sees the same data order, initialisation and
 // stretch of the traces) the median of the per-seed speedups with a 95%
 // confidence interval from a bootstrap over seeds. Deterministic: the

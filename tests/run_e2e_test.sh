@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of `stellatrain run` (docs/scenarios.md): a tiny scenario
+# End-to-end test of `stellatrain run` (docs/runner.md): a tiny scenario
 # (MLP on synthetic data, 2 clusters x 1 node x 1 GPU, a few iterations,
 # stellatrain and ddp) on the sim backend, once with one seed and once with
 # two, and once on the real backend; checks summary.json's shape and values

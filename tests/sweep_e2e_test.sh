@@ -53,7 +53,7 @@ print(f"ok: {len(points)} points on validation every 5 iterations, best lr {best
 PY
 
 # --density: the scenario's own setting (stellatrain's controller) against
-# the best fixed density by both readings of TTA (docs/scenarios.md, "Two
+# the best fixed density by both readings of TTA (docs/runner.md, "Two
 # readings of TTA"), each with its ratio paired by seed.
 sed -e 's/^systems: .*/systems: [stellatrain]/' -e 's/^target_accuracy: .*/target_accuracy: 0.3/' tiny.yaml > density.yaml
 "$BIN" sweep density.yaml --lr 0.1 --density 0.1,0.5 --seeds 2 --eval-interval 5 --quiet --out density > density.log 2>&1 ||

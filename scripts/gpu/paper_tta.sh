@@ -13,7 +13,7 @@
 #   SYSTEMS=stellatrain-fill-80,ddp,warmup-fill-0.2 bash scripts/gpu/paper_tta.sh
 #   SYSTEMS=stellatrain-fill-80,ddp,fixed-0.01,fixed-0.03 bash scripts/gpu/paper_tta.sh
 # A rerun into a folder keeps the other systems' runs in summary.json when
-# their configuration is unchanged (docs/scenarios.md, `--systems`).
+# their configuration is unchanged (docs/runner.md, `--systems`).
 #   LINKS="fluct-115" JOBS=6 bash scripts/gpu/paper_tta.sh
 # LINKS names the files after resnet18-h100-, so the learning-rate sweep
 # on validation data runs the same way (its header has the pick):
