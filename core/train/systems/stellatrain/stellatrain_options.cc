@@ -36,7 +36,7 @@ using O = StellaTrainOptions;
 // probe_ceiling, skip_peer_lag, skip_early_arrivals, pair_by_iteration,
 // early_density_switch, fresh_overruns, samples_by_plan,
 // after_previous_iteration, wait_decrease, drain_at_delivered}`
-// (docs/control.md); a map
+// (docs/control-options.md); a map
 // means on. `preset` (controller_presets.h) is applied first, so the keys
 // beside it override its values whatever their order in the file.
 void read_controller(O& o, const util::YamlField& f) {
