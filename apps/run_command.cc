@@ -447,7 +447,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--stage-sample", options->stage_sample,
                   "timing runs: run the CPU stages (gather, compression, error feedback, optimizer) on this share "
                   "of each layer, priced and sent at full size, in place of the scenario's compute.stage_sample; 0: "
-                  "full size (docs/sim.md, \"Sampled stages\")")
+                  "full size (docs/sim-compute.md, \"Sampled stages\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--label-skew", options->label_skew,
                   "Where every system's training data lives, in place of the scenario's dataset.label_skew: the share "
