@@ -5,7 +5,8 @@ text files names a file that exists and a heading or bold paragraph
 opening in it. The docs refer to each other by section name, and a section
 moved to another file or renamed would otherwise leave the reference
 pointing nowhere. A quoted name may wrap over lines, also inside # or //
-comments. Standard library only.
+comments, and its quotes may be escaped (\" in a C++ string, e.g. a
+command's help). Standard library only.
 
     python3 tests/test_doc_references.py [REPO_ROOT]
 """
@@ -21,7 +22,7 @@ SKIPPED_DIRS = {".git", "build", "results", "third_party"}
 # Whitespace between the words of a quoted name, with a comment's marker
 # where the name wraps inside a comment.
 GAP = r"(?:\s+(?:#\s*|//\s*)?)"
-REFERENCE = re.compile(r"(docs/[\w.-]+\.md)(?:,|'s)?" + GAP + r"?\(?\"([^\"]{3,90}?)\"", re.S)
+REFERENCE = re.compile(r"(docs/[\w.-]+\.md)(?:,|'s)?" + GAP + r"?\(?\\?\"([^\"\\]{3,90}?)\\?\"", re.S)
 
 
 def sections(doc_text):
@@ -77,9 +78,12 @@ class DocReferences(unittest.TestCase):
             with open(os.path.join(root, "notes.sh"), "w") as f:
                 f.write('# see (docs/a.md, "Kept\n# here") and docs/a.md\'s "Bold opening"\n'
                         '# and docs/a.md ("Moved away") and docs/b.md, "Anything"\n')
+            with open(os.path.join(root, "help.cc"), "w") as f:
+                f.write('"a flag (docs/a.md, \\"Kept here\\"); another (docs/a.md, \\"Gone\\")"\n')
             broken = broken_references(root)
-        self.assertEqual(broken, ["notes.sh:3: docs/a.md has no section 'Moved away'",
-                                  "notes.sh:3: docs/b.md does not exist"])
+        self.assertEqual(sorted(broken), ["help.cc:1: docs/a.md has no section 'Gone'",
+                                          "notes.sh:3: docs/a.md has no section 'Moved away'",
+                                          "notes.sh:3: docs/b.md does not exist"])
 
 
 if __name__ == "__main__":
