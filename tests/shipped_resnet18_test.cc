@@ -47,7 +47,8 @@ void soonest_target(train::StellaTrainOptions& o, double cost) {
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
 // 85%, at the same rate, and its soonest-0.1-busy that with the
 // soonest-target rule in place of filling the link, also from 0.5%, beside
-// fixed 0.5%, both also at twice the rate. Every
+// fixed 0.5%, both also at twice the rate (the rule there at the
+// sparsity_cost fitted at that rate). Every
 // system evaluates every 5 iterations to the end, so the monotone fit's
 // reading has evaluations after its crossing at the first reading's grain.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
@@ -73,11 +74,13 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     // Fixed 0.5%, where that rule starts: the file's fixed 1% at 0.5%.
     expect_changed_from(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.005"),
                         [](train::StellaTrainOptions& o) { o.density = 0.005; });
-    // Both at twice the rate, as the CPU screen kept it for fixed 0.5%.
+    // Both at twice the rate, as the CPU screen kept it for fixed 0.5%; the
+    // rule there at the sparsity_cost fitted at that rate.
     const auto unchanged = [](train::StellaTrainOptions&) {};
-    for (const char* label : {"fixed-0.005", "soonest-0.1-busy-start-0.005"}) {
-      expect_changed_from_at_lr(system_named(s, label), system_named(s, std::string(label) + "-lr-0.2"), unchanged, 0.2);
-    }
+    expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-lr-0.2"), unchanged, 0.2);
+    expect_changed_from_at_lr(system_named(s, "soonest-0.1-busy-start-0.005"),
+                              system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
+                              [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.04; }, 0.2);
   }
 }
 
@@ -238,14 +241,14 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   // The same from 0.5%, as the test file has it.
   expect_same_system(system_named(s, "soonest-0.1-busy-start-0.005"),
                      system_named(base, "soonest-0.1-busy-start-0.005"));
-  // Fixed 0.5% and the rule from it at 0.2, as the test file has them.
-  for (const char* at_0_2 : {"fixed-0.005-lr-0.2", "soonest-0.1-busy-start-0.005-lr-0.2"}) {
+  // Fixed 0.5% and the rule from it at 0.2 at the cost fitted there, as
+  // the test file has them; the rule at 0.2 at cost 0.1 it replaced.
+  for (const char* at_0_2 : {"fixed-0.005-lr-0.2", "soonest-0.04-busy-start-0.005-lr-0.2"}) {
     expect_same_system(system_named(s, at_0_2), system_named(base, at_0_2));
   }
-  // The rule from 0.5% at 0.2 at the cost fitted on the fixed densities at 0.2.
-  expect_changed_from(system_named(base, "soonest-0.1-busy-start-0.005-lr-0.2"),
-                      system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
-                      [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.04; });
+  expect_changed_from(system_named(base, "soonest-0.04-busy-start-0.005-lr-0.2"),
+                      system_named(s, "soonest-0.1-busy-start-0.005-lr-0.2"),
+                      [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.1; });
   // The warm-up with the rate rising linearly over 20 and 50 iterations.
   for (const int lr_warmup : {20, 50}) {
     const auto& system = system_named(s, "warmup-fill-0.2-lr-warmup-" + std::to_string(lr_warmup));
