@@ -21,8 +21,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
-from test_recorded_rates import RULE, RULE_0_1, RULE_0_2, RULE_0_2_FOLDER, best_to, engine, fit_to_200  # noqa: E402
-from test_recorded_rule_at_0_2 import AT_0_2, DOC, FITTED, FITTED_FOLDERS, SEEDS, paired_ratios  # noqa: E402
+from test_recorded_rates import (RULE, RULE_0_1, RULE_0_2, RULE_0_2_FOLDER, best_to, engine,  # noqa: E402
+                                 expect_quoted_runs, fit_to_200)
+from test_recorded_rule_at_0_2 import (AT_0_2, DOC, FITTED, FITTED_FOLDERS, SEEDS, gaps_to_ddp,  # noqa: E402
+                                       paired_ratios)
 
 sys.path.insert(0, os.path.join(recorded.ROOT, "analysis"))
 from fit_sparsity_cost import fit_pooled  # noqa: E402
@@ -59,10 +61,7 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
         self.assertIn(f"k = {k:.3f} (N1 = {n1:.0f} iterations)", self.text)
 
     def test_the_doc_quotes_the_readings_and_the_ratios(self):
-        readings = recorded.run_rows(self.report, self.LABELS)
-        self.assertEqual(len(readings), 6)
-        self.assertEqual(recorded.run_rows(self.section, self.LABELS), readings)
-        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+        expect_quoted_runs(self, self.report, self.LABELS, 6)
 
     def test_the_runs_name_the_engine_the_doc_names(self):
         for seed in SEEDS:
@@ -116,19 +115,17 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
         cls.section = recorded.doc_section(recorded.read(DOC), FIVE_SEEDS)
         cls.text = recorded.flowing(cls.section)
         cls.runs = recorded.gathered((*cls.FIXED, *cls.FITTED_FOLDERS, *cls.RULE_0_1_FIVE, *cls.DDP))
+        # Against ddp over the five seeds, each run to its own last evaluation: the section's table and the summaries'.
+        cls.against_ddp = recorded.against_table(recorded.monotone_report(
+            "--against", "ddp", "--whole-runs", folders=(*cls.FIXED, *cls.FITTED_FOLDERS, *cls.DDP)))
 
     def ratios(self):
-        return [fit_to_200(self.runs, self.FITTED, s)[1] / fit_to_200(self.runs, "fixed-0.005-lr-0.2", s)[1]
-                for s in self.SEEDS]
+        return paired_ratios(self.runs, self.FITTED, seeds=self.SEEDS)
 
     def test_the_doc_quotes_seeds_3_to_5(self):
         report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
                                           folders=(*self.FIXED[1:], self.NEW))
-        labels = ("fixed-0.005-lr-0.2", self.FITTED)
-        readings = recorded.run_rows(report, labels)
-        self.assertEqual(len(readings), 6)
-        self.assertEqual(recorded.run_rows(self.section, labels), readings)
-        self.assertIn("\n".join(recorded.against_table(report)), self.section)
+        expect_quoted_runs(self, report, ("fixed-0.005-lr-0.2", self.FITTED), 6)
 
     def test_the_runs_name_the_engine_the_doc_names(self):
         for seed in (3, 4, 5):
@@ -202,13 +199,8 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
                       f"at 0.04 and 0.2 reaches it at {fit_to_200(self.runs, self.FITTED, 5)[0]}", self.text)
 
     def test_the_doc_quotes_it_against_ddp(self):
-        report = recorded.monotone_report("--against", "ddp", "--whole-runs",
-                                          folders=(*self.FIXED, *self.FITTED_FOLDERS, *self.DDP))
-        table = recorded.against_table(report)
-        self.assertIn("\n".join(table), self.section)
-        rows = recorded.against_rows(table)
-        it, tta = ({label: cell.split(" ")[0] for label, cell in rows[q].items()}
-                   for q in ("iterations, monotone", "speedup, monotone"))
+        self.assertIn("\n".join(self.against_ddp), self.section)
+        it, tta = recorded.fit_figures(recorded.against_rows(self.against_ddp))
         self.assertIn(f"it needs {it[self.FITTED]} ddp's iterations by the fit, at {tta[self.FITTED]} ddp's TTA**, "
                       f"against {it['fixed-0.005-lr-0.2']} and {tta['fixed-0.005-lr-0.2']} for fixed 0.5% at 0.2",
                       self.text)
@@ -216,11 +208,9 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
     def test_the_doc_quotes_best_accuracies_against_ddp(self):
         medians = {}
         for label in ("fixed-0.005-lr-0.2", self.FITTED):
-            gaps = []
-            for seed in self.SEEDS:
-                best, ddp = best_to(self.runs, label, seed, 150), best_to(self.runs, "ddp", seed, 150)
-                gaps.append((best - ddp) * 100)
-                self.assertIn(f"{best:.2%} ({gaps[-1]:+.2f})", self.section)
+            gaps = gaps_to_ddp(self.runs, label, self.SEEDS)
+            for seed, gap in zip(self.SEEDS, gaps):
+                self.assertIn(f"{best_to(self.runs, label, seed, 150):.2%} ({gap:+.2f})", self.section)
             medians[label] = statistics.median(gaps)
         for seed in self.SEEDS:
             self.assertIn(f"| {seed} | {best_to(self.runs, 'ddp', seed, 150):.2%} |", self.section)
@@ -229,9 +219,8 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
 
     def test_readme_paper_tta_and_paper_tta_open_quote_it(self):
         ratios = self.ratios()
-        rows = recorded.against_rows(recorded.against_table(recorded.monotone_report(
-            "--against", "ddp", "--whole-runs", folders=(*self.FIXED, *self.FITTED_FOLDERS, *self.DDP))))
-        it, tta = (rows[q][self.FITTED].split(" ")[0] for q in ("iterations, monotone", "speedup, monotone"))
+        iterations, speedups = recorded.fit_figures(recorded.against_rows(self.against_ddp))
+        it, tta = iterations[self.FITTED], speedups[self.FITTED]
         for doc, text in recorded.summary_texts().items():
             with self.subTest(doc=doc):
                 self.assertIn(f"at the sparsity_cost fitted on those three (0.04) the rule takes "
@@ -241,10 +230,9 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
         open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
         self.assertIn("on seeds 3 to 5, run after, it took {:.2f}x, {:.2f}x and {:.2f}x, so over the five seeds "
                       "{:.2f}x fixed 0.5%'s TTA at 0.2".format(*ratios[2:], statistics.median(ratios)), open_text)
-        gap = statistics.median((best_to(self.runs, self.FITTED, s, 150) - best_to(self.runs, "ddp", s, 150)) * 100
-                                for s in self.SEEDS)
+        gap = statistics.median(gaps_to_ddp(self.runs, self.FITTED, self.SEEDS))
         self.assertIn(f"Over the five seeds it needs {it} ddp's iterations by the fit (fixed 0.5% at 0.2: "
-                      f"{rows['iterations, monotone']['fixed-0.005-lr-0.2'].split(' ')[0]}) and its best accuracy at "
+                      f"{iterations['fixed-0.005-lr-0.2']}) and its best accuracy at "
                       f"150 iterations is {-gap:.2f} points under ddp's by the median", open_text)
 
 

@@ -49,13 +49,19 @@ def fit_to_200(runs, label, seed):
                                           0.85)["monotone"]
 
 
+def expect_quoted_runs(test, report, labels, runs):
+    """The test's section quotes the report's readings of `labels` (`runs`
+    rows, as many as it must hold) and its `--against` table, whole."""
+    readings = recorded.run_rows(report, labels)
+    test.assertEqual(len(readings), runs)
+    test.assertEqual(recorded.run_rows(test.section, labels), readings)
+    test.assertIn("\n".join(recorded.against_table(report)), test.section)
+
+
 def expect_quoted_pair(test, labels):
     """The test's section quotes its report's readings of two systems on
     seeds 1 and 2 and its `--against` table, whole."""
-    readings = recorded.run_rows(test.report, labels)
-    test.assertEqual(len(readings), 4)
-    test.assertEqual(recorded.run_rows(test.section, labels), readings)
-    test.assertIn("\n".join(recorded.against_table(test.report)), test.section)
+    expect_quoted_runs(test, test.report, labels, 4)
 
 
 def engine(folder, label, seed=None):

@@ -157,6 +157,13 @@ def against_rows(table):
     return {table_cells(line)[0]: dict(zip(header, table_cells(line))) for line in table[2:]}
 
 
+def fit_figures(rows):
+    """({column: iterations}, {column: speedup}) of an `--against` table's
+    monotone rows (against_rows), each cell's leading figure ("1.60x")."""
+    return tuple({column: cell.split(" ")[0] for column, cell in rows[quantity].items()}
+                 for quantity in ("iterations, monotone", "speedup, monotone"))
+
+
 def doc_section(doc, heading):
     """From `heading` ("## Name" or "### Name") to the next heading of its
     level or a higher one, or to the end."""

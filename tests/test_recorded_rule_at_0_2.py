@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
 from test_recorded_rates import (OTHER_RATES, RULE, RULE_0_1, RULE_0_2, RULE_0_2_FOLDER, best_to, engine,  # noqa: E402
-                                 expect_quoted_pair, fit_to_200)
+                                 expect_quoted_pair, expect_quoted_runs, fit_to_200)
 
 DOC = os.path.join("docs", "paper-tta-resnet18-rule-0.2.md")
 
@@ -49,9 +49,9 @@ FITTED = "soonest-0.04-busy-start-0.005-lr-0.2"
 FITTED_FOLDERS = ("seeds-1-2-200-rule-0.04-lr-0.2", "seeds-3-5-200-rule-0.04-lr-0.2")
 
 
-def paired_ratios(runs, label, against="fixed-0.005-lr-0.2"):
+def paired_ratios(runs, label, against="fixed-0.005-lr-0.2", seeds=SEEDS):
     """Per seed, `label`'s monotone-fit TTA to iteration 200 over `against`'s."""
-    return [fit_to_200(runs, label, seed)[1] / fit_to_200(runs, against, seed)[1] for seed in SEEDS]
+    return [fit_to_200(runs, label, seed)[1] / fit_to_200(runs, against, seed)[1] for seed in seeds]
 
 
 def median_fit_s(runs, label):
@@ -64,9 +64,9 @@ def best_at_0_2(runs):
     return min(AT_0_2, key=lambda label: median_fit_s(runs, label))
 
 
-def gaps_to_ddp(runs, label):
+def gaps_to_ddp(runs, label, seeds=SEEDS):
     """Per seed, points of `label`'s best accuracy to iteration 150 against ddp's."""
-    return [(best_to(runs, label, seed, 150) - best_to(runs, "ddp", seed, 150)) * 100 for seed in SEEDS]
+    return [(best_to(runs, label, seed, 150) - best_to(runs, "ddp", seed, 150)) * 100 for seed in seeds]
 
 
 def cuts_at_0_2(runs, density):
@@ -163,9 +163,7 @@ class RuleAtTwiceTheRate(unittest.TestCase):
             *RULE_0_1, RULE_0_2_FOLDER, OTHER_RATES["fixed-0.005-lr-0.2"], "seed-1-200-ddp", "seeds-2-4-150-ddp"))
         table = recorded.against_table(against_ddp)
         self.assertIn("\n".join(table), self.section)
-        rows = recorded.against_rows(table)
-        it, tta = ({label: cell.split(" ")[0] for label, cell in rows[q].items()}
-                   for q in ("iterations, monotone", "speedup, monotone"))
+        it, tta = recorded.fit_figures(recorded.against_rows(table))
         self.assertIn(f"it needs {it[RULE_0_2]} ddp's iterations by the fit** ({it[RULE]} at 0.1, "
                       f"{it['fixed-0.005-lr-0.2']} for fixed 0.5% at 0.2), at {tta[RULE_0_2]} ddp's TTA ({tta[RULE]} at "
                       "0.1)", self.text)
@@ -188,10 +186,7 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
         return fit_to_200(self.runs, label, seed)
 
     def test_the_doc_quotes_the_readings_and_the_ratios(self):
-        readings = recorded.run_rows(self.report.split("Each run's evaluations redrawn")[0], tuple(AT_0_2))
-        self.assertEqual(len(readings), 6)
-        self.assertEqual(recorded.run_rows(self.section, tuple(AT_0_2)), readings)
-        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+        expect_quoted_runs(self, self.report.split("Each run's evaluations redrawn")[0], tuple(AT_0_2), 6)
 
     def test_the_runs_name_the_engine_the_doc_names(self):
         for label in NEW:
@@ -321,8 +316,7 @@ class FixedPointThreeOnFourSeeds(unittest.TestCase):
         cls.runs = recorded.gathered(cls.FOLDERS)
 
     def ratios(self, label):
-        return [fit_to_200(self.runs, label, s)[1] / fit_to_200(self.runs, "fixed-0.005-lr-0.2", s)[1]
-                for s in self.SEEDS]
+        return paired_ratios(self.runs, label, seeds=self.SEEDS)
 
     def test_the_doc_quotes_seeds_3_and_4(self):
         report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
