@@ -158,7 +158,8 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // soonest-target rule at two costs and from 0.5%, and fixed 0.5% with local
 // gradient clipping at three norms (one of them never binds), with its
 // norm layers sent whole, without staleness and at half, twice and four
-// times its rate, and with momentum correction at ddp's rate and twice it,
+// times its rate, with momentum correction at ddp's rate and twice it and
+// with exact lazy momentum at ddp's rate and half it,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
 // rate, and ddp as there and at half and twice its rate, as the
@@ -167,7 +168,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 36u);
+  ASSERT_EQ(s.systems.size(), 38u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -237,6 +238,11 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   };
   expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-mc-lr-0.05"), at_node, 0.05);
   expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-mc-lr-0.1"), at_node);
+  // And with the master's lazy momentum exact, at ddp's rate and half it.
+  const auto exact = [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; };
+  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.025"), exact,
+                            0.025);
+  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.05"), exact, 0.05);
   // Fixed 0.3% and 1% at 0.2, beside fixed 0.5% there.
   expect_changed_from_at_lr(system_named(s, "fixed-0.003"), system_named(s, "fixed-0.003-lr-0.2"), unchanged, 0.2);
   expect_changed_from_at_lr(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.01-lr-0.2"), unchanged, 0.2);
