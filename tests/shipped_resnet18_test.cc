@@ -159,7 +159,8 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // gradient clipping at three norms (one of them never binds), with its
 // norm layers sent whole, without staleness and at half, twice and four
 // times its rate, with momentum correction at ddp's rate and twice it and
-// with exact lazy momentum at ddp's rate and half it,
+// with exact lazy momentum at ddp's rate and half it, at twice its rate with
+// the density warm-up from 2%,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
 // rate, and ddp as there and at half and twice its rate, as the
@@ -168,7 +169,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 38u);
+  ASSERT_EQ(s.systems.size(), 39u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -243,6 +244,12 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.025"), exact,
                             0.025);
   expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.05"), exact, 0.05);
+  // Fixed 0.5% at 0.2 with the density warm-up from 2% over 50 iterations.
+  expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), system_named(s, "fixed-0.005-lr-0.2-warmup-0.02"),
+                      [](train::StellaTrainOptions& o) {
+                        o.warmup.iterations = 50;
+                        o.warmup.start = 0.02;
+                      });
   // Fixed 0.3% and 1% at 0.2, beside fixed 0.5% there.
   expect_changed_from_at_lr(system_named(s, "fixed-0.003"), system_named(s, "fixed-0.003-lr-0.2"), unchanged, 0.2);
   expect_changed_from_at_lr(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.01-lr-0.2"), unchanged, 0.2);
