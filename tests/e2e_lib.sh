@@ -1,4 +1,5 @@
 # Shared by the `stellatrain` command's shell tests (run_e2e_test.sh,
+# run_options_e2e_test.sh, through run_e2e_common.sh,
 # byo_e2e_test.sh, slurm_e2e_test.sh, math_kernels_test.sh,
 # freed_memory_test.sh): sourced, not run.
 
