@@ -7,9 +7,9 @@ never-binding clip recorded, that it evaluates as no clipping does, and
 the clipped runs' readings, clipped shares and best accuracies, and the
 runs with the norm layers sent whole against fixed 0.5% (readings, bytes,
 times, best accuracies, and the rerun that reproduces fixed 0.5%), and
-fixed 0.5% without staleness against it and ddp, and the runs that gave
-seldom-sent entries momentum's gain (readings, divergence, stops) (fixed
-0.5% at other learning rates: tests/test_recorded_rates.py).
+fixed 0.5% without staleness against it and ddp (fixed 0.5% at other
+learning rates: tests/test_recorded_rates.py; momentum's gain and the
+density warm-up: tests/test_recorded_accuracy_gap.py).
 Standard library only.
 
     python3 tests/test_recorded_iterations.py [REPO_ROOT]
@@ -49,12 +49,6 @@ WHOLE_LABEL = "fixed-0.005-dense-512"
 STALENESS_0 = ("250-fixed:fixed-0.005", "seed-2-250:fixed-0.005", "seeds-1-2-200-staleness-0", "seed-1-200-ddp",
                "seeds-2-4-150-ddp")
 STALENESS_0_LABEL = "fixed-0.005-staleness-0"
-# Momentum's gain for seldom-sent entries: the four stopped runs on seed 1,
-# beside fixed 0.5% at 0.2 there; the exact runs' iterations when stopped.
-FIXED_0_2_SEED_1 = "seeds-1-2-200-lr-0.2"
-MOMENTUM_GAIN = (("seed-1-200-mc", "fixed-0.005-mc-lr-0.05"), ("seed-1-200-mc", "fixed-0.005-mc-lr-0.1"),
-                 ("seed-1-200-exact", "fixed-0.005-exact-lr-0.025"), ("seed-1-200-exact", "fixed-0.005-exact-lr-0.05"))
-STOPPED_AT = (46, 31)
 
 
 def summary_entry(folder, label, seed=None):
@@ -356,57 +350,6 @@ class WithoutStaleness(unittest.TestCase):
         self.assertEqual(recorded.run_rows(self.section, labels), quoted)
         for line in recorded.against_table(self.report)[2:]:
             self.assertIn(line, self.section)
-
-
-class MomentumGain(unittest.TestCase):
-    """"Momentum's gain for entries sent seldom": the four stopped runs'
-    readings beside fixed 0.5% at 0.2, and the losses, stops and misses
-    the prose quotes."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.section = recorded.doc_section(recorded.read(DOC), "## Momentum's gain for entries sent seldom")
-        cls.readings = {label: {int(row["iteration"]): (float(row["accuracy"]), float(row["loss"]))
-                                for row in evaluations(folder, label)}
-                        for folder, label in ((FIXED_0_2_SEED_1, "fixed-0.005-lr-0.2/seed-1"), *MOMENTUM_GAIN)}
-
-    def test_the_doc_quotes_every_reading_to_iteration_50(self):
-        for iteration in range(5, 55, 5):
-            cells = [f"{r[iteration][0] * 100:.2f}% / {r[iteration][1]:.2f}" if iteration in r else "-"
-                     for r in self.readings.values()]
-            self.assertIn(f"| {iteration} | " + " | ".join(cells) + " |", self.section)
-
-    def test_each_run_diverged_was_stopped_and_misses(self):
-        for folder, label in MOMENTUM_GAIN:
-            with self.subTest(label=label):
-                losses = {i: loss for i, (_, loss) in self.readings[label].items()}
-                self.assertGreater(max(loss for i, loss in losses.items() if i <= 45), 20)
-                self.assertLess(max(accuracy for accuracy, _ in self.readings[label].values()), 0.85)
-                with open(os.path.join(recorded.screen_folder(folder), label, "manifest.json")) as f:
-                    summary = json.load(f)["summary"]
-                self.assertFalse(summary["complete"])
-                self.assertIn("interrupted", summary["interrupted"])
-                self.assertIn("interrupted", summary_entry(folder, label)["error"])
-                if label.startswith("fixed-0.005-exact"):
-                    # Stopped by the screen file's rule: the last reading is the first over 20.
-                    last = max(losses)
-                    self.assertGreater(losses[last], 20)
-                    self.assertTrue(all(loss <= 20 for i, loss in losses.items() if i < last))
-                    self.assertIn(f"after {STOPPED_AT[0]} and {STOPPED_AT[1]} iterations", recorded.flowing(self.section))
-                    self.assertIn(summary["iterations_completed"], STOPPED_AT)
-
-    def test_the_prose_quotes_the_peak_losses_and_the_last_accuracies(self):
-        prose = recorded.flowing(self.section)
-        highest = {label: max(loss for _, loss in r.values()) for label, r in self.readings.items()}
-        self.assertIn(f"{highest['fixed-0.005-mc-lr-0.05']:.2f} at 0.05 and {highest['fixed-0.005-mc-lr-0.1']:.2f} "
-                      "at 0.1", prose)
-        mc_50 = [self.readings[label][50][0] * 100 for label in ("fixed-0.005-mc-lr-0.05", "fixed-0.005-mc-lr-0.1")]
-        self.assertIn(f"accuracy {mc_50[0]:.2f}% and {mc_50[1]:.2f}%", prose)
-        self.assertIn(f"{highest['fixed-0.005-exact-lr-0.025']:.2f} at 0.025 and "
-                      f"{highest['fixed-0.005-exact-lr-0.05']:.2f} at 0.05", prose)
-        fixed = self.readings["fixed-0.005-lr-0.2/seed-1"]
-        self.assertEqual(max(loss for i, (_, loss) in fixed.items() if i <= 50), fixed[5][1])
-        self.assertIn(f"above its first reading, {fixed[5][1]:.2f}, and it is at {fixed[40][0] * 100:.2f}%", prose)
 
 
 if __name__ == "__main__":
