@@ -1,7 +1,7 @@
 """The report's tables of a `stellatrain run` results folder: summary.json
 (read and validated by tta.py) as rows of text cells, and rows as a
 markdown table. plot_run.py writes them into report.md; like tta.py, pure
-functions and the standard library only, so tests/test_plot_run.py checks
+functions and the standard library only, so tests/test_tta_tables.py checks
 them with any python3.
 """
 import json

@@ -1,6 +1,6 @@
 """Reading a `stellatrain run` results folder and the numbers around TTA.
 
-Pure functions and the standard library only, so that tests/test_plot_run.py
+Pure functions and the standard library only, so that tests/test_tta_tables.py
 can check them with any python3 (no matplotlib needed) and plot_run.py keeps
 only drawing. Every problem with the input raises InputError with a message
 that names the file (and the line or key), which plot_run.py prints without

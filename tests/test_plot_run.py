@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from fake_results import TARGET, fake_results, read, write  # noqa: E402
+from fake_results import fake_results, read, write  # noqa: E402
 
 STELLATRAIN = None  # set from argv
 FIGURES = ("tta", "accuracy_vs_iteration", "iteration_time", "wan_throughput", "speedup", "controller")
