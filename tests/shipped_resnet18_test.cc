@@ -160,7 +160,7 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // norm layers sent whole, without staleness and at half, twice and four
 // times its rate, with momentum correction at ddp's rate and twice it and
 // with exact lazy momentum at ddp's rate and half it, at twice its rate with
-// the density warm-up from 2%,
+// the density warm-up from 2% and with the rate warmed up over 20 iterations,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
 // rate, and ddp as there and at half and twice its rate, as the
@@ -169,7 +169,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 39u);
+  ASSERT_EQ(s.systems.size(), 40u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -250,6 +250,10 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
                         o.warmup.iterations = 50;
                         o.warmup.start = 0.02;
                       });
+  // And at 0.2 with the rate rising over its first 20 iterations.
+  const auto& lr_warmup = system_named(s, "fixed-0.005-lr-0.2-lr-warmup-20");
+  expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), lr_warmup, unchanged);
+  EXPECT_EQ(lr_warmup.config.warmup_iterations, 20);
   // Fixed 0.3% and 1% at 0.2, beside fixed 0.5% there.
   expect_changed_from_at_lr(system_named(s, "fixed-0.003"), system_named(s, "fixed-0.003-lr-0.2"), unchanged, 0.2);
   expect_changed_from_at_lr(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.01-lr-0.2"), unchanged, 0.2);
