@@ -3,7 +3,10 @@
 give what docs/paper-tta-resnet18-accuracy.md quotes: the gap its
 criterion starts from (fixed 0.5% at 0.2 against ddp), and the runs that
 gave fixed 0.5%'s seldom-sent entries momentum's gain (readings beside
-fixed 0.5% at 0.2, divergence, stops and misses). Standard library only.
+fixed 0.5% at 0.2, divergence, stops and misses), and the density
+warm-up at 0.2 on seeds 1 and 2 against fixed 0.5% at 0.2 (readings,
+best accuracies to 150, crossings, the warm-up's cost, the criterion).
+Standard library only.
 
     python3 tests/test_recorded_accuracy_gap.py [REPO_ROOT]
 """
@@ -22,11 +25,14 @@ from test_recorded_rates import AT_0_2, DDP, best_to, unique  # noqa: E402
 DOC = os.path.join("docs", "paper-tta-resnet18-accuracy.md")
 # Momentum's gain for seldom-sent entries: the four stopped runs on seed 1
 # (folder, label, iterations run when stopped), beside fixed 0.5% at 0.2 there.
-FIXED_0_2_SEED_1 = "seeds-1-2-200-lr-0.2"
+FIXED_0_2 = "seeds-1-2-200-lr-0.2"
 MOMENTUM_GAIN = (("seed-1-200-mc", "fixed-0.005-mc-lr-0.05", 52), ("seed-1-200-mc", "fixed-0.005-mc-lr-0.1", 54),
                  ("seed-1-200-exact", "fixed-0.005-exact-lr-0.025", 46),
                  ("seed-1-200-exact", "fixed-0.005-exact-lr-0.05", 31))
 RESULTS_README = os.path.join("docs", "results", "README.md")
+# The density warm-up from 2% at 0.2: per seed its folder, and its iterations when stopped.
+WARMUP = "fixed-0.005-lr-0.2-warmup-0.02"
+WARMUP_RUNS = {1: ("seed-1-200-lr-0.2-warmup", 155), 2: ("seed-2-200-lr-0.2-warmup", 150)}
 
 
 class TheGap(unittest.TestCase):
@@ -55,7 +61,7 @@ class MomentumGain(unittest.TestCase):
         cls.section = recorded.doc_section(recorded.read(DOC), "## Momentum's gain for entries sent seldom")
         cls.readings = {label: {int(row["iteration"]): (float(row["accuracy"]), float(row["loss"]))
                                 for row in evaluations(folder, label)}
-                        for folder, label in ((FIXED_0_2_SEED_1, "fixed-0.005-lr-0.2/seed-1"),
+                        for folder, label in ((FIXED_0_2, "fixed-0.005-lr-0.2/seed-1"),
                                               *((f, label) for f, label, _ in MOMENTUM_GAIN))}
 
     def test_the_doc_quotes_every_reading_to_iteration_50(self):
@@ -100,6 +106,64 @@ class MomentumGain(unittest.TestCase):
         fixed = self.readings["fixed-0.005-lr-0.2/seed-1"]
         self.assertEqual(max(loss for _, loss in fixed.values()), fixed[5][1])
         self.assertIn(f"above its first reading, {fixed[5][1]:.2f}, and it is at {fixed[40][0] * 100:.2f}%", prose)
+
+
+
+class DensityWarmup(unittest.TestCase):
+    """"The density warm-up at 0.2": its readings beside fixed 0.5% at 0.2,
+    and what the bullets quote, seed 1 read by the criterion."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## The density warm-up at 0.2")
+        cls.text = recorded.flowing(cls.section)
+        cls.runs = {}
+        for seed, (folder, _) in WARMUP_RUNS.items():
+            for label, rows in ((WARMUP, evaluations(folder, WARMUP)),
+                                ("fixed", evaluations(FIXED_0_2, f"fixed-0.005-lr-0.2/seed-{seed}"))):
+                cls.runs[(label, seed)] = {int(r["iteration"]): (float(r["time_s"]), float(r["accuracy"]) * 100)
+                                           for r in rows}
+
+    def best_to_150(self, label, seed):
+        return max(accuracy for i, (_, accuracy) in self.runs[(label, seed)].items() if i <= 150)
+
+    def first_at_85(self, label, seed):
+        return next((i, t) for i, (t, accuracy) in sorted(self.runs[(label, seed)].items()) if accuracy >= 85)
+
+    def test_the_table_quotes_the_readings(self):
+        for iteration in range(25, 175, 25):
+            cells = [f"{self.runs[(label, seed)][iteration][1]:.2f}% ({self.runs[(label, seed)][iteration][0]:.2f} s)"
+                     for seed in (1, 2) for label in ("fixed", WARMUP)]
+            self.assertIn(f"| {iteration} | " + " | ".join(cells) + " |", self.section)
+
+    def test_the_runs_were_stopped_where_the_doc_says(self):
+        for seed, (folder, iterations) in WARMUP_RUNS.items():
+            with open(os.path.join(recorded.screen_folder(folder), WARMUP, "manifest.json")) as f:
+                summary = json.load(f)["summary"]
+            self.assertEqual(summary["interrupted"], "interrupted by signal 2")
+            self.assertEqual(summary["iterations_completed"], iterations)
+            self.assertEqual(max(self.runs[(WARMUP, seed)]), iterations)
+        self.assertIn(f"(seed 1 after {WARMUP_RUNS[1][1]} iterations, seed 2 after {WARMUP_RUNS[2][1]})", self.text)
+
+    def test_seed_1_fails_the_criterion(self):
+        warm, fixed = self.best_to_150(WARMUP, 1), self.best_to_150("fixed", 1)
+        self.assertLess(warm, fixed + 0.5)
+        self.assertTrue(all(accuracy < 85 for _, accuracy in self.runs[(WARMUP, 1)].values()))
+        last = max(self.runs[(WARMUP, 1)])
+        self.assertIn(f"best accuracy to iteration 150 is {warm:.2f}%, {fixed - warm:.2f} points under fixed 0.5%'s "
+                      f"at 0.2 ({fixed:.2f}%)", self.text)
+        self.assertIn(f"had not reached 85% when stopped ({self.runs[(WARMUP, 1)][last][1]:.2f}% at {last})", self.text)
+        at_50 = [self.runs[(label, 1)][50][0] for label in (WARMUP, "fixed")]
+        self.assertIn(f"first 50 iterations cost {at_50[0]:.2f} simulated seconds against {at_50[1]:.2f}", self.text)
+        self.assertEqual(round((at_50[0] - at_50[1]) / self.first_at_85("fixed", 1)[1] * 5), 1)  # "a fifth"
+
+    def test_seed_2_is_reported(self):
+        warm, fixed = self.best_to_150(WARMUP, 2), self.best_to_150("fixed", 2)
+        (warm_at, warm_s), (fixed_at, fixed_s) = self.first_at_85(WARMUP, 2), self.first_at_85("fixed", 2)
+        at_50 = [self.runs[(label, 2)][50][0] for label in (WARMUP, "fixed")]
+        self.assertIn(f"is {warm - fixed:.2f} points over fixed 0.5% at 0.2 ({warm:.2f}% against {fixed:.2f}%) and "
+                      f"first reaches 85% at iteration {warm_at} ({warm_s:.2f} s) where fixed 0.5% does at {fixed_at} "
+                      f"({fixed_s:.2f} s); its first 50 iterations cost {at_50[0]:.2f} s against {at_50[1]:.2f}", self.text)
 
 
 if __name__ == "__main__":
