@@ -5,7 +5,9 @@ criterion starts from (fixed 0.5% at 0.2 against ddp), and the runs that
 gave fixed 0.5%'s seldom-sent entries momentum's gain (readings beside
 fixed 0.5% at 0.2, divergence, stops and misses), and the density
 warm-up at 0.2 on seeds 1 and 2 against fixed 0.5% at 0.2 (readings,
-best accuracies to 150, crossings, the warm-up's cost, the criterion).
+best accuracies to 150, crossings, the warm-up's cost, the criterion),
+and the learning rate warmed up at 0.2 on the same seeds (the monotone
+report, best accuracies against ddp, the early falls, the criterion).
 Standard library only.
 
     python3 tests/test_recorded_accuracy_gap.py [REPO_ROOT]
@@ -20,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
 from test_recorded_iterations import evaluations, summary_entry  # noqa: E402
-from test_recorded_rates import AT_0_2, DDP, best_to, unique  # noqa: E402
+from test_recorded_rates import AT_0_2, DDP, best_to, expect_quoted_runs, unique  # noqa: E402
 
 DOC = os.path.join("docs", "paper-tta-resnet18-accuracy.md")
 # Momentum's gain for seldom-sent entries: the four stopped runs on seed 1
@@ -33,6 +35,9 @@ RESULTS_README = os.path.join("docs", "results", "README.md")
 # The density warm-up from 2% at 0.2: per seed its folder, and its iterations when stopped.
 WARMUP = "fixed-0.005-lr-0.2-warmup-0.02"
 WARMUP_RUNS = {1: ("seed-1-200-lr-0.2-warmup", 155), 2: ("seed-2-200-lr-0.2-warmup", 150)}
+# The rate warmed up over 20 iterations at 0.2, seeds 1 and 2.
+LR_WARMUP = "fixed-0.005-lr-0.2-lr-warmup-20"
+LR_WARMUP_FOLDER = "seeds-1-2-200-lr-warmup"
 
 
 class TheGap(unittest.TestCase):
@@ -164,6 +169,65 @@ class DensityWarmup(unittest.TestCase):
         self.assertIn(f"is {warm - fixed:.2f} points over fixed 0.5% at 0.2 ({warm:.2f}% against {fixed:.2f}%) and "
                       f"first reaches 85% at iteration {warm_at} ({warm_s:.2f} s) where fixed 0.5% does at {fixed_at} "
                       f"({fixed_s:.2f} s); its first 50 iterations cost {at_50[0]:.2f} s against {at_50[1]:.2f}", self.text)
+
+
+
+def largest_fall(evaluations, last_iteration=100):
+    """Points of the largest fall below the run's best so far, to `last_iteration`."""
+    best, fall = None, 0.0
+    for iteration, accuracy in sorted(evaluations.items()):
+        if iteration > last_iteration:
+            break
+        best = accuracy if best is None else max(best, accuracy)
+        fall = max(fall, best - accuracy)
+    return fall
+
+
+class LrWarmup(unittest.TestCase):
+    """"The learning rate warmed up at 0.2": the monotone report, the best
+    accuracies against ddp with the early falls, and the criterion."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## The learning rate warmed up at 0.2")
+        cls.text = recorded.flowing(cls.section)
+        cls.runs = recorded.gathered(unique((FIXED_0_2, LR_WARMUP_FOLDER, *DDP[:2])))
+
+    def accuracies(self, label, seed):
+        iterations, _, accuracies, _ = self.runs[(label, seed)]["evaluations"]
+        return {i: a * 100 for i, a in zip(iterations, accuracies)}
+
+    def best(self, label, seed):
+        return best_to(self.runs, label, seed, 150) * 100
+
+    def test_the_doc_quotes_the_report(self):
+        report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
+                                          folders=(FIXED_0_2, LR_WARMUP_FOLDER))
+        expect_quoted_runs(self, report, ("fixed-0.005-lr-0.2", LR_WARMUP), 4)
+
+    def test_the_table_quotes_best_accuracies_and_falls(self):
+        for seed in (1, 2):
+            ddp, fixed, warm = (self.best(label, seed) for label in ("ddp", "fixed-0.005-lr-0.2", LR_WARMUP))
+            falls = [largest_fall(self.accuracies(label, seed)) for label in ("fixed-0.005-lr-0.2", LR_WARMUP)]
+            self.assertIn(f"| {seed} | {ddp:.2f}% | {fixed:.2f}% ({fixed - ddp:+.2f}) | {warm:.2f}% ({warm - ddp:+.2f}) | "
+                          f"{falls[0]:.2f} / {falls[1]:.2f} |", self.section)
+
+    def test_seed_1_fails_the_criterion(self):
+        fixed, warm = self.best("fixed-0.005-lr-0.2", 1), self.best(LR_WARMUP, 1)
+        self.assertLess(warm, fixed + 0.5)
+        fit = {label: recorded.monotone_tta.readings(self.runs[(label, 1)]["evaluations"], 0.85)["monotone"]
+               for label in ("fixed-0.005-lr-0.2", LR_WARMUP)}
+        ratio = fit[LR_WARMUP][1] / fit["fixed-0.005-lr-0.2"][1]
+        self.assertIn(f"best accuracy to 150 is {warm:.2f}%, {fixed - warm:.2f} points under fixed 0.5%'s at 0.2 where "
+                      f"the criterion asked for 0.5 over, and it reaches 85% at iteration {fit[LR_WARMUP][0]} against "
+                      f"{fit['fixed-0.005-lr-0.2'][0]}, {ratio:.2f}x fixed 0.5%'s TTA", self.text)
+
+    def test_the_second_bullet_quotes_the_falls_and_seed_2(self):
+        falls = {seed: [largest_fall(self.accuracies(label, seed)) for label in ("fixed-0.005-lr-0.2", LR_WARMUP)]
+                 for seed in (1, 2)}
+        self.assertIn(f"shrinks from {falls[1][0]:.2f} to {falls[1][1]:.2f} points on seed 1 and from {falls[2][0]:.2f} "
+                      f"to {falls[2][1]:.2f} on seed 2", self.text)
+        self.assertIn(f"({self.best(LR_WARMUP, 2):.2f}% against {self.best('fixed-0.005-lr-0.2', 2):.2f}%)", self.text)
 
 
 if __name__ == "__main__":
