@@ -4,7 +4,9 @@ tables: analysis/tta.py and analysis/report_tables.py directly, and
 analysis/seed_table.py and analysis/paper_tta_table.py as commands on small
 summaries and a fake results tree (tests/fake_results.py).
 
-usage: test_tta_tables.py   (ctest runs it; standard library only)
+usage: test_tta_tables.py [REPO_ROOT]   (ctest runs it; standard library only;
+the repository is the one holding this file, so REPO_ROOT is accepted and
+not needed, as the recorded-run tests take it)
 """
 import json
 import os
@@ -226,4 +228,4 @@ class PaperTtaTableTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
