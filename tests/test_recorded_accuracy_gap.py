@@ -149,6 +149,8 @@ class DensityWarmup(unittest.TestCase):
             self.assertEqual(summary["iterations_completed"], iterations)
             self.assertEqual(max(self.runs[(WARMUP, seed)]), iterations)
         self.assertIn(f"(seed 1 after {WARMUP_RUNS[1][1]} iterations, seed 2 after {WARMUP_RUNS[2][1]})", self.text)
+        self.assertIn(f"(after {WARMUP_RUNS[1][1]} and {WARMUP_RUNS[2][1]} iterations), when the criterion could be read",
+                      recorded.flowing(recorded.read(RESULTS_README)))
 
     def test_seed_1_fails_the_criterion(self):
         warm, fixed = self.best_to_150(WARMUP, 1), self.best_to_150("fixed", 1)
@@ -160,7 +162,12 @@ class DensityWarmup(unittest.TestCase):
         self.assertIn(f"had not reached 85% when stopped ({self.runs[(WARMUP, 1)][last][1]:.2f}% at {last})", self.text)
         at_50 = [self.runs[(label, 1)][50][0] for label in (WARMUP, "fixed")]
         self.assertIn(f"first 50 iterations cost {at_50[0]:.2f} simulated seconds against {at_50[1]:.2f}", self.text)
-        self.assertEqual(round((at_50[0] - at_50[1]) / self.first_at_85("fixed", 1)[1] * 5), 1)  # "a fifth"
+        extra = at_50[0] - at_50[1]
+        fixed_tta = self.first_at_85("fixed", 1)[1]
+        self.assertLess(abs(extra / fixed_tta - 0.2), 0.025)  # "a fifth"
+        self.assertIn(f"{extra:.2f} s more, a fifth of fixed 0.5%'s {fixed_tta:.2f} s to 85%", self.text)
+        extra_2 = self.runs[(WARMUP, 2)][50][0] - self.runs[("fixed", 2)][50][0]
+        self.assertIn(f"(on seed 2 the extra is {extra_2:.2f} s)", self.text)
 
     def test_seed_2_is_reported(self):
         warm, fixed = self.best_to_150(WARMUP, 2), self.best_to_150("fixed", 2)
@@ -204,6 +211,12 @@ class LrWarmup(unittest.TestCase):
         report = recorded.monotone_report("--up-to", "200", "--against", "fixed-0.005-lr-0.2",
                                           folders=(FIXED_0_2, LR_WARMUP_FOLDER))
         expect_quoted_runs(self, report, ("fixed-0.005-lr-0.2", LR_WARMUP), 4)
+        # The table against the best fixed density too, whole, and the bullet's two medians.
+        self.assertIn(report[report.index("| reading |"):].split("\n\n")[0], self.section)
+        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][LR_WARMUP]
+        tta = recorded.ratio_table(report)["monotone"][LR_WARMUP]
+        self.assertIn(f"it needs {iterations.split()[0]} fixed 0.5%'s iterations and {tta.split()[0]} its TTA",
+                      self.text)
 
     def test_the_table_quotes_best_accuracies_and_falls(self):
         for seed in (1, 2):
