@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
 from test_recorded_iterations import evaluations, summary_entry  # noqa: E402
 from test_recorded_rates import AT_0_2, DDP, best_to, expect_quoted_runs, unique  # noqa: E402
+from test_recorded_rule_at_0_2 import gaps_to_ddp  # noqa: E402
 
 DOC = os.path.join("docs", "paper-tta-resnet18-accuracy.md")
 # Momentum's gain for seldom-sent entries: the four stopped runs on seed 1
@@ -40,14 +41,31 @@ LR_WARMUP = "fixed-0.005-lr-0.2-lr-warmup-20"
 LR_WARMUP_FOLDER = "seeds-1-2-200-lr-warmup"
 
 
+def eval_readings(folder, label):
+    """{iteration: (time_s, accuracy in %, loss)} of a recorded run's
+    eval.csv, read whole: the stopped runs here are not in their folders'
+    summaries, so recorded.gathered leaves them out."""
+    return {int(row["iteration"]): (float(row["time_s"]), float(row["accuracy"]) * 100, float(row["loss"]))
+            for row in evaluations(folder, label)}
+
+
+def best_reading_to(run, last_iteration):
+    """The best accuracy (%) of eval_readings' `run` to `last_iteration`."""
+    return max(accuracy for iteration, (_, accuracy, _) in run.items() if iteration <= last_iteration)
+
+
+def first_at(run, target):
+    """(iteration, time_s) of eval_readings' `run` first at `target` % or above."""
+    return next((iteration, time_s) for iteration, (time_s, accuracy, _) in sorted(run.items()) if accuracy >= target)
+
+
 class TheGap(unittest.TestCase):
     """The intro's starting point: fixed 0.5% at 0.2's best accuracy to
     iteration 150 against ddp's, on seed 1, seeds 1-2 and all five."""
 
     def test_the_intro_quotes_the_gap(self):
         runs = recorded.gathered(unique((*AT_0_2, *DDP)))
-        gaps = [(best_to(runs, "fixed-0.005-lr-0.2", seed, 150) - best_to(runs, "ddp", seed, 150)) * 100
-                for seed in range(1, 6)]
+        gaps = gaps_to_ddp(runs, "fixed-0.005-lr-0.2", seeds=range(1, 6))
         text = recorded.flowing(recorded.read(DOC))
         self.assertIn(f"best accuracy to iteration 150 is {-statistics.median(gaps):.2f} points under ddp's", text)
         self.assertIn(f"fixed 0.5%'s at 0.2 on that seed ({best_to(runs, 'fixed-0.005-lr-0.2', 1, 150) * 100:.2f}%)",
@@ -64,23 +82,22 @@ class MomentumGain(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.section = recorded.doc_section(recorded.read(DOC), "## Momentum's gain for entries sent seldom")
-        cls.readings = {label: {int(row["iteration"]): (float(row["accuracy"]), float(row["loss"]))
-                                for row in evaluations(folder, label)}
+        cls.readings = {label: eval_readings(folder, label)
                         for folder, label in ((FIXED_0_2, "fixed-0.005-lr-0.2/seed-1"),
                                               *((f, label) for f, label, _ in MOMENTUM_GAIN))}
 
     def test_the_doc_quotes_every_reading_to_iteration_50(self):
         for iteration in range(5, 55, 5):
-            cells = [f"{r[iteration][0] * 100:.2f}% / {r[iteration][1]:.2f}" if iteration in r else "-"
+            cells = [f"{r[iteration][1]:.2f}% / {r[iteration][2]:.2f}" if iteration in r else "-"
                      for r in self.readings.values()]
             self.assertIn(f"| {iteration} | " + " | ".join(cells) + " |", self.section)
 
     def test_each_run_diverged_was_stopped_and_misses(self):
         for folder, label, iterations in MOMENTUM_GAIN:
             with self.subTest(label=label):
-                losses = {i: loss for i, (_, loss) in self.readings[label].items()}
+                losses = {i: loss for i, (_, _, loss) in self.readings[label].items()}
                 self.assertGreater(max(loss for i, loss in losses.items() if i <= 45), 20)
-                self.assertLess(max(accuracy for accuracy, _ in self.readings[label].values()), 0.85)
+                self.assertLess(max(accuracy for _, accuracy, _ in self.readings[label].values()), 85)
                 with open(os.path.join(recorded.screen_folder(folder), label, "manifest.json")) as f:
                     summary = json.load(f)["summary"]
                 self.assertFalse(summary["complete"])
@@ -101,17 +118,16 @@ class MomentumGain(unittest.TestCase):
 
     def test_the_prose_quotes_the_peak_losses_and_the_last_accuracies(self):
         prose = recorded.flowing(self.section)
-        highest = {label: max(loss for _, loss in r.values()) for label, r in self.readings.items()}
+        highest = {label: max(loss for _, _, loss in r.values()) for label, r in self.readings.items()}
         self.assertIn(f"{highest['fixed-0.005-mc-lr-0.05']:.2f} at 0.05 and {highest['fixed-0.005-mc-lr-0.1']:.2f} "
                       "at 0.1", prose)
-        mc_50 = [self.readings[label][50][0] * 100 for label in ("fixed-0.005-mc-lr-0.05", "fixed-0.005-mc-lr-0.1")]
+        mc_50 = [self.readings[label][50][1] for label in ("fixed-0.005-mc-lr-0.05", "fixed-0.005-mc-lr-0.1")]
         self.assertIn(f"accuracy {mc_50[0]:.2f}% and {mc_50[1]:.2f}%", prose)
         self.assertIn(f"{highest['fixed-0.005-exact-lr-0.025']:.2f} at 0.025 and "
                       f"{highest['fixed-0.005-exact-lr-0.05']:.2f} at 0.05", prose)
         fixed = self.readings["fixed-0.005-lr-0.2/seed-1"]
-        self.assertEqual(max(loss for _, loss in fixed.values()), fixed[5][1])
-        self.assertIn(f"above its first reading, {fixed[5][1]:.2f}, and it is at {fixed[40][0] * 100:.2f}%", prose)
-
+        self.assertEqual(max(loss for _, _, loss in fixed.values()), fixed[5][2])
+        self.assertIn(f"above its first reading, {fixed[5][2]:.2f}, and it is at {fixed[40][1]:.2f}%", prose)
 
 
 class DensityWarmup(unittest.TestCase):
@@ -124,16 +140,14 @@ class DensityWarmup(unittest.TestCase):
         cls.text = recorded.flowing(cls.section)
         cls.runs = {}
         for seed, (folder, _) in WARMUP_RUNS.items():
-            for label, rows in ((WARMUP, evaluations(folder, WARMUP)),
-                                ("fixed", evaluations(FIXED_0_2, f"fixed-0.005-lr-0.2/seed-{seed}"))):
-                cls.runs[(label, seed)] = {int(r["iteration"]): (float(r["time_s"]), float(r["accuracy"]) * 100)
-                                           for r in rows}
+            cls.runs[(WARMUP, seed)] = eval_readings(folder, WARMUP)
+            cls.runs[("fixed", seed)] = eval_readings(FIXED_0_2, f"fixed-0.005-lr-0.2/seed-{seed}")
 
     def best_to_150(self, label, seed):
-        return max(accuracy for i, (_, accuracy) in self.runs[(label, seed)].items() if i <= 150)
+        return best_reading_to(self.runs[(label, seed)], 150)
 
     def first_at_85(self, label, seed):
-        return next((i, t) for i, (t, accuracy) in sorted(self.runs[(label, seed)].items()) if accuracy >= 85)
+        return first_at(self.runs[(label, seed)], 85)
 
     def test_the_table_quotes_the_readings(self):
         for iteration in range(25, 175, 25):
@@ -149,13 +163,14 @@ class DensityWarmup(unittest.TestCase):
             self.assertEqual(summary["iterations_completed"], iterations)
             self.assertEqual(max(self.runs[(WARMUP, seed)]), iterations)
         self.assertIn(f"(seed 1 after {WARMUP_RUNS[1][1]} iterations, seed 2 after {WARMUP_RUNS[2][1]})", self.text)
-        self.assertIn(f"(after {WARMUP_RUNS[1][1]} and {WARMUP_RUNS[2][1]} iterations), when the criterion could be read",
+        self.assertIn(f"(after {WARMUP_RUNS[1][1]} and {WARMUP_RUNS[2][1]} iterations), when the criterion could "
+                      "be read",
                       recorded.flowing(recorded.read(RESULTS_README)))
 
     def test_seed_1_fails_the_criterion(self):
         warm, fixed = self.best_to_150(WARMUP, 1), self.best_to_150("fixed", 1)
         self.assertLess(warm, fixed + 0.5)
-        self.assertTrue(all(accuracy < 85 for _, accuracy in self.runs[(WARMUP, 1)].values()))
+        self.assertTrue(all(accuracy < 85 for _, accuracy, _ in self.runs[(WARMUP, 1)].values()))
         last = max(self.runs[(WARMUP, 1)])
         self.assertIn(f"best accuracy to iteration 150 is {warm:.2f}%, {fixed - warm:.2f} points under fixed 0.5%'s "
                       f"at 0.2 ({fixed:.2f}%)", self.text)
@@ -175,14 +190,14 @@ class DensityWarmup(unittest.TestCase):
         at_50 = [self.runs[(label, 2)][50][0] for label in (WARMUP, "fixed")]
         self.assertIn(f"is {warm - fixed:.2f} points over fixed 0.5% at 0.2 ({warm:.2f}% against {fixed:.2f}%) and "
                       f"first reaches 85% at iteration {warm_at} ({warm_s:.2f} s) where fixed 0.5% does at {fixed_at} "
-                      f"({fixed_s:.2f} s); its first 50 iterations cost {at_50[0]:.2f} s against {at_50[1]:.2f}", self.text)
+                      f"({fixed_s:.2f} s); its first 50 iterations cost {at_50[0]:.2f} s against {at_50[1]:.2f}",
+                      self.text)
 
 
-
-def largest_fall(evaluations, last_iteration=100):
-    """Points of the largest fall below the run's best so far, to `last_iteration`."""
+def largest_fall(accuracies, last_iteration=100):
+    """Points of the largest fall below the run's best so far ({iteration: %}), to `last_iteration`."""
     best, fall = None, 0.0
-    for iteration, accuracy in sorted(evaluations.items()):
+    for iteration, accuracy in sorted(accuracies.items()):
         if iteration > last_iteration:
             break
         best = accuracy if best is None else max(best, accuracy)
@@ -213,16 +228,16 @@ class LrWarmup(unittest.TestCase):
         expect_quoted_runs(self, report, ("fixed-0.005-lr-0.2", LR_WARMUP), 4)
         # The table against the best fixed density too, whole, and the bullet's two medians.
         self.assertIn(report[report.index("| reading |"):].split("\n\n")[0], self.section)
-        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][LR_WARMUP]
-        tta = recorded.ratio_table(report)["monotone"][LR_WARMUP]
-        self.assertIn(f"it needs {iterations.split()[0]} fixed 0.5%'s iterations and {tta.split()[0]} its TTA",
-                      self.text)
+        iterations = recorded.fit_figures(recorded.against_rows(recorded.against_table(report)))[0][LR_WARMUP]
+        tta = recorded.ratio_table(report)["monotone"][LR_WARMUP].split(" ")[0]
+        self.assertIn(f"it needs {iterations} fixed 0.5%'s iterations and {tta} its TTA", self.text)
 
     def test_the_table_quotes_best_accuracies_and_falls(self):
         for seed in (1, 2):
             ddp, fixed, warm = (self.best(label, seed) for label in ("ddp", "fixed-0.005-lr-0.2", LR_WARMUP))
             falls = [largest_fall(self.accuracies(label, seed)) for label in ("fixed-0.005-lr-0.2", LR_WARMUP)]
-            self.assertIn(f"| {seed} | {ddp:.2f}% | {fixed:.2f}% ({fixed - ddp:+.2f}) | {warm:.2f}% ({warm - ddp:+.2f}) | "
+            self.assertIn(f"| {seed} | {ddp:.2f}% | {fixed:.2f}% ({fixed - ddp:+.2f}) | "
+                          f"{warm:.2f}% ({warm - ddp:+.2f}) | "
                           f"{falls[0]:.2f} / {falls[1]:.2f} |", self.section)
 
     def test_seed_1_fails_the_criterion(self):
@@ -238,7 +253,8 @@ class LrWarmup(unittest.TestCase):
     def test_the_second_bullet_quotes_the_falls_and_seed_2(self):
         falls = {seed: [largest_fall(self.accuracies(label, seed)) for label in ("fixed-0.005-lr-0.2", LR_WARMUP)]
                  for seed in (1, 2)}
-        self.assertIn(f"shrinks from {falls[1][0]:.2f} to {falls[1][1]:.2f} points on seed 1 and from {falls[2][0]:.2f} "
+        self.assertIn(f"shrinks from {falls[1][0]:.2f} to {falls[1][1]:.2f} points on seed 1 and from "
+                      f"{falls[2][0]:.2f} "
                       f"to {falls[2][1]:.2f} on seed 2", self.text)
         self.assertIn(f"({self.best(LR_WARMUP, 2):.2f}% against {self.best('fixed-0.005-lr-0.2', 2):.2f}%)", self.text)
 

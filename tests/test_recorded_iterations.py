@@ -9,7 +9,7 @@ runs with the norm layers sent whole against fixed 0.5% (readings, bytes,
 times, best accuracies, and the rerun that reproduces fixed 0.5%), and
 fixed 0.5% without staleness against it and ddp (fixed 0.5% at other
 learning rates: tests/test_recorded_rates.py; momentum's gain and the
-density warm-up: tests/test_recorded_accuracy_gap.py).
+density and rate warm-ups: tests/test_recorded_accuracy_gap.py).
 Standard library only.
 
     python3 tests/test_recorded_iterations.py [REPO_ROOT]
