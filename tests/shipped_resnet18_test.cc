@@ -206,7 +206,8 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto& fixed_1 = system_named(base, "fixed-0.01");
   expect_same_system(system_named(s, "fixed-0.01"), fixed_1);
   expect_changed_from(fixed_1, system_named(s, "fixed-0.02"), [](train::StellaTrainOptions& o) { o.density = 0.02; });
-  expect_same_system(system_named(s, "fixed-0.005"), system_named(base, "fixed-0.005"));
+  const auto& fixed_0_5 = system_named(s, "fixed-0.005");
+  expect_same_system(fixed_0_5, system_named(base, "fixed-0.005"));
   expect_same_system(system_named(s, "fixed-0.003"), system_named(base, "fixed-0.003"));
   expect_same_system(system_named(s, "ddp"), system_named(base, "ddp"));
   const auto tune_lr = paper_tta_scenario("resnet18-h100-fluct-115-tune-lr");
@@ -215,44 +216,44 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   }
   // Fixed 0.5% clipped: its clip_norm is all that differs.
   for (const int norm : {2, 3, 1000}) {
-    expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-clip-" + std::to_string(norm)),
+    expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-clip-" + std::to_string(norm)),
                         [norm](train::StellaTrainOptions& o) { o.clip_norm = norm; });
   }
   // Fixed 0.5% with its tensors of at most 512 elements sent whole.
-  expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-dense-512"),
+  expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-dense-512"),
                       [](train::StellaTrainOptions& o) { o.dense_up_to = 512; });
   // And without staleness (nothing then to compensate).
-  expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-staleness-0"),
+  expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-staleness-0"),
                       [](train::StellaTrainOptions& o) {
                         o.staleness = 0;
                         o.compensation = "none";
                       });
   // And at half and twice its rate.
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-lr-0.05"), unchanged, 0.05);
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-lr-0.2"), unchanged, 0.2);
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-lr-0.4"), unchanged, 0.4);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-lr-0.05"), unchanged, 0.05);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-lr-0.2"), unchanged, 0.2);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-lr-0.4"), unchanged, 0.4);
   // And with momentum correction at the node, masked, at ddp's rate and at
   // its own (the master then runs plain SGD).
   const auto at_node = [](train::StellaTrainOptions& o) {
     o.momentum_at = "node";
     o.momentum_masking = true;
   };
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-mc-lr-0.05"), at_node, 0.05);
-  expect_changed_from(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-mc-lr-0.1"), at_node);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-mc-lr-0.05"), at_node, 0.05);
+  expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-mc-lr-0.1"), at_node);
   // And with the master's lazy momentum exact, at ddp's rate and half it.
   const auto exact = [](train::StellaTrainOptions& o) { o.lazy_momentum = "exact"; };
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.025"), exact,
-                            0.025);
-  expect_changed_from_at_lr(system_named(s, "fixed-0.005"), system_named(s, "fixed-0.005-exact-lr-0.05"), exact, 0.05);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-exact-lr-0.025"), exact, 0.025);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-exact-lr-0.05"), exact, 0.05);
   // Fixed 0.5% at 0.2 with the density warm-up from 2% over 50 iterations.
-  expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), system_named(s, "fixed-0.005-lr-0.2-warmup-0.02"),
+  const auto& fixed_0_5_at_0_2 = system_named(s, "fixed-0.005-lr-0.2");
+  expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-lr-0.2-warmup-0.02"),
                       [](train::StellaTrainOptions& o) {
                         o.warmup.iterations = 50;
                         o.warmup.start = 0.02;
                       });
   // And at 0.2 with the rate rising over its first 20 iterations.
   const auto& lr_warmup = system_named(s, "fixed-0.005-lr-0.2-lr-warmup-20");
-  expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), lr_warmup, unchanged);
+  expect_changed_from(fixed_0_5_at_0_2, lr_warmup, unchanged);
   EXPECT_EQ(lr_warmup.config.warmup_iterations, 20);
   // Fixed 0.3% and 1% at 0.2, beside fixed 0.5% there.
   expect_changed_from_at_lr(system_named(s, "fixed-0.003"), system_named(s, "fixed-0.003-lr-0.2"), unchanged, 0.2);
