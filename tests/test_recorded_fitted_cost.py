@@ -32,6 +32,13 @@ from fit_sparsity_cost import fit_pooled  # noqa: E402
 FIVE_SEEDS = "### Seeds 3 to 5"
 
 
+def densities_to_200(folder, label, seed):
+    """The controller's density at each tick to iteration 200 (control.csv) of a recorded run."""
+    path = os.path.join(recorded.screen_folder(folder), label, f"seed-{seed}", "control.csv")
+    with open(path) as f:
+        return [float(row["density"]) for row in csv.DictReader(f) if int(row["iteration"]) <= 200]
+
+
 class FittedCostAtTwiceTheRate(unittest.TestCase):
     """The rule from 0.5% at 0.2 at the sparsity_cost fitted on the three
     fixed densities at 0.2, by the criterion the screen file set before
@@ -89,12 +96,9 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
 
     def test_the_doc_quotes_its_densities(self):
         for seed in SEEDS:
-            path = os.path.join(recorded.screen_folder(self.FOLDER), self.FITTED, f"seed-{seed}", "control.csv")
-            with open(path) as f:
-                densities = [float(row["density"]) for row in csv.DictReader(f) if int(row["iteration"]) <= 200]
-            last = densities[-1]
+            densities = densities_to_200(self.FOLDER, self.FITTED, seed)
             self.assertIn(f"seed {seed} {min(densities[2:]):.2%}-{max(densities[2:]):.2%}, "
-                          f"{last:.2%} at the end", self.text)
+                          f"{densities[-1]:.2%} at the end", self.text)
 
 
 class FittedCostOnFiveSeeds(unittest.TestCase):
@@ -177,9 +181,7 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
 
     def test_the_doc_quotes_its_densities(self):
         for seed in (3, 4, 5):
-            path = os.path.join(recorded.screen_folder(self.NEW), self.FITTED, f"seed-{seed}", "control.csv")
-            with open(path) as f:
-                densities = [float(row["density"]) for row in csv.DictReader(f) if int(row["iteration"]) <= 200]
+            densities = densities_to_200(self.NEW, self.FITTED, seed)
             self.assertIn(f"seed {seed} {min(densities[2:]):.2%}-{max(densities[2:]):.2%}, {densities[-1]:.2%} at "
                           "the end", self.text)
 
