@@ -119,14 +119,22 @@ class RecordingHost final : public NodeHost {
 };
 
 // ddp's first bucket (fc2, fc1) is ready long before the convolutions'
-// backward ends.
+// backward ends. A batch of 256 makes that backward last 50-300 ms here, so
+// the window in which the bucket may leave is many scheduler ticks wide.
 TrainConfig per_layer_config(const std::string& system) {
   auto c = cnn_config(system);
   c.dataset = "synthetic";
   c.gpus_per_node = 1;
   c.iterations = 4;
+  c.batch_per_worker = 256;
   return c;
 }
+
+// Of the four iterations, how many must show the overlap. An engine that
+// launches communication only after backward shows it in none; on a loaded
+// machine (CI runs tests side by side) the thread that sends may not be
+// scheduled before a short backward ends, so one iteration may miss it.
+constexpr int kIterationsThatMustOverlap = 3;
 
 // Node 0's backward tasks, in time order.
 std::vector<TaskSpan> backwards_of_node0(Log& log) {
@@ -149,9 +157,9 @@ TEST(PerLayerBackward, DdpLaunchesABucketBeforeBackwardEnds) {
     for (const auto& [rank, at] : log.sends) sent_inside |= rank == 0 && at > b.start && at < b.end;
     early += sent_inside;
   }
-  // Every iteration's first bucket (the fully connected layers) leaves
-  // while the convolutions' backward still runs.
-  EXPECT_EQ(early, 4) << "iterations in which node 0 sent before its backward ended";
+  // The first bucket (the fully connected layers) leaves while the
+  // convolutions' backward still runs.
+  EXPECT_GE(early, kIterationsThatMustOverlap) << "iterations in which node 0 sent before its backward ended";
 }
 
 TEST(PerLayerBackward, StellatrainCompressesTheLastLayerBeforeBackwardEnds) {
@@ -171,7 +179,7 @@ TEST(PerLayerBackward, StellatrainCompressesTheLastLayerBeforeBackwardEnds) {
     for (const auto& t : compress) inside |= t.layer >= 4 && t.start > b.start && t.end < b.end;
     early += inside;
   }
-  EXPECT_EQ(early, 4) << "iterations in which node 0 compressed a layer inside its backward";
+  EXPECT_GE(early, kIterationsThatMustOverlap) << "iterations in which node 0 compressed a layer inside its backward";
 }
 
 }  // namespace
