@@ -95,19 +95,23 @@ TEST(InProcTransport, CompletesSendsOnTheDeliveryThreadAndCountsStats) {
 }
 
 TEST(InProcTransport, HonoursBandwidthThenLatency) {
-  // 200 kB at 10 MB/s: 20 ms on the wire, then 30 ms of latency.
-  InProcFabric fabric(2, LinkDelay{30ms, 10e6, 0ms});
+  // 2 MB at 10 MB/s: 200 ms on the wire, then 300 ms of latency. Long
+  // enough that a wake-up delayed by a loaded machine (tests run side by
+  // side, some under sanitizers) stays within the slack, and that "on the
+  // wire" (by 200 + slack) still comes before the latency could have passed.
+  constexpr auto kSlack = 150ms;
+  InProcFabric fabric(2, LinkDelay{300ms, 10e6, 0ms});
   Recorder recorder;
   Clock::time_point on_wire, delivered;
   fabric.endpoint(1).on_receive([&](Message&&) { recorder.add([&] { delivered = Clock::now(); }); });
   const auto start = Clock::now();
-  fabric.endpoint(0).send(1, 0, bytes(200'000), [&](std::exception_ptr) { recorder.add([&] { on_wire = Clock::now(); }); });
+  fabric.endpoint(0).send(1, 0, bytes(2'000'000), [&](std::exception_ptr) { recorder.add([&] { on_wire = Clock::now(); }); });
   ASSERT_TRUE(recorder.wait_for(2));
   std::lock_guard<std::mutex> lock(recorder.mutex());
-  EXPECT_GE(on_wire - start, 20ms);
-  EXPECT_LT(on_wire - start, 20ms + 60ms);
-  EXPECT_GE(delivered - start, 50ms);
-  EXPECT_LT(delivered - start, 50ms + 60ms);
+  EXPECT_GE(on_wire - start, 200ms);
+  EXPECT_LT(on_wire - start, 200ms + kSlack);
+  EXPECT_GE(delivered - start, 500ms);
+  EXPECT_LT(delivered - start, 500ms + kSlack);
 }
 
 TEST(InProcTransport, QueuesMessagesOnABusyLink) {

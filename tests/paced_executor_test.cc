@@ -78,24 +78,28 @@ TEST_F(PacedExecutorTest, DoneRunsAtThePricedTimeNotTheWorks) {
   EXPECT_EQ(ex->stats().late_tasks, 0u);
 }
 
+// The tasks last kSlackMs each, so "did not wait for a task" (done before
+// two tasks' time) leaves the same scheduling slack as the other bounds.
 TEST_F(PacedExecutorTest, ANodesGpuRunsOneTaskAtATimeAndOtherGpusDoNotWait) {
   auto ex = make();
-  const auto at = done_times(*ex, {gpu_task(60, 0), gpu_task(60, 0), gpu_task(60, 1)});
-  EXPECT_GE(at[0], 60);
-  EXPECT_GE(at[1], 120);  // waited for the first on GPU 0
-  EXPECT_GE(at[2], 60);
-  EXPECT_LT(at[2], 120);  // GPU 1 was free
-  EXPECT_LT(at[1], 120 + kSlackMs);
+  const double task = kSlackMs;
+  const auto at = done_times(*ex, {gpu_task(task, 0), gpu_task(task, 0), gpu_task(task, 1)});
+  EXPECT_GE(at[0], task);
+  EXPECT_GE(at[1], 2 * task);  // waited for the first on GPU 0
+  EXPECT_GE(at[2], task);
+  EXPECT_LT(at[2], 2 * task);  // GPU 1 was free
+  EXPECT_LT(at[1], 2 * task + kSlackMs);
 }
 
 TEST_F(PacedExecutorTest, ANodesCpuHasItsSlots) {
   auto ex = make(/*cpu_cores=*/2);
   EXPECT_EQ(ex->cpu_cores(0), 2);
-  const auto at = done_times(*ex, {cpu_task(60), cpu_task(60), cpu_task(60)});
-  EXPECT_GE(at[0], 60);
-  EXPECT_GE(at[1], 60);
-  EXPECT_LT(std::max(at[0], at[1]), 120);  // two slots at once
-  EXPECT_GE(at[2], 120);                    // the third waited for one
+  const double task = kSlackMs;
+  const auto at = done_times(*ex, {cpu_task(task), cpu_task(task), cpu_task(task)});
+  EXPECT_GE(at[0], task);
+  EXPECT_GE(at[1], task);
+  EXPECT_LT(std::max(at[0], at[1]), 2 * task);  // two slots at once
+  EXPECT_GE(at[2], 2 * task);                    // the third waited for one
 }
 
 TEST_F(PacedExecutorTest, CpuSlotsComeFromTheScenarioElseTheModelElseTheDefault) {
