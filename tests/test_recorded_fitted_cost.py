@@ -7,7 +7,7 @@ docs/paper-tta-resnet18-rule-0.2.md, "The rule at the cost fitted at
 0.2 and the rule at cost 0.1 on seeds 1 and 2 (the criterion), then on
 seeds 3 to 5 and over all five (the criterion that put it into the test
 files), against the rule at 0.1, against ddp, its densities and best
-accuracies; and the summaries of it in README.md, docs/paper-tta.md and
+accuracies; and the summaries of it in docs/paper-tta-findings.md, docs/paper-tta.md and
 docs/paper-tta-open.md. Standard library only.
 
     python3 tests/test_recorded_fitted_cost.py [REPO_ROOT]
@@ -219,7 +219,7 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
         self.assertIn(f"its best accuracy at 150 iterations is {-medians[self.FITTED]:.2f} points under ddp's by the "
                       f"median, against {-medians['fixed-0.005-lr-0.2']:.2f} for fixed 0.5% at 0.2", self.text)
 
-    def test_readme_paper_tta_and_paper_tta_open_quote_it(self):
+    def test_the_summaries_and_paper_tta_open_quote_it(self):
         ratios = self.ratios()
         iterations, speedups = recorded.fit_figures(recorded.against_rows(self.against_ddp))
         it, tta = iterations[self.FITTED], speedups[self.FITTED]

@@ -16,7 +16,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_recorded_results import ROOT, flowing, read, table_cells  # noqa: E402  (its ROOT reads the same argv)
+from test_recorded_results import FINDINGS, ROOT, flowing, read, table_cells  # noqa: E402  (its ROOT reads the same argv)
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
 import paper_tta_table  # noqa: E402
@@ -34,6 +34,10 @@ TUNE_LR = os.path.join(RECORDED, "resnet18-h100-fluct-115-tune-lr")
 
 def recorded(link):
     return os.path.join(RECORDED, f"resnet18-h100-{link}")
+
+
+# The three StellaTrain settings of ResNet-18's rows in README.md's table.
+RESNET18_LABELS = ("stellatrain-fill-80", "fill-85-busy", "soonest-0.1-busy-start-0.005")
 
 
 def table_row(link, label):
@@ -97,10 +101,24 @@ class RecordedGpuRuns(unittest.TestCase):
 
     def test_readme_quotes_the_controller_rows(self):
         readme = read("README.md")
-        for label in ("stellatrain-fill-80", "fill-85-busy", "soonest-0.1-busy-start-0.005"):
+        for label in RESNET18_LABELS:
             for link in LINKS:
                 row = table_row(link, label)
                 self.assertIn(row, readme, f"README.md lacks the row {row}")
+
+    def test_readme_s_short_version_spans_the_resnet18_rows(self):
+        """README.md's "What the table says" quotes the span of ResNet-18's
+        iterations ratios and of its best-accuracy gaps over its nine rows."""
+        ratios, gaps = [], []
+        for label in RESNET18_LABELS:
+            for link in LINKS:
+                cells = table_cells(table_row(link, label))
+                ratios.append(float(cells[3]))
+                ours, theirs = (float(a.rstrip("%")) for a in cells[5].split(" / "))
+                gaps.append(theirs - ours)
+        readme = flowing(read("README.md"))
+        self.assertIn(f"StellaTrain needs {min(ratios):.2f}-{max(ratios):.2f}x ddp's iterations there", readme)
+        self.assertIn(f"ResNet-18's are {min(gaps):.1f}-{max(gaps):.1f} points under", readme)
 
     def test_a_quoted_row_that_differs_is_caught(self):
         # The check compares whole rows: one changed digit is not in the doc.
@@ -117,7 +135,7 @@ class RecordedGpuRuns(unittest.TestCase):
 class RecordedGpuRunsReadByTheFit(unittest.TestCase):
     """paper_tta_table.py --fit on the same folders: docs/paper-tta-resnet18.md
     quotes its rows, its first-evaluation speedup is the table's, and the
-    fit's speedups are the ones README.md and docs/paper-tta.md quote."""
+    fit's speedups are the ones docs/paper-tta-findings.md and docs/paper-tta.md quote."""
 
     def test_the_doc_quotes_the_fit_rows(self):
         doc = read(RESNET18_DOC)
@@ -148,7 +166,7 @@ class RecordedGpuRunsReadByTheFit(unittest.TestCase):
         speedups = [table_cells(paper_tta_table.fit_row(recorded(link), "stellatrain-fill-80"))[3].split()[0]
                     for link in LINKS]
         self.assertEqual(speedups, ["61.0x", "59.8x", "21.3x"])
-        self.assertIn("55.7x at fluct-115 (61.0x read by the monotone fit", flowing(read("README.md")))
+        self.assertIn("55.7x at fluct-115 (61.0x read by the monotone fit", flowing(read(FINDINGS)))
         self.assertIn("later at every link, 61.0x, 59.8x and 21.3x with 1.55-1.63x ddp's",
                       flowing(read(os.path.join("docs", "paper-tta.md"))))
 
@@ -215,7 +233,9 @@ class BusierControllerAndRuleOnH100(unittest.TestCase):
     def test_the_readme_quotes_the_rules_speedup(self):
         cell = table_cells(table_row("fluct-115", "soonest-0.1-busy-start-0.005"))[4]
         self.assertEqual(cell, "73.9x [69.1, 75.3]")
-        self.assertIn(f"fluct-115, short of 104x by its 2.00x ddp's iterations", flowing(read("README.md")))
+        for doc in ("README.md", FINDINGS):
+            self.assertIn(f"73.9x [69.1, 75.3] at fluct-115, short of 104x by its 2.00x ddp's iterations",
+                          flowing(read(doc)), doc)
 
     def test_what_is_open_quotes_these_rows(self):
         open_doc = flowing(read(os.path.join("docs", "paper-tta-open.md")))

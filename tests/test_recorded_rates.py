@@ -5,7 +5,7 @@ twice its learning rate against it at 0.1 (readings, ratios, accuracies,
 the criterion's outcome, the redrawn ranges, equal simulated times, the
 early dip) and against ddp, on seeds 1 and 2 and then 3 to 5; best
 accuracies against ddp's at 150 iterations; fixed 0.5% at 0.4; and the
-summaries of it in README.md, docs/paper-tta.md and docs/paper-tta-open.md
+summaries of it in docs/paper-tta-findings.md, docs/paper-tta.md and docs/paper-tta-open.md
 (with the rule from 0.5% at 0.2's ratio, which
 tests/test_recorded_rule_at_0_2.py checks in its own doc).
 Standard library only.
@@ -353,7 +353,7 @@ class FourTimesTheRate(unittest.TestCase):
 
 
 class SummaryDocs(unittest.TestCase):
-    def test_readme_and_paper_tta_quote_0_2_and_the_rule(self):
+    def test_the_summaries_quote_0_2_and_the_rule(self):
         five = recorded.against_rows(recorded.against_table(recorded.monotone_report(
             "--against", "ddp", "--whole-runs", folders=unique((*AT_0_1, *AT_0_2, *DDP)))))
         iterations, spread = five["iterations, monotone"]["fixed-0.005-lr-0.2"].split(" ")

@@ -8,7 +8,7 @@ their readings and ratios against fixed 0.5% at 0.2, the best fixed
 density at 0.2 by the criterion the screen file set before the runs, the
 rule against it, each density against itself at 0.1 and against ddp
 (iterations, TTA, best accuracy at 150 iterations), and 0.3% on seeds 3
-and 4; and the summaries of them in README.md, docs/paper-tta.md and
+and 4; and the summaries of them in docs/paper-tta-findings.md, docs/paper-tta.md and
 docs/paper-tta-open.md. The rule at the sparsity_cost fitted on those
 densities: tests/test_recorded_fitted_cost.py. Standard library
 only.
@@ -370,7 +370,7 @@ class FixedPointThreeOnFourSeeds(unittest.TestCase):
 
 
 class SummaryDocs(unittest.TestCase):
-    def test_readme_paper_tta_and_paper_tta_open_quote_the_best_fixed_density_at_0_2(self):
+    def test_the_summaries_and_paper_tta_open_quote_the_best_fixed_density_at_0_2(self):
         runs = recorded.gathered((*DensitiesAtTwiceTheRate.FOLDERS, *AT_0_1, *DDP))
         ratios = {label: statistics.median(paired_ratios(runs, label)) for label in NEW}
         self.assertEqual(best_at_0_2(runs), "fixed-0.005-lr-0.2")
