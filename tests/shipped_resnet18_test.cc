@@ -161,6 +161,8 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // times its rate, with momentum correction at ddp's rate and twice it and
 // with exact lazy momentum at ddp's rate and half it, at twice its rate with
 // the density warm-up from 2% and with the rate warmed up over 20 iterations,
+// at twice its rate without staleness, at full density at ddp's rate with
+// and without staleness,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
 // rate, and ddp as there and at half and twice its rate, as the
@@ -169,7 +171,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 40u);
+  ASSERT_EQ(s.systems.size(), 43u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -255,6 +257,21 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto& lr_warmup = system_named(s, "fixed-0.005-lr-0.2-lr-warmup-20");
   expect_changed_from(fixed_0_5_at_0_2, lr_warmup, unchanged);
   EXPECT_EQ(lr_warmup.config.warmup_iterations, 20);
+  // And at 0.2 without staleness (nothing then to compensate).
+  const auto no_staleness = [](train::StellaTrainOptions& o) {
+    o.staleness = 0;
+    o.compensation = "none";
+  };
+  expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-lr-0.2-staleness-0"), no_staleness);
+  // The engine at full density at ddp's rate, with and without staleness.
+  const auto dense = [](train::StellaTrainOptions& o) { o.density = 1.0; };
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "dense-lr-0.05"), dense, 0.05);
+  expect_changed_from_at_lr(fixed_0_5, system_named(s, "dense-staleness-0-lr-0.05"),
+                            [&](train::StellaTrainOptions& o) {
+                              dense(o);
+                              no_staleness(o);
+                            },
+                            0.05);
   // Fixed 0.3% and 1% at 0.2, beside fixed 0.5% there.
   expect_changed_from_at_lr(system_named(s, "fixed-0.003"), system_named(s, "fixed-0.003-lr-0.2"), unchanged, 0.2);
   expect_changed_from_at_lr(system_named(s, "fixed-0.01"), system_named(s, "fixed-0.01-lr-0.2"), unchanged, 0.2);
