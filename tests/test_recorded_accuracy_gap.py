@@ -7,8 +7,10 @@ fixed 0.5% at 0.2, divergence, stops and misses), and the density
 warm-up at 0.2 on seeds 1 and 2 against fixed 0.5% at 0.2 (readings,
 best accuracies to 150, crossings, the warm-up's cost, the criterion),
 and the learning rate warmed up at 0.2 on the same seeds (the monotone
-report, best accuracies against ddp, the early falls, the criterion).
-Standard library only.
+report, best accuracies against ddp, the early falls, the criterion), and
+the diagnosis at full density and without staleness on seeds 1 and 2 (the
+monotone report against ddp, best accuracies against ddp, the reading, the
+split of the gap). Standard library only.
 
     python3 tests/test_recorded_accuracy_gap.py [REPO_ROOT]
 """
@@ -23,12 +25,13 @@ sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
 from test_recorded_iterations import evaluations, summary_entry  # noqa: E402
 from test_recorded_rates import AT_0_2, DDP, best_to, expect_quoted_runs, unique  # noqa: E402
-from test_recorded_rule_at_0_2 import gaps_to_ddp  # noqa: E402
+from test_recorded_rule_at_0_2 import AT_0_2 as DENSITIES_AT_0_2, gaps_to_ddp  # noqa: E402
 
 DOC = os.path.join("docs", "paper-tta-resnet18-accuracy.md")
 # Momentum's gain for seldom-sent entries: the four stopped runs on seed 1
 # (folder, label, iterations run when stopped), beside fixed 0.5% at 0.2 there.
 FIXED_0_2 = "seeds-1-2-200-lr-0.2"
+FIXED_0_5_AT_0_2 = "fixed-0.005-lr-0.2"
 MOMENTUM_GAIN = (("seed-1-200-mc", "fixed-0.005-mc-lr-0.05", 52), ("seed-1-200-mc", "fixed-0.005-mc-lr-0.1", 54),
                  ("seed-1-200-exact", "fixed-0.005-exact-lr-0.025", 46),
                  ("seed-1-200-exact", "fixed-0.005-exact-lr-0.05", 31))
@@ -39,6 +42,10 @@ WARMUP_RUNS = {1: ("seed-1-200-lr-0.2-warmup", 155), 2: ("seed-2-200-lr-0.2-warm
 # The rate warmed up over 20 iterations at 0.2, seeds 1 and 2.
 LR_WARMUP = "fixed-0.005-lr-0.2-lr-warmup-20"
 LR_WARMUP_FOLDER = "seeds-1-2-200-lr-warmup"
+# The diagnosis: the engine at full density with and without staleness, and
+# fixed 0.5% at 0.2 without staleness, seeds 1 and 2 to 150 iterations.
+DENSE, DENSE_S0, FIXED_S0 = "dense-lr-0.05", "dense-staleness-0-lr-0.05", "fixed-0.005-lr-0.2-staleness-0"
+DIAGNOSIS_FOLDERS = ("seed-1-150-dense-full", "seed-2-150-dense-full", "seeds-1-2-150-lr-0.2-staleness-0")
 
 
 def eval_readings(folder, label):
@@ -258,6 +265,91 @@ class LrWarmup(unittest.TestCase):
                       f"to {falls[2][1]:.2f} on seed 2", self.text)
         self.assertIn(f"({self.best(LR_WARMUP, 2):.2f}% against {self.best('fixed-0.005-lr-0.2', 2):.2f}%)", self.text)
 
+
+class WhereTheGapGoes(unittest.TestCase):
+    """"Where the gap goes: full density, and no staleness": the report
+    against ddp, the best accuracies to 150 against ddp's, the reading set
+    before the runs, and the split of fixed 0.5%'s gap that the bullets
+    quote."""
+
+    SEEDS = (1, 2)
+    COLUMNS = (DENSE_S0, DENSE, FIXED_S0, FIXED_0_5_AT_0_2)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## Where the gap goes: full density, and no staleness")
+        cls.text = recorded.flowing(cls.section)
+        cls.runs = recorded.gathered(unique((*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2])))
+        cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in cls.COLUMNS}
+        cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
+
+    def test_the_doc_quotes_the_report_against_ddp(self):
+        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", "ddp",
+                                          folders=(*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2]))
+        expect_quoted_runs(self, report, (*self.COLUMNS, "ddp"), 10)
+
+    def test_the_table_quotes_best_accuracies_against_ddp(self):
+        for seed in self.SEEDS:
+            cells = [f"{best_to(self.runs, label, seed, 150) * 100:.2f}% ({self.gaps[label][seed - 1]:+.2f})"
+                     for label in self.COLUMNS]
+            ddp = best_to(self.runs, "ddp", seed, 150) * 100
+            self.assertIn(f"| {seed} | {ddp:.2f}% | " + " | ".join(cells) + " |", self.section)
+        medians = " | ".join(f"{self.median[label]:+.2f}" for label in self.COLUMNS)
+        self.assertIn(f"| median | | {medians} |", self.section)
+
+    def test_the_opening_quotes_the_densities_at_0_2(self):
+        runs = recorded.gathered(unique((*DENSITIES_AT_0_2.values(), *DDP[:2])))
+        medians = [statistics.median(gaps_to_ddp(runs, label, self.SEEDS)) for label in DENSITIES_AT_0_2]
+        self.assertIn(f"({-max(medians):.2f}-{-min(medians):.2f} points under by the medians on seeds 1 and 2;",
+                      self.text)
+
+    def test_the_reading_set_before_the_runs(self):
+        # Within a point of ddp: the engine's update at full density is ddp's.
+        self.assertLess(abs(self.median[DENSE_S0]), 1)
+        self.assertIn(f"{self.median[DENSE_S0]:+.2f} points by the median", self.text)
+
+    def test_the_split_of_the_gap(self):
+        parts = (("staleness at full density", DENSE, DENSE_S0), ("staleness at 0.5%", FIXED_0_5_AT_0_2, FIXED_S0),
+                 ("sparsity without staleness", FIXED_S0, DENSE_S0), ("sparsity with staleness", FIXED_0_5_AT_0_2, DENSE))
+        costs = {}
+        for name, worse, better in parts:
+            per_seed = [b - w for w, b in zip(self.gaps[worse], self.gaps[better])]
+            costs[name] = statistics.median(per_seed)
+            self.assertIn(f"| {name} ({better} against {worse}) | {per_seed[0]:.2f} | {per_seed[1]:.2f} | "
+                          f"{costs[name]:.2f} |", self.section)
+        # "At 0.5% the gap is the sparsity's": on both seeds the sparsity
+        # without staleness costs more than the staleness at 0.5%.
+        for seed in self.SEEDS:
+            sparsity = self.gaps[DENSE_S0][seed - 1] - self.gaps[FIXED_S0][seed - 1]
+            staleness = self.gaps[FIXED_S0][seed - 1] - self.gaps[FIXED_0_5_AT_0_2][seed - 1]
+            self.assertGreater(sparsity, staleness + 1)
+        self.assertIn(f"is {-self.median[FIXED_S0]:.2f} points under ddp by the median, where with it it is "
+                      f"{-self.median[FIXED_0_5_AT_0_2]:.2f}: the staleness costs it nothing "
+                      f"({costs['staleness at 0.5%']:.2f} by the median", self.text)
+        self.assertIn(f"Without staleness the sparsity costs {costs['sparsity without staleness']:.2f} points by the "
+                      f"median, and with it {costs['sparsity with staleness']:.2f}, where the staleness at full "
+                      f"density costs {costs['staleness at full density']:.2f}", self.text)
+
+    def test_what_is_open_quotes_the_split(self):
+        open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
+        self.assertIn(f"the engine at full density without staleness is {self.median[DENSE_S0]:+.2f} points against "
+                      f"ddp's best accuracy to 150 by the median, and fixed 0.5% at 0.2 without staleness is "
+                      f"{-self.median[FIXED_S0]:.2f} under, as with it ({-self.median[FIXED_0_5_AT_0_2]:.2f};",
+                      open_text)
+
+    def test_the_noise_and_time_bullets(self):
+        per_seed = [f"{g:+.2f}" for g in self.gaps[DENSE_S0]]
+        self.assertIn(f"its best accuracy is {self.median[DENSE_S0]:+.2f} points by the median ({per_seed[0]} and "
+                      f"{per_seed[1]} per seed)", self.text)
+        self.assertIn(f"their best accuracies still differ by {abs(self.gaps[DENSE_S0][0]):.2f} and "
+                      f"{abs(self.gaps[DENSE_S0][1]):.2f} points", self.text)
+        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", "ddp",
+                                          folders=(*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2]))
+        first = recorded.ratio_table(report)["first"][FIXED_S0].split(" ")[0]
+        self.assertIn(f"reaches 85% at {first} fixed 0.5%'s TTA by the first evaluation", self.text)
+        iterations = recorded.against_rows(recorded.against_table(report))
+        self.assertIn(f"needs {iterations['iterations, monotone'][DENSE_S0].split(' ')[0]} ddp's iterations by the "
+                      f"fit ({iterations['iterations, first'][DENSE_S0].split(' ')[0]} by the first", self.text)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
