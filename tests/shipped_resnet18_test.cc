@@ -161,7 +161,7 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
 // times its rate, with momentum correction at ddp's rate and twice it and
 // with exact lazy momentum at ddp's rate and half it, at twice its rate with
 // the density warm-up from 2% and with the rate warmed up over 20 iterations,
-// at twice its rate without staleness, at full density at ddp's rate with
+// at twice its rate without staleness and with exact top-k, at full density at ddp's rate with
 // and without staleness,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
@@ -171,7 +171,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 43u);
+  ASSERT_EQ(s.systems.size(), 44u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -263,6 +263,9 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
     o.compensation = "none";
   };
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-lr-0.2-staleness-0"), no_staleness);
+  // And at 0.2 with exact top-k in place of the 16-float blocks.
+  expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-topk-lr-0.2"),
+                      [](train::StellaTrainOptions& o) { o.compressor = "topk"; });
   // The engine at full density at ddp's rate, with and without staleness.
   const auto dense = [](train::StellaTrainOptions& o) { o.density = 1.0; };
   expect_changed_from_at_lr(fixed_0_5, system_named(s, "dense-lr-0.05"), dense, 0.05);
