@@ -10,7 +10,8 @@ and the learning rate warmed up at 0.2 on the same seeds (the monotone
 report, best accuracies against ddp, the early falls, the criterion), and
 the diagnosis at full density and without staleness on seeds 1 and 2 (the
 monotone report against ddp, best accuracies against ddp, the reading, the
-split of the gap). Standard library only.
+split of the gap), and exact top-k in place of the blocks (best accuracies
+against ddp, the reading, the bytes). Standard library only.
 
     python3 tests/test_recorded_accuracy_gap.py [REPO_ROOT]
 """
@@ -46,6 +47,8 @@ LR_WARMUP_FOLDER = "seeds-1-2-200-lr-warmup"
 # fixed 0.5% at 0.2 without staleness, seeds 1 and 2 to 150 iterations.
 DENSE, DENSE_S0, FIXED_S0 = "dense-lr-0.05", "dense-staleness-0-lr-0.05", "fixed-0.005-lr-0.2-staleness-0"
 DIAGNOSIS_FOLDERS = ("seed-1-150-dense-full", "seed-2-150-dense-full", "seeds-1-2-150-lr-0.2-staleness-0")
+# Exact top-k in place of the 16-float blocks, fixed 0.5% at 0.2, seeds 1 and 2 to 150.
+TOPK, TOPK_FOLDER = "fixed-0.005-topk-lr-0.2", "seeds-1-2-150-topk-lr-0.2"
 
 
 def eval_readings(folder, label):
@@ -400,6 +403,81 @@ class WhereTheGapGoes(unittest.TestCase):
         speed = [against["speedup, monotone"][label].split("x")[0] for label in (DENSE, DENSE_S0, FIXED_0_5_AT_0_2)]
         self.assertIn(f"Full density is {speed[0]}x and {speed[1]}x faster than ddp by the fit, where fixed 0.5% at "
                       f"0.2 is {speed[2]}x", self.text)
+
+class ExactTopK(unittest.TestCase):
+    """"Exact top-k in place of the blocks": best accuracies to 150 against
+    ddp's beside fixed 0.5% at 0.2, the reading set before the runs, the
+    report against fixed 0.5% at 0.2 and the bytes each sends."""
+
+    SEEDS = (1, 2)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.section = recorded.doc_section(recorded.read(DOC), "## Exact top-k in place of the blocks")
+        cls.text = recorded.flowing(cls.section)
+        cls.runs = recorded.gathered(unique((TOPK_FOLDER, FIXED_0_2, *DDP[:2])))
+        cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in (FIXED_0_5_AT_0_2, TOPK)}
+        cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
+
+    def test_the_table_quotes_best_accuracies_against_ddp(self):
+        for seed in self.SEEDS:
+            cells = [f"{best_to(self.runs, label, seed, 150) * 100:.2f}% ({self.gaps[label][seed - 1]:+.2f})"
+                     for label in (FIXED_0_5_AT_0_2, TOPK)]
+            ddp = best_to(self.runs, "ddp", seed, 150) * 100
+            self.assertIn(f"| {seed} | {ddp:.2f}% | " + " | ".join(cells) + " |", self.section)
+        self.assertIn(f"| median | | {self.median[FIXED_0_5_AT_0_2]:+.2f} | {self.median[TOPK]:+.2f} |", self.section)
+
+    def test_the_reading_set_before_the_runs(self):
+        closer = self.median[TOPK] - self.median[FIXED_0_5_AT_0_2]
+        blocks_cost = closer >= 0.5
+        self.assertIn(f"{closer:+.2f} points against fixed 0.5%'s by the median", self.text)
+        self.assertIn("the blocks cost accuracy" if blocks_cost else "the sparsity's part is the density's",
+                      self.text)
+
+    def test_the_doc_quotes_the_report(self):
+        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
+                                          folders=(TOPK_FOLDER, FIXED_0_2))
+        expect_quoted_runs(self, report, (FIXED_0_5_AT_0_2, TOPK), 4)
+        self.assertIn(report[report.index("| reading |"):].split("\n\n")[0], self.section)
+        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][TOPK].split(" ")[0]
+        tta = recorded.ratio_table(report)["monotone"][TOPK]
+        median, spread = tta.split(" ")
+        self.assertIn(f"It reaches 85% in {iterations} fixed 0.5%'s iterations by the fit", self.text)
+        self.assertIn(f"by the fit it takes {median} fixed 0.5%'s TTA ({spread.strip('()')}x per seed)", self.text)
+        self.assertIn(f"{-self.median[TOPK]:.2f} points under ddp's, within the point", self.text)
+
+    def test_what_is_open_and_readme_quote_it(self):
+        closer = self.median[TOPK] - self.median[FIXED_0_5_AT_0_2]
+        open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
+        self.assertIn(f"at the same 0.5%, is {-self.median[TOPK]:.2f} points under ddp's best accuracy to 150 by the "
+                      f"median, {closer:.2f} closer than the blocks", open_text)
+        self.assertIn(f"exact top-k in place of thresholdv16's blocks brings it to {-self.median[TOPK]:.2f} points "
+                      f"at {self.bytes_ratio():.2f}x the bytes", recorded.flowing(recorded.read("README.md")))
+        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
+                                          folders=(TOPK_FOLDER, FIXED_0_2))
+        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][TOPK].split(" ")[0]
+        tta = recorded.ratio_table(report)["monotone"][TOPK].split(" ")[0]
+        self.assertIn(f"in {iterations} their iterations, but at {self.bytes_ratio():.2f}x the bytes it takes {tta} "
+                      "their TTA by the fit", open_text)
+
+    def sent(self):
+        """{label: (WAN bytes per iteration, simulated ms per iteration)}."""
+        out = {}
+        for folder, label in ((TOPK_FOLDER, TOPK), (FIXED_0_2, FIXED_0_5_AT_0_2)):
+            with open(os.path.join(recorded.screen_folder(folder), "summary.json")) as f:
+                entry = json.load(f)["systems"][label]
+            out[label] = (entry["wan_bytes"] / entry["iterations"], entry["mean_iteration_s"] * 1000)
+        return out
+
+    def bytes_ratio(self):
+        sent = self.sent()
+        return sent[TOPK][0] / sent[FIXED_0_5_AT_0_2][0]
+
+    def test_the_bytes(self):
+        sent = self.sent()
+        self.assertIn(f"{self.bytes_ratio():.2f}x the WAN bytes per iteration", self.text)
+        self.assertIn(f"{sent[TOPK][1]:.2f} ms of simulated time per iteration against {sent[FIXED_0_5_AT_0_2][1]:.2f}",
+                      self.text)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
