@@ -225,11 +225,11 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-dense-512"),
                       [](train::StellaTrainOptions& o) { o.dense_up_to = 512; });
   // And without staleness (nothing then to compensate).
-  expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-staleness-0"),
-                      [](train::StellaTrainOptions& o) {
-                        o.staleness = 0;
-                        o.compensation = "none";
-                      });
+  const auto no_staleness = [](train::StellaTrainOptions& o) {
+    o.staleness = 0;
+    o.compensation = "none";
+  };
+  expect_changed_from(fixed_0_5, system_named(s, "fixed-0.005-staleness-0"), no_staleness);
   // And at half and twice its rate.
   expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-lr-0.05"), unchanged, 0.05);
   expect_changed_from_at_lr(fixed_0_5, system_named(s, "fixed-0.005-lr-0.2"), unchanged, 0.2);
@@ -257,11 +257,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto& lr_warmup = system_named(s, "fixed-0.005-lr-0.2-lr-warmup-20");
   expect_changed_from(fixed_0_5_at_0_2, lr_warmup, unchanged);
   EXPECT_EQ(lr_warmup.config.warmup_iterations, 20);
-  // And at 0.2 without staleness (nothing then to compensate).
-  const auto no_staleness = [](train::StellaTrainOptions& o) {
-    o.staleness = 0;
-    o.compensation = "none";
-  };
+  // And at 0.2 without staleness.
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-lr-0.2-staleness-0"), no_staleness);
   // And at 0.2 with exact top-k in place of the 16-float blocks.
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-topk-lr-0.2"),

@@ -204,6 +204,17 @@ class DensityWarmup(unittest.TestCase):
                       self.text)
 
 
+def expect_gap_table(test, labels):
+    """The test's section has a row per seed of ddp's best accuracy to 150
+    and each label's with its points against ddp's, then the medians."""
+    for seed in test.SEEDS:
+        cells = [f"{best_to(test.runs, label, seed, 150) * 100:.2f}% ({test.gaps[label][seed - 1]:+.2f})"
+                 for label in labels]
+        ddp = best_to(test.runs, "ddp", seed, 150) * 100
+        test.assertIn(f"| {seed} | {ddp:.2f}% | " + " | ".join(cells) + " |", test.section)
+    test.assertIn("| median | | " + " | ".join(f"{test.median[label]:+.2f}" for label in labels) + " |", test.section)
+
+
 def largest_fall(accuracies, last_iteration=100):
     """Points of the largest fall below the run's best so far ({iteration: %}), to `last_iteration`."""
     best, fall = None, 0.0
@@ -285,28 +296,37 @@ class WhereTheGapGoes(unittest.TestCase):
         cls.runs = recorded.gathered(unique((*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2])))
         cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in cls.COLUMNS}
         cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
+        cls.costs = cls.parts_of_the_gap()
+        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", "ddp",
+                                              folders=(*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2]))
+        runs_at_0_2 = recorded.gathered(unique((*DENSITIES_AT_0_2.values(), *DDP[:2])))
+        cls.medians_at_0_2 = {label: statistics.median(gaps_to_ddp(runs_at_0_2, label, cls.SEEDS))
+                              for label in DENSITIES_AT_0_2}
 
-    def report(self):
-        return recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", "ddp",
-                                        folders=(*DIAGNOSIS_FOLDERS, FIXED_0_2, *DDP[:2]))
+    @classmethod
+    def parts_of_the_gap(cls):
+        """{part: (with it, without it, seed 1, seed 2, median)}: the points
+        the corner with the staleness or the sparsity loses against the
+        corner without it."""
+        parts = (("staleness at full density", DENSE, DENSE_S0),
+                 ("staleness at 0.5%", FIXED_0_5_AT_0_2, FIXED_S0),
+                 ("sparsity without staleness", FIXED_S0, DENSE_S0),
+                 ("sparsity with staleness", FIXED_0_5_AT_0_2, DENSE))
+        out = {}
+        for name, with_it, without_it in parts:
+            per_seed = [b - w for w, b in zip(cls.gaps[with_it], cls.gaps[without_it])]
+            out[name] = (with_it, without_it, *per_seed, statistics.median(per_seed))
+        return out
 
     def test_the_doc_quotes_the_report_whole(self):
-        report = self.report()
-        expect_quoted_runs(self, report, (*self.COLUMNS, "ddp"), 10)
-        self.assertIn(report[report.index("| reading |"):].split("\n\n")[0], self.section)
+        expect_quoted_runs(self, self.report, (*self.COLUMNS, "ddp"), 10)
+        self.assertIn(self.report[self.report.index("| reading |"):].split("\n\n")[0], self.section)
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
-        for seed in self.SEEDS:
-            cells = [f"{best_to(self.runs, label, seed, 150) * 100:.2f}% ({self.gaps[label][seed - 1]:+.2f})"
-                     for label in self.COLUMNS]
-            ddp = best_to(self.runs, "ddp", seed, 150) * 100
-            self.assertIn(f"| {seed} | {ddp:.2f}% | " + " | ".join(cells) + " |", self.section)
-        medians = " | ".join(f"{self.median[label]:+.2f}" for label in self.COLUMNS)
-        self.assertIn(f"| median | | {medians} |", self.section)
+        expect_gap_table(self, self.COLUMNS)
 
     def test_the_opening_quotes_the_densities_at_0_2(self):
-        runs = recorded.gathered(unique((*DENSITIES_AT_0_2.values(), *DDP[:2])))
-        medians = [statistics.median(gaps_to_ddp(runs, label, self.SEEDS)) for label in DENSITIES_AT_0_2]
+        medians = self.medians_at_0_2.values()
         self.assertIn(f"({-max(medians):.2f}-{-min(medians):.2f} points under by the medians on seeds 1 and 2;",
                       self.text)
 
@@ -315,24 +335,13 @@ class WhereTheGapGoes(unittest.TestCase):
         self.assertLess(abs(self.median[DENSE_S0]), 1)
         self.assertIn(f"{self.median[DENSE_S0]:+.2f} points by the median", self.text)
 
-    def costs(self):
-        """{part: (seed 1, seed 2, median)}: the points the corner with the
-        staleness or the sparsity loses against the corner without it."""
-        parts = (("staleness at full density", DENSE, DENSE_S0), ("staleness at 0.5%", FIXED_0_5_AT_0_2, FIXED_S0),
-                 ("sparsity without staleness", FIXED_S0, DENSE_S0), ("sparsity with staleness", FIXED_0_5_AT_0_2, DENSE))
-        out = {}
-        for name, with_it, without_it in parts:
-            per_seed = [b - w for w, b in zip(self.gaps[with_it], self.gaps[without_it])]
-            out[name] = (with_it, without_it, *per_seed, statistics.median(per_seed))
-        return out
-
     def test_the_split_table(self):
-        for name, (with_it, without_it, seed_1, seed_2, median) in self.costs().items():
+        for name, (with_it, without_it, seed_1, seed_2, median) in self.costs.items():
             self.assertIn(f"| {name} | {with_it} | {without_it} | {seed_1:.2f} | {seed_2:.2f} | {median:.2f} |",
                           self.section)
 
     def test_the_two_routes(self):
-        costs = self.costs()
+        costs = self.costs
         staleness, sparsity = costs["staleness at full density"], costs["sparsity with staleness"]
         # The route set before the runs: the seeds disagree on which part is larger.
         self.assertGreater(staleness[2], sparsity[2])
@@ -350,8 +359,7 @@ class WhereTheGapGoes(unittest.TestCase):
         self.assertTrue(min(per_seed) < 0 < max(per_seed))
         self.assertIn(f"without staleness fixed 0.5% at 0.2 is {-self.median[FIXED_S0]:.2f} points under ddp by the "
                       f"median, with it {-self.median[FIXED_0_5_AT_0_2]:.2f} (one seed each way)", self.text)
-        runs = recorded.gathered(unique((*DENSITIES_AT_0_2.values(), *DDP[:2])))
-        at_1 = statistics.median(gaps_to_ddp(runs, "fixed-0.01-lr-0.2", self.SEEDS))
+        at_1 = self.medians_at_0_2["fixed-0.01-lr-0.2"]
         self.assertIn(f"and 1% does not ({-at_1:.2f} points under by the median at 0.2, above)", self.text)
 
     def test_the_rates_each_density_runs_at(self):
@@ -370,7 +378,7 @@ class WhereTheGapGoes(unittest.TestCase):
         self.assertIn(f"the engine at full density without staleness is {self.median[DENSE_S0]:+.2f} points against "
                       f"ddp's best accuracy to 150 by the median, and fixed 0.5% at 0.2 without staleness is "
                       f"{-self.median[FIXED_S0]:.2f} under, as with it ({-self.median[FIXED_0_5_AT_0_2]:.2f}); at full "
-                      f"density the staleness costs {self.costs()['staleness at full density'][4]:.2f} points by the "
+                      f"density the staleness costs {self.costs['staleness at full density'][4]:.2f} points by the "
                       "median", open_text)
         self.assertIn("on two seeds there, removing the staleness does not narrow it at 0.5%",
                       recorded.flowing(recorded.read("README.md")))
@@ -381,28 +389,26 @@ class WhereTheGapGoes(unittest.TestCase):
                       f"{per_seed[1]} per seed)", self.text)
         self.assertIn(f"their best accuracies still differ by {abs(self.gaps[DENSE_S0][0]):.2f} and "
                       f"{abs(self.gaps[DENSE_S0][1]):.2f} points", self.text)
-        staleness = self.costs()["staleness at full density"]
+        staleness = self.costs["staleness at full density"]
         self.assertIn(f"{staleness[2]:.2f} points on seed 1 and {staleness[3]:.2f} on seed 2, is not resolved",
                       self.text)
-        report = self.report()
-        first = recorded.ratio_table(report)["first"][FIXED_S0].split(" ")[0]
+        first = recorded.ratio_table(self.report)["first"][FIXED_S0].split(" ")[0]
         self.assertIn(f"reaches 85% at {first} fixed 0.5%'s TTA by the first evaluation", self.text)
         fit = {seed: recorded.monotone_tta.readings(self.runs[(FIXED_S0, seed)]["evaluations"], 0.85)["monotone"]
                for seed in self.SEEDS}
         self.assertIsNone(fit[2])
         self.assertEqual(fit[1][0], max(self.runs[(FIXED_S0, 1)]["evaluations"][0]))
-        means = []
-        for folder, label in (("seeds-1-2-150-lr-0.2-staleness-0", FIXED_S0), (FIXED_0_2, FIXED_0_5_AT_0_2)):
-            with open(os.path.join(recorded.screen_folder(folder), "summary.json")) as f:
-                means.append(json.load(f)["systems"][label]["mean_iteration_s"] * 1000)
+        means = [summary_entry(folder, label)["mean_iteration_s"] * 1000
+                 for folder, label in (("seeds-1-2-150-lr-0.2-staleness-0", FIXED_S0), (FIXED_0_2, FIXED_0_5_AT_0_2))]
         self.assertIn(f"{means[0]:.2f} ms of simulated time against {means[1]:.2f} ms", self.text)
-        against = recorded.against_rows(recorded.against_table(report))
+        against = recorded.against_rows(recorded.against_table(self.report))
         iterations = against["iterations, monotone"][DENSE_S0].split(" ")[0]
         self.assertIn(f"needs {iterations} ddp's iterations by the fit "
                       f"({against['iterations, first'][DENSE_S0].split(' ')[0]} by the first", self.text)
         speed = [against["speedup, monotone"][label].split("x")[0] for label in (DENSE, DENSE_S0, FIXED_0_5_AT_0_2)]
         self.assertIn(f"Full density is {speed[0]}x and {speed[1]}x faster than ddp by the fit, where fixed 0.5% at "
                       f"0.2 is {speed[2]}x", self.text)
+
 
 class ExactTopK(unittest.TestCase):
     """"Exact top-k in place of the blocks": best accuracies to 150 against
@@ -418,14 +424,18 @@ class ExactTopK(unittest.TestCase):
         cls.runs = recorded.gathered(unique((TOPK_FOLDER, FIXED_0_2, *DDP[:2])))
         cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in (FIXED_0_5_AT_0_2, TOPK)}
         cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
+        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
+                                              folders=(TOPK_FOLDER, FIXED_0_2))
+        cls.iterations = recorded.against_rows(recorded.against_table(cls.report))["iterations, monotone"][TOPK]
+        cls.tta = recorded.ratio_table(cls.report)["monotone"][TOPK]  # "1.07x (1.04-1.10)"
+        cls.sent = {}  # {label: (WAN bytes per iteration, simulated ms per iteration)}
+        for folder, label in ((TOPK_FOLDER, TOPK), (FIXED_0_2, FIXED_0_5_AT_0_2)):
+            entry = summary_entry(folder, label)
+            cls.sent[label] = (entry["wan_bytes"] / entry["iterations"], entry["mean_iteration_s"] * 1000)
+        cls.bytes_ratio = cls.sent[TOPK][0] / cls.sent[FIXED_0_5_AT_0_2][0]
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
-        for seed in self.SEEDS:
-            cells = [f"{best_to(self.runs, label, seed, 150) * 100:.2f}% ({self.gaps[label][seed - 1]:+.2f})"
-                     for label in (FIXED_0_5_AT_0_2, TOPK)]
-            ddp = best_to(self.runs, "ddp", seed, 150) * 100
-            self.assertIn(f"| {seed} | {ddp:.2f}% | " + " | ".join(cells) + " |", self.section)
-        self.assertIn(f"| median | | {self.median[FIXED_0_5_AT_0_2]:+.2f} | {self.median[TOPK]:+.2f} |", self.section)
+        expect_gap_table(self, (FIXED_0_5_AT_0_2, TOPK))
 
     def test_the_reading_set_before_the_runs(self):
         closer = self.median[TOPK] - self.median[FIXED_0_5_AT_0_2]
@@ -435,14 +445,11 @@ class ExactTopK(unittest.TestCase):
                       self.text)
 
     def test_the_doc_quotes_the_report(self):
-        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                          folders=(TOPK_FOLDER, FIXED_0_2))
-        expect_quoted_runs(self, report, (FIXED_0_5_AT_0_2, TOPK), 4)
-        self.assertIn(report[report.index("| reading |"):].split("\n\n")[0], self.section)
-        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][TOPK].split(" ")[0]
-        tta = recorded.ratio_table(report)["monotone"][TOPK]
-        median, spread = tta.split(" ")
-        self.assertIn(f"It reaches 85% in {iterations} fixed 0.5%'s iterations by the fit", self.text)
+        expect_quoted_runs(self, self.report, (FIXED_0_5_AT_0_2, TOPK), 4)
+        self.assertIn(self.report[self.report.index("| reading |"):].split("\n\n")[0], self.section)
+        median, spread = self.tta.split(" ")
+        self.assertIn(f"It reaches 85% in {self.iterations.split(' ')[0]} fixed 0.5%'s iterations by the fit",
+                      self.text)
         self.assertIn(f"by the fit it takes {median} fixed 0.5%'s TTA ({spread.strip('()')}x per seed)", self.text)
         self.assertIn(f"{-self.median[TOPK]:.2f} points under ddp's, within the point", self.text)
 
@@ -452,32 +459,14 @@ class ExactTopK(unittest.TestCase):
         self.assertIn(f"at the same 0.5%, is {-self.median[TOPK]:.2f} points under ddp's best accuracy to 150 by the "
                       f"median, {closer:.2f} closer than the blocks", open_text)
         self.assertIn(f"exact top-k in place of thresholdv16's blocks brings it to {-self.median[TOPK]:.2f} points "
-                      f"at {self.bytes_ratio():.2f}x the bytes", recorded.flowing(recorded.read("README.md")))
-        report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                          folders=(TOPK_FOLDER, FIXED_0_2))
-        iterations = recorded.against_rows(recorded.against_table(report))["iterations, monotone"][TOPK].split(" ")[0]
-        tta = recorded.ratio_table(report)["monotone"][TOPK].split(" ")[0]
-        self.assertIn(f"in {iterations} their iterations, but at {self.bytes_ratio():.2f}x the bytes it takes {tta} "
-                      "their TTA by the fit", open_text)
-
-    def sent(self):
-        """{label: (WAN bytes per iteration, simulated ms per iteration)}."""
-        out = {}
-        for folder, label in ((TOPK_FOLDER, TOPK), (FIXED_0_2, FIXED_0_5_AT_0_2)):
-            with open(os.path.join(recorded.screen_folder(folder), "summary.json")) as f:
-                entry = json.load(f)["systems"][label]
-            out[label] = (entry["wan_bytes"] / entry["iterations"], entry["mean_iteration_s"] * 1000)
-        return out
-
-    def bytes_ratio(self):
-        sent = self.sent()
-        return sent[TOPK][0] / sent[FIXED_0_5_AT_0_2][0]
+                      f"at {self.bytes_ratio:.2f}x the bytes", recorded.flowing(recorded.read("README.md")))
+        self.assertIn(f"in {self.iterations.split(' ')[0]} their iterations, but at {self.bytes_ratio:.2f}x the bytes "
+                      f"it takes {self.tta.split(' ')[0]} their TTA by the fit", open_text)
 
     def test_the_bytes(self):
-        sent = self.sent()
-        self.assertIn(f"{self.bytes_ratio():.2f}x the WAN bytes per iteration", self.text)
-        self.assertIn(f"{sent[TOPK][1]:.2f} ms of simulated time per iteration against {sent[FIXED_0_5_AT_0_2][1]:.2f}",
-                      self.text)
+        self.assertIn(f"{self.bytes_ratio:.2f}x the WAN bytes per iteration", self.text)
+        self.assertIn(f"{self.sent[TOPK][1]:.2f} ms of simulated time per iteration against "
+                      f"{self.sent[FIXED_0_5_AT_0_2][1]:.2f}", self.text)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
