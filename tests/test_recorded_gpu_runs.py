@@ -16,7 +16,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_recorded_results import FINDINGS, ROOT, flowing, read, table_cells  # noqa: E402  (its ROOT reads the same argv)
+# Its ROOT reads the same argv.
+from test_recorded_results import FINDINGS, ROOT, flowing, read, table_cells  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import monotone_tta  # noqa: E402
 import paper_tta_table  # noqa: E402
