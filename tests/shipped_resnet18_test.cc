@@ -171,7 +171,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 44u);
+  ASSERT_EQ(s.systems.size(), 45u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -262,6 +262,12 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   // And at 0.2 with exact top-k in place of the 16-float blocks.
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.005-topk-lr-0.2"),
                       [](train::StellaTrainOptions& o) { o.compressor = "topk"; });
+  // And with exact top-k at about the blocks' bytes (0.5% / 2.56).
+  expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-topk-lr-0.2"),
+                      [](train::StellaTrainOptions& o) {
+                        o.compressor = "topk";
+                        o.density = 0.00195;
+                      });
   // The engine at full density at ddp's rate, with and without staleness.
   const auto dense = [](train::StellaTrainOptions& o) { o.density = 1.0; };
   expect_changed_from_at_lr(fixed_0_5, system_named(s, "dense-lr-0.05"), dense, 0.05);
