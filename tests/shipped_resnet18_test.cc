@@ -171,7 +171,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 45u);
+  ASSERT_EQ(s.systems.size(), 46u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -266,6 +266,12 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-topk-lr-0.2"),
                       [](train::StellaTrainOptions& o) {
                         o.compressor = "topk";
+                        o.density = 0.00195;
+                      });
+  // And with thresholdv at that density.
+  expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-thresholdv-lr-0.2"),
+                      [](train::StellaTrainOptions& o) {
+                        o.compressor = "thresholdv";
                         o.density = 0.00195;
                       });
   // The engine at full density at ddp's rate, with and without staleness.

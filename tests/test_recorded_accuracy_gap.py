@@ -47,8 +47,6 @@ LR_WARMUP_FOLDER = "seeds-1-2-200-lr-warmup"
 # fixed 0.5% at 0.2 without staleness, seeds 1 and 2 to 150 iterations.
 DENSE, DENSE_S0, FIXED_S0 = "dense-lr-0.05", "dense-staleness-0-lr-0.05", "fixed-0.005-lr-0.2-staleness-0"
 DIAGNOSIS_FOLDERS = ("seed-1-150-dense-full", "seed-2-150-dense-full", "seeds-1-2-150-lr-0.2-staleness-0")
-# Exact top-k in place of the 16-float blocks, fixed 0.5% at 0.2, seeds 1 and 2 to 150.
-TOPK, TOPK_FOLDER = "fixed-0.005-topk-lr-0.2", "seeds-1-2-150-topk-lr-0.2"
 
 
 def eval_readings(folder, label):
@@ -409,64 +407,6 @@ class WhereTheGapGoes(unittest.TestCase):
         self.assertIn(f"Full density is {speed[0]}x and {speed[1]}x faster than ddp by the fit, where fixed 0.5% at "
                       f"0.2 is {speed[2]}x", self.text)
 
-
-class ExactTopK(unittest.TestCase):
-    """"Exact top-k in place of the blocks": best accuracies to 150 against
-    ddp's beside fixed 0.5% at 0.2, the reading set before the runs, the
-    report against fixed 0.5% at 0.2 and the bytes each sends."""
-
-    SEEDS = (1, 2)
-
-    @classmethod
-    def setUpClass(cls):
-        cls.section = recorded.doc_section(recorded.read(DOC), "## Exact top-k in place of the blocks")
-        cls.text = recorded.flowing(cls.section)
-        cls.runs = recorded.gathered(unique((TOPK_FOLDER, FIXED_0_2, *DDP[:2])))
-        cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in (FIXED_0_5_AT_0_2, TOPK)}
-        cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
-        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                              folders=(TOPK_FOLDER, FIXED_0_2))
-        cls.iterations = recorded.against_rows(recorded.against_table(cls.report))["iterations, monotone"][TOPK]
-        cls.tta = recorded.ratio_table(cls.report)["monotone"][TOPK]  # "1.07x (1.04-1.10)"
-        cls.sent = {}  # {label: (WAN bytes per iteration, simulated ms per iteration)}
-        for folder, label in ((TOPK_FOLDER, TOPK), (FIXED_0_2, FIXED_0_5_AT_0_2)):
-            entry = summary_entry(folder, label)
-            cls.sent[label] = (entry["wan_bytes"] / entry["iterations"], entry["mean_iteration_s"] * 1000)
-        cls.bytes_ratio = cls.sent[TOPK][0] / cls.sent[FIXED_0_5_AT_0_2][0]
-
-    def test_the_table_quotes_best_accuracies_against_ddp(self):
-        expect_gap_table(self, (FIXED_0_5_AT_0_2, TOPK))
-
-    def test_the_reading_set_before_the_runs(self):
-        closer = self.median[TOPK] - self.median[FIXED_0_5_AT_0_2]
-        blocks_cost = closer >= 0.5
-        self.assertIn(f"{closer:+.2f} points against fixed 0.5%'s by the median", self.text)
-        self.assertIn("the blocks cost accuracy" if blocks_cost else "the sparsity's part is the density's",
-                      self.text)
-
-    def test_the_doc_quotes_the_report(self):
-        expect_quoted_runs(self, self.report, (FIXED_0_5_AT_0_2, TOPK), 4)
-        self.assertIn(self.report[self.report.index("| reading |"):].split("\n\n")[0], self.section)
-        median, spread = self.tta.split(" ")
-        self.assertIn(f"It reaches 85% in {self.iterations.split(' ')[0]} fixed 0.5%'s iterations by the fit",
-                      self.text)
-        self.assertIn(f"by the fit it takes {median} fixed 0.5%'s TTA ({spread.strip('()')}x per seed)", self.text)
-        self.assertIn(f"{-self.median[TOPK]:.2f} points under ddp's, within the point", self.text)
-
-    def test_what_is_open_and_readme_quote_it(self):
-        closer = self.median[TOPK] - self.median[FIXED_0_5_AT_0_2]
-        open_text = recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md")))
-        self.assertIn(f"at the same 0.5%, is {-self.median[TOPK]:.2f} points under ddp's best accuracy to 150 by the "
-                      f"median, {closer:.2f} closer than the blocks", open_text)
-        self.assertIn(f"exact top-k in place of thresholdv16's blocks brings it to {-self.median[TOPK]:.2f} points "
-                      f"at {self.bytes_ratio:.2f}x the bytes", recorded.flowing(recorded.read("README.md")))
-        self.assertIn(f"in {self.iterations.split(' ')[0]} their iterations, but at {self.bytes_ratio:.2f}x the bytes "
-                      f"it takes {self.tta.split(' ')[0]} their TTA by the fit", open_text)
-
-    def test_the_bytes(self):
-        self.assertIn(f"{self.bytes_ratio:.2f}x the WAN bytes per iteration", self.text)
-        self.assertIn(f"{self.sent[TOPK][1]:.2f} ms of simulated time per iteration against "
-                      f"{self.sent[FIXED_0_5_AT_0_2][1]:.2f}", self.text)
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
