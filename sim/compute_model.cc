@@ -1,10 +1,14 @@
 #include "sim/compute_model.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -197,19 +201,9 @@ std::vector<double> backward_shares_from_profile(const util::YamlField& layers, 
 
 constexpr double kMaxRate = 1e12;
 
-// `compress_ns_per_element_at_density: {0.01: ns, 0.05: ns, ...}` (what
-// `stellatrain bench profile` writes), or one `compress_ns_per_element`
-// (profiles measured at 5% density only).
-CompressCurve read_compress_curve(const util::YamlField& cpu) {
-  const bool curve = cpu.has("compress_ns_per_element_at_density");
-  if (curve == cpu.has("compress_ns_per_element"))
-    cpu.fail("give exactly one of compress_ns_per_element_at_density and compress_ns_per_element");
+// `{0.01: ns, 0.05: ns, ...}`: one compressor's cost at each density.
+CompressCurve read_density_table(const util::YamlField& table) {
   CompressCurve out;
-  if (!curve) {
-    out.points.emplace_back(0.05, cpu.at("compress_ns_per_element").number_in(0, kMaxRate));
-    return out;
-  }
-  const auto table = cpu.at("compress_ns_per_element_at_density");
   table.require_map();
   for (const auto& key : table.keys()) {
     double density = 0;
@@ -231,6 +225,60 @@ CompressCurve read_compress_curve(const util::YamlField& cpu) {
   return out;
 }
 
+// thresholdv16's: `compress_ns_per_element_at_density` (what `stellatrain
+// bench profile` writes), or one `compress_ns_per_element` (profiles
+// measured at 5% density only).
+CompressCurve read_compress_curve(const util::YamlField& cpu) {
+  const bool curve = cpu.has("compress_ns_per_element_at_density");
+  if (curve == cpu.has("compress_ns_per_element"))
+    cpu.fail("give exactly one of compress_ns_per_element_at_density and compress_ns_per_element");
+  if (curve) return read_density_table(cpu.at("compress_ns_per_element_at_density"));
+  CompressCurve out;
+  out.points.emplace_back(0.05, cpu.at("compress_ns_per_element").number_in(0, kMaxRate));
+  return out;
+}
+
+constexpr const char* kCurvesByCompressor = "compress_ns_per_element_at_density_by_compressor";
+
+// The run's compressor priced by its own curve where the profile measured
+// one (`compress_ns_per_element_at_density_by_compressor: {topk: {...}}`),
+// else by thresholdv16's: exact top-k's selection costs some 3x the
+// blocks' on a CPU (docs/benchmarks.md), so the fallback is said in the
+// manifest (`compress_curve`) and the log, never silent.
+void price_run_compressor(const util::YamlField& cpu, const std::string& compressor, KernelRates& rates,
+                          nlohmann::json& description) {
+  std::map<std::string, CompressCurve> curves;  // every one checked, whichever the run uses
+  if (cpu.has(kCurvesByCompressor)) {
+    const auto table = cpu.at(kCurvesByCompressor);
+    table.require_map();
+    for (const auto& name : table.keys()) {
+      if (name != "thresholdv" && name != "topk" && name != "randomk")
+        table.fail(fmt::format("'{}' is not a compressor with a curve of its own here (thresholdv, topk, randomk; "
+                               "thresholdv16's is compress_ns_per_element_at_density)",
+                               name));
+      curves[name] = read_density_table(table.at(name));
+    }
+  }
+  if (compressor.empty()) return;
+  if (const auto own = curves.find(compressor); own != curves.end()) {
+    rates.compress = own->second;
+    description["compress_curve"] = compressor;
+    return;
+  }
+  if (compressor == "thresholdv16") {
+    description["compress_curve"] = compressor;
+    return;
+  }
+  description["compress_curve"] = fmt::format("thresholdv16 (the profile has no curve of {}'s)", compressor);
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(compressor).second)
+    spdlog::warn("compute profile: no compress curve of {}'s ({}); its selection is priced as thresholdv16's. "
+                 "`stellatrain bench profile --update FILE --compressors` measures one (docs/sim-compute.md)",
+                 compressor, kCurvesByCompressor);
+}
+
 // The CPU kernels. Profiles from before copy and view were measured price
 // them from the gather's streaming rate by the bytes each moves (gather 12
 // per element: read a gradient, read and write the sum; copy 8; the view
@@ -238,7 +286,7 @@ CompressCurve read_compress_curve(const util::YamlField& cpu) {
 // so in the manifest (`derived`).
 void read_cpu_rates(const util::YamlField& cpu, KernelRates& rates, nlohmann::json& derived) {
   cpu.allow_only({"gather_ns_per_element", "copy_ns_per_element", "view_ns_per_element", "compress_ns_per_element",
-                  "compress_ns_per_element_at_density", "optimize_ns_per_index"});
+                  "compress_ns_per_element_at_density", kCurvesByCompressor, "optimize_ns_per_index"});
   rates.gather_ns_per_element = cpu.at("gather_ns_per_element").number_in(0, kMaxRate);
   rates.compress = read_compress_curve(cpu);
   rates.optimize_ns_per_index = cpu.at("optimize_ns_per_index").number_in(0, kMaxRate);
@@ -269,8 +317,8 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
         "--models {} [--compute-device cuda] --device NAME --out {}` (docs/sim.md; GPUs: scripts/gpu/check.sh)",
         c.profile_path, c.model, c.profile_path));
   const auto root = util::YamlField::load_file(c.profile_path);
-  root.allow_only({"device", "measured_with", "kernels_measured_with", "compute_device", "cpu_cores", "cpu",
-                   "accelerator", "transfer", "models"});
+  root.allow_only({"device", "measured_with", "kernels_measured_with", "compressors_measured_with", "compute_device",
+                   "cpu_cores", "cpu", "accelerator", "transfer", "models"});
   const auto accelerator = root.at("accelerator");
   accelerator.allow_only({"optimize_dense_ns_per_element", "compress_gpu_ns_per_element"});
   const auto models = root.at("models");
@@ -317,6 +365,7 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const ComputeModelConfig& c
                                 {"forward_ms_per_sample", rates.forward_ms_per_sample},
                                 {"backward_ms_per_sample", rates.backward_ms_per_sample}};
   if (!derived.empty()) description["cpu_derived"] = derived;
+  price_run_compressor(root.at("cpu"), c.compressor, rates, description);
   return std::make_unique<RateModel>(rates, std::move(shares), description, cpu_cores);
 }
 

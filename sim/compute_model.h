@@ -30,6 +30,10 @@ struct ComputeModelConfig {
   std::string model_file;
   double model_flops = 0;
   double batch = 64;
+  // The compressor the run's system runs on the node CPU ("": none): a
+  // profile with a curve of its own for it prices its compress tasks by
+  // that curve, any other by thresholdv16's (and the manifest says which).
+  std::string compressor;
   // analytic: rates of the modelled hardware.
   double device_tflops = 10.0;  // sustained forward/backward rate of one GPU
   double device_gbps = 500.0;   // GPU memory-bound kernels (dense step, GPU top-k)

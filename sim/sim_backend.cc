@@ -53,6 +53,7 @@ ComputeModelConfig priced_for(const ComputeModelConfig& base, const train::Train
   compute.model_file = train.model_file;
   compute.model_flops = train.model_flops;
   compute.batch = static_cast<double>(train.batch_per_worker);
+  compute.compressor = train.options ? train.options->cpu_compressor() : "";
   const train::DataShape shape = train::dataset_shape(train);
   compute.channels = shape.channels, compute.height = shape.height, compute.width = shape.width;
   compute.classes = shape.classes;

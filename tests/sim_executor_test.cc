@@ -238,10 +238,12 @@ class ProfileFile : public ::testing::Test {
     return path_;
   }
   // The profile model of `text` for `model`.
-  std::unique_ptr<ComputeTimeModel> model_of(const std::string& text, const std::string& model = "cnn") {
+  std::unique_ptr<ComputeTimeModel> model_of(const std::string& text, const std::string& model = "cnn",
+                                             const std::string& compressor = "") {
     ComputeModelConfig c;
     c.kind = "profile";
     c.model = model;
+    c.compressor = compressor;
     c.profile_path = write(text);
     return make_compute_model(c);
   }
@@ -320,6 +322,51 @@ TEST_F(ProfileFile, PricesLoadsViewsTransfersAndCompressionAtItsDensity) {
   EXPECT_EQ(cost_of(*model, runtime::TaskKind::kCompress, 1000, 0.9), Nanos(11000));
   EXPECT_EQ(model->cpu_cores(0), 6);
   EXPECT_EQ(model->describe()["cpu_cores"], 6);
+}
+
+// A run's compressor is priced by its own curve where the profile measured
+// one, else by thresholdv16's, and the manifest says which.
+TEST_F(ProfileFile, PricesTheRunsCompressorByItsOwnCurve) {
+  std::string text = kMeasuredLoadsProfile;
+  text.replace(text.find("  optimize_ns_per_index"), 0,
+               "  compress_ns_per_element_at_density_by_compressor:\n"
+               "    topk: {0.01: 3, 0.5: 30}\n"
+               "    randomk: {0.05: 0.5}\n");
+  const auto topk = model_of(text, "cnn", "topk");
+  EXPECT_EQ(cost_of(*topk, runtime::TaskKind::kCompress, 1000, 0.01), Nanos(3000));
+  EXPECT_EQ(cost_of(*topk, runtime::TaskKind::kCompress, 1000, 0.255), Nanos(16500));
+  EXPECT_EQ(topk->describe()["compress_curve"], "topk");
+  EXPECT_EQ(topk->describe()["cpu"]["compress_ns_per_element_at_density"]["0.5"], 30.0);
+  // Only compress tasks change.
+  EXPECT_EQ(cost_of(*topk, runtime::TaskKind::kGather, 1000), Nanos(1500));
+  const auto randomk = model_of(text, "cnn", "randomk");
+  EXPECT_EQ(cost_of(*randomk, runtime::TaskKind::kCompress, 1000, 0.5), Nanos(500));
+  const auto blocks = model_of(text, "cnn", "thresholdv16");
+  EXPECT_EQ(cost_of(*blocks, runtime::TaskKind::kCompress, 1000, 0.05), Nanos(2000));
+  EXPECT_EQ(blocks->describe()["compress_curve"], "thresholdv16");
+  // No curve of thresholdv's: thresholdv16's, said in the manifest.
+  const auto unmeasured = model_of(text, "cnn", "thresholdv");
+  EXPECT_EQ(cost_of(*unmeasured, runtime::TaskKind::kCompress, 1000, 0.05), Nanos(2000));
+  EXPECT_EQ(unmeasured->describe()["compress_curve"], "thresholdv16 (the profile has no curve of thresholdv's)");
+  // A system that compresses nothing on the CPU: no word of it.
+  EXPECT_FALSE(model_of(text)->describe().contains("compress_curve"));
+  const auto old_profile = model_of(kMeasuredLoadsProfile, "cnn", "topk");
+  EXPECT_EQ(cost_of(*old_profile, runtime::TaskKind::kCompress, 1000, 0.05), Nanos(2000));
+  EXPECT_EQ(old_profile->describe()["compress_curve"], "thresholdv16 (the profile has no curve of topk's)");
+}
+
+TEST_F(ProfileFile, ABadCompressorCurveIsNamed) {
+  std::string unknown = kMeasuredLoadsProfile;
+  unknown.replace(unknown.find("  optimize_ns_per_index"), 0,
+                  "  compress_ns_per_element_at_density_by_compressor: {thresholdv16: {0.05: 1}}\n");
+  EXPECT_NE(error_of(unknown).find("'thresholdv16' is not a compressor with a curve of its own"), std::string::npos)
+      << error_of(unknown);
+  std::string bad_density = kMeasuredLoadsProfile;
+  bad_density.replace(bad_density.find("  optimize_ns_per_index"), 0,
+                      "  compress_ns_per_element_at_density_by_compressor: {topk: {2: 1}}\n");
+  const std::string error = error_of(bad_density);
+  EXPECT_NE(error.find("compress_ns_per_element_at_density_by_compressor.topk"), std::string::npos) << error;
+  EXPECT_NE(error.find("density 2 is outside (0, 1]"), std::string::npos) << error;
 }
 
 TEST_F(ProfileFile, ABadLoadsOrDensityEntryIsNamed) {

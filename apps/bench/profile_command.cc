@@ -2,12 +2,15 @@
 // one CPU thread, as training runs here), and the rates of the kernels the
 // engine charges per element: the gather (sum of worker gradients), a copy
 // out of the master parameters, a read through their lookahead view (exact
-// lazy momentum extrapolated one step ahead), thresholdv16 compression at
-// several densities (its cost grows with the density), the sparse SGD step,
+// lazy momentum extrapolated one step ahead), each compressor's selection
+// at several densities (its cost grows with the density; thresholdv16's
+// and, beside it, thresholdv's, topk's and randomk's), the sparse SGD step,
 // the dense SGD step and exact top-k (the last two stand in for what runs on
 // the accelerator when the profile describes a CPU-only node), and the cores
-// the process may use. Medians over repetitions. `--update FILE` measures
-// only these CPU figures again and keeps the file's models and accelerator.
+// the process may use (the timing itself: profile_kernels.cc). Medians over
+// repetitions. `--update FILE` measures only these CPU figures again and
+// keeps the file's models and accelerator; `--update FILE --compressors`
+// adds only the compressors' curves beside thresholdv16's.
 // With --compute-device cuda the models, the dense step and top-k run on the
 // GPU (timed to the device's completion, per-layer readiness by CUDA events),
 // and the device-to-host and host-to-device copy rates of page-locked
@@ -25,19 +28,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "apps/bench/median_timer.h"
-#include "core/compress/compressor.h"
+#include "apps/bench/profile_kernels.h"
 #include "core/device/compute_device.h"
-#include "core/device/copy_engine.h"
 #include "core/device/event_clock.h"
 #include "core/device/torch_device.h"
 #include "core/model/gradient_hooks.h"
 #include "core/model/local_training.h"
 #include "core/model/model.h"
 #include "core/model/torchscript_model.h"
-#include "core/optim/sparse_optimizer.h"
 #include "core/runtime/cpu_cores.h"
 
 namespace st::bench {
@@ -51,6 +51,7 @@ struct ProfileOptions {
   std::vector<int> input;  // channels, height, width, classes for every model (default: each model's scenarios')
   std::string out;
   std::string update;  // a profile whose CPU figures to measure again
+  bool compressors_only = false;  // with update: only the other compressors' curves
   double min_time_s = 0.2;
   int repetitions = 5;
 };
@@ -74,8 +75,6 @@ struct Readiness {
   std::vector<double> ready_ms;      // per parameter, median
 };
 
-// The CUDA device index of `on` (0 on the CPU, where it is not used).
-int device_index(const device::ComputeDevice& on) { return on.is_cuda() ? device::torch_device(on).index() : 0; }
 
 Readiness time_readiness(const model::Model& m, const torch::Tensor& images, const torch::Tensor& labels,
                          int repetitions, const device::ComputeDevice& on) {
@@ -172,175 +171,64 @@ ModelTimes time_model(const model::ModelSpec& spec, int batch, const TimerOption
   return out;
 }
 
-// The densities the compressor is timed at: the controller's range, from
-// its floor to half the gradient.
-constexpr double kCompressDensities[] = {0.001, 0.01, 0.05, 0.2, 0.5};
-
-struct KernelNs {
-  double gather = 0, copy = 0, view = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
-  std::vector<std::pair<double, double>> compress;  // (density, ns per scanned element)
-};
-
-constexpr std::size_t kKernelElements = 4 << 20;
-
-std::vector<float> normal_values(std::size_t n) {
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  std::vector<float> out(n);
-  for (auto& v : out) v = normal(rng);
-  return out;
-}
-
-// thresholdv16 on the same gradient at each density.
-std::vector<std::pair<double, double>> time_compression(const TimerOptions& timer, const std::vector<float>& grad) {
-  auto compressor = compress::make_compressor("thresholdv16", {simd::default_level(), 1});
-  std::vector<std::pair<double, double>> out;
-  for (const double density : kCompressDensities) {
-    const std::size_t k = compress::k_for_density(grad.size(), density);
-    auto state = compressor->make_state(grad.size(), k, "profile");
-    compress::SparseChunk chunk;
-    chunk.reserve(compressor->max_output(grad.size(), k));
-    MedianTimer t(timer);
-    t.add("compress", [&] { chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers()); });
-    out.emplace_back(density, t.run().at("compress") * 1e6 / static_cast<double>(grad.size()));
-  }
-  return out;
-}
-
-// A read of the master parameters through their view: exact lazy momentum
-// after a sparse step at 5%, extrapolated one step ahead (the lookahead's
-// weight prediction), which is what a stale forward's load reads.
-double time_view(const TimerOptions& timer, const std::vector<float>& grad) {
-  const std::size_t n = grad.size();
-  auto sgd = optim::make_sparse_sgd({0.01, 0.9, 0.0, false, 0.0, optim::LazyMomentum::kExact});
-  auto state = sgd->make_state(n, "profile-view");
-  std::vector<float> params(n), out(n);
-  std::vector<uint32_t> indices;
-  std::vector<float> values;
-  for (std::size_t i = 0; i < n; i += 20) {
-    indices.push_back(static_cast<uint32_t>(i));
-    values.push_back(grad[i]);
-  }
-  for (int step = 0; step < 3; ++step)
-    sgd->step(Span<float>(params), {Span<const uint32_t>(indices), Span<const float>(values)}, *state);
-  MedianTimer t(timer);
-  t.add("view", [&] { sgd->extrapolate(Span<const float>(params), *state, 1, Span<float>(out)); });
-  return t.run().at("view") * 1e6 / static_cast<double>(n);
-}
-
-KernelNs time_kernels(const TimerOptions& timer) {
-  constexpr std::size_t n = kKernelElements;
-  constexpr double density = 0.05;
-  const std::vector<float> grad = normal_values(n);
-  std::vector<float> sum(n), params(n), copy(n);
-  const std::size_t k = compress::k_for_density(n, density);
-  auto compressor = compress::make_compressor("thresholdv16", {simd::default_level(), 1});
-  auto state = compressor->make_state(n, k, "profile");
-  compress::SparseChunk chunk;
-  chunk.reserve(compressor->max_output(n, k));
-  chunk.count = compressor->compress(Span<const float>(grad), k, *state, chunk.buffers());
-  auto sgd = optim::make_sparse_sgd({0.01, 0.9, 0.0, false, 0.0});
-  auto sgd_state = sgd->make_state(n, "profile");
-  std::vector<uint32_t> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<uint32_t>(i);
-  const auto tensor = torch::from_blob(const_cast<float*>(grad.data()), {static_cast<int64_t>(n)});
-  MedianTimer t(timer);
-  t.add("gather", [&] {
-    for (std::size_t i = 0; i < n; ++i) sum[i] += grad[i];
-  });
-  // What a load's read out of the master is (VersionedParameters::read_layer).
-  t.add("copy", [&] { std::copy(grad.begin(), grad.end(), copy.begin()); });
-  t.add("dense_step", [&] {
-    sgd->step(Span<float>(params), {Span<const uint32_t>(all), Span<const float>(grad)}, *sgd_state);
-  });
-  t.add("topk", [&] { (void)torch::topk(tensor.abs(), static_cast<int64_t>(k)); });
-  auto ms = t.run();
-  // The sparse step at 5%: the indices the compressor chose.
-  MedianTimer sparse(timer);
-  sparse.add("sparse_step", [&] {
-    sgd->step(Span<float>(params),
-              {Span<const uint32_t>(chunk.indices.data(), chunk.count), Span<const float>(chunk.values.data(), chunk.count)},
-              *sgd_state);
-  });
-  const double sparse_ms = sparse.run().at("sparse_step");
-  const double per_element = 1e6 / static_cast<double>(n);
-  KernelNs out;
-  out.gather = ms.at("gather") * per_element;
-  out.copy = ms.at("copy") * per_element;
-  out.view = time_view(timer, grad);
-  out.compress = time_compression(timer, grad);
-  out.optimize_index = sparse_ms * 1e6 / static_cast<double>(std::max<std::size_t>(1, chunk.count));
-  out.optimize_dense = ms.at("dense_step") * per_element;
-  out.topk = ms.at("topk") * per_element;
-  return out;
-}
-
-// On a GPU: the dense SGD step (momentum, as torch's SGD) and exact top-k
-// on 4M elements in device memory, per element.
-struct DeviceKernelNs {
-  double optimize_dense = 0, topk = 0;
-};
-
-DeviceKernelNs time_device_kernels(const TimerOptions& timer, const device::ComputeDevice& on) {
-  constexpr int64_t n = 4 << 20;
-  const auto where = device::torch_device(on);
-  const auto grad = torch::randn({n}).to(where);
-  auto params = torch::zeros({n}).to(where);
-  auto velocity = torch::zeros({n}).to(where);
-  const int64_t k = static_cast<int64_t>(compress::k_for_density(static_cast<std::size_t>(n), 0.05));
-  MedianTimer t(timer);
-  t.add("dense_step", [&] {
-    velocity.mul_(0.9).add_(grad);
-    params.add_(velocity, -0.01);
-    device::synchronize(on, device_index(on));
-  });
-  t.add("topk", [&] {
-    (void)torch::topk(grad.abs(), k);
-    device::synchronize(on, device_index(on));
-  });
-  const auto ms = t.run();
-  const double per_element = 1e6 / static_cast<double>(n);
-  return {ms.at("dense_step") * per_element, ms.at("topk") * per_element};
-}
-
-// Device-to-host and host-to-device copy rates of 64 MiB between device
-// memory and page-locked host memory, through the engine's own copy engine.
-struct TransferGbps {
-  double d2h = 0, h2d = 0;
-};
-
-TransferGbps time_transfers(const TimerOptions& timer, const device::ComputeDevice& on) {
-  constexpr std::size_t n = 16 << 20;  // floats: 64 MiB
-  auto engine = device::make_cuda_copy_engine(device_index(on));
-  const auto host = engine->host_buffer(n);
-  const auto dev = torch::randn({static_cast<int64_t>(n)}).to(device::torch_device(on));
-  MedianTimer t(timer);
-  t.add("d2h", [&] {
-    engine->follow_compute();
-    engine->copy(dev, host);
-    engine->mark()->wait();
-  });
-  t.add("h2d", [&] {
-    engine->copy(host, dev);
-    engine->mark()->wait();
-  });
-  const auto ms = t.run();
-  const double bytes = 4.0 * static_cast<double>(n);
-  return {bytes / (ms.at("d2h") * 1e6), bytes / (ms.at("h2d") * 1e6)};  // GB/s
-}
-
 // The CPU figures (the `cpu:` map) and the cores, as the compute model reads
 // them (sim/compute_model.cc).
+constexpr const char* kCurvesByCompressor = "compress_ns_per_element_at_density_by_compressor";
+
+void emit_curve(YAML::Emitter& out, const CompressCurve& curve) {
+  out << YAML::Flow << YAML::BeginMap;
+  for (const auto& [density, ns] : curve) out << YAML::Key << fmt::format("{:g}", density) << YAML::Value << ns;
+  out << YAML::EndMap;
+}
+
+void emit_other_compressors(YAML::Emitter& out, const std::vector<std::pair<std::string, CompressCurve>>& others) {
+  out << YAML::Key << kCurvesByCompressor << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, curve] : others) {
+    out << YAML::Key << name << YAML::Value;
+    emit_curve(out, curve);
+  }
+  out << YAML::EndMap;
+}
+
+// Each compressor's cost against thresholdv16's, measured side by side:
+// what a profile without its curve would misprice.
+void log_against_thresholdv16(const CompressCurve& thresholdv16,
+                              const std::vector<std::pair<std::string, CompressCurve>>& others) {
+  for (const auto& [name, curve] : others) {
+    std::vector<std::string> ratios;
+    for (std::size_t i = 0; i < curve.size() && i < thresholdv16.size(); ++i)
+      ratios.push_back(fmt::format("{:g}: {:.2f}x", curve[i].first, curve[i].second / thresholdv16[i].second));
+    spdlog::info("profile: {} against thresholdv16 by density: {}", name, fmt::join(ratios, ", "));
+  }
+}
+
 void emit_cpu(YAML::Emitter& out, const KernelNs& k) {
   out << YAML::Key << "cpu_cores" << YAML::Value << runtime::available_cpu_cores();
   out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "gather_ns_per_element" << YAML::Value << k.gather;
   out << YAML::Key << "copy_ns_per_element" << YAML::Value << k.copy;
   out << YAML::Key << "view_ns_per_element" << YAML::Value << k.view;
-  out << YAML::Key << "compress_ns_per_element_at_density" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const auto& [density, ns] : k.compress) out << YAML::Key << fmt::format("{:g}", density) << YAML::Value << ns;
-  out << YAML::EndMap;
+  out << YAML::Key << "compress_ns_per_element_at_density" << YAML::Value;
+  emit_curve(out, k.compress);
+  emit_other_compressors(out, k.other_compressors);
   out << YAML::Key << "optimize_ns_per_index" << YAML::Value << k.optimize_index << YAML::EndMap;
+  log_against_thresholdv16(k.compress, k.other_compressors);
+}
+
+// --update FILE --compressors: the file's cpu: map as it was, with the
+// curves of the compressors other than thresholdv16 measured now (the
+// file's thresholdv16 curve is timed again only to log the ratios).
+void emit_cpu_with_new_curves(YAML::Emitter& out, const YAML::Node& old_cpu, const CompressorCurves& curves) {
+  out << YAML::Key << "cpu" << YAML::Value << YAML::BeginMap;
+  for (const auto& entry : old_cpu) {
+    const auto key = entry.first.as<std::string>();
+    if (key == kCurvesByCompressor) continue;
+    out << YAML::Key << key << YAML::Value << entry.second;
+    if (key == "compress_ns_per_element_at_density" || key == "compress_ns_per_element")
+      emit_other_compressors(out, curves.others);
+  }
+  out << YAML::EndMap;
+  log_against_thresholdv16(curves.thresholdv16, curves.others);
 }
 
 void write_profile(const std::string& path, const std::string& text) {
@@ -355,9 +243,35 @@ void write_profile(const std::string& path, const std::string& text) {
 
 constexpr const char* kHeader = "# Compute profile (format: docs/sim.md).\n";
 
+int add_compressor_curves(const ProfileOptions& o, const YAML::Node& old, const std::string& header,
+                          const std::string& command_line, const TimerOptions& timer) {
+  if (!old["cpu"] || !old["cpu"].IsMap())
+    throw std::runtime_error(fmt::format("{}: no cpu: map to add the compressors' curves to", o.update));
+  spdlog::info("profile: timing thresholdv16 and {} at {} densities for {}", fmt::join(kOtherCompressors, ", "),
+               std::size(kCompressDensities), o.update);
+  const CompressorCurves curves = time_compressor_curves(timer);
+  YAML::Emitter out;
+  out.SetDoublePrecision(5);
+  out << YAML::BeginMap;
+  for (const auto& entry : old) {
+    const auto key = entry.first.as<std::string>();
+    if (key == "compressors_measured_with") continue;
+    if (key == "cpu") {
+      out << YAML::Key << "compressors_measured_with" << YAML::Value << command_line;
+      emit_cpu_with_new_curves(out, entry.second, curves);
+      continue;
+    }
+    out << YAML::Key << key << YAML::Value << entry.second;
+  }
+  out << YAML::EndMap;
+  write_profile(o.out.empty() ? o.update : o.out, (header.empty() ? std::string(kHeader) : header) + out.c_str() + "\n");
+  return 0;
+}
+
 // --update: the file's own keys in its order, the CPU figures measured
-// again, everything else (models, accelerator, transfer) as it was; the
-// comment lines at its top are kept.
+// again (with --compressors only the other compressors' curves),
+// everything else (models, accelerator, transfer) as it was; the comment
+// lines at its top are kept.
 int update_profile(const ProfileOptions& o, const std::string& command_line, const TimerOptions& timer) {
   YAML::Node old;
   try {
@@ -370,6 +284,7 @@ int update_profile(const ProfileOptions& o, const std::string& command_line, con
   std::ifstream in(o.update);
   std::string header, line;
   while (std::getline(in, line) && line.rfind('#', 0) == 0) header += line + "\n";
+  if (o.compressors_only) return add_compressor_curves(o, old, header, command_line, timer);
   spdlog::info("profile: timing the CPU kernels again for {}", o.update);
   const KernelNs k = time_kernels(timer);
   YAML::Emitter out;
@@ -378,7 +293,10 @@ int update_profile(const ProfileOptions& o, const std::string& command_line, con
   bool cpu_written = false;
   for (const auto& entry : old) {
     const auto key = entry.first.as<std::string>();
-    if (key == "cpu" || key == "cpu_cores" || key == "kernels_measured_with") continue;
+    // Every CPU figure is now of one session: an earlier session's
+    // compressor curves go with the rest.
+    if (key == "cpu" || key == "cpu_cores" || key == "kernels_measured_with" || key == "compressors_measured_with")
+      continue;
     if (key == "accelerator" && !cpu_written) {
       out << YAML::Key << "kernels_measured_with" << YAML::Value << command_line;
       emit_cpu(out, k);
@@ -407,8 +325,9 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   out << YAML::Key << "device" << YAML::Value << o.device;
   out << YAML::Key << "measured_with" << YAML::Value << command_line;
   out << YAML::Key << "compute_device" << YAML::Value << on.str();
-  spdlog::info("profile: timing kernels (gather, copy, view, thresholdv16 at {} densities, sparse and dense SGD, top-k)",
-               std::size(kCompressDensities));
+  spdlog::info("profile: timing kernels (gather, copy, view, thresholdv16 and {} at {} densities, sparse and dense "
+               "SGD, top-k)",
+               fmt::join(kOtherCompressors, ", "), std::size(kCompressDensities));
   KernelNs k = time_kernels(timer);
   if (on.is_cuda()) {
     spdlog::info("profile: timing the dense SGD step and top-k on {}", on.str());
@@ -470,6 +389,10 @@ void add_profile_command(CLI::App& bench) {
                   "Measure only the CPU kernels and cores again and rewrite this profile's cpu: figures, keeping its "
                   "models, accelerator and transfer")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--compressors", options->compressors_only,
+                "With --update: add (or measure again) only the curves of the compressors other than thresholdv16 "
+                "(thresholdv, topk, randomk), keeping every other figure of the file")
+      ->needs("--update");
   cmd->add_option("--min-time", options->min_time_s, "Minimum seconds per repetition")->check(CLI::PositiveNumber);
   cmd->add_option("--repetitions", options->repetitions, "Repetitions; the median is kept")->check(CLI::Range(1, 1000));
   cmd->callback([options] {
@@ -478,6 +401,7 @@ void add_profile_command(CLI::App& bench) {
     if (options->compute_device != "cpu") line += " --compute-device " + options->compute_device;
     if (!options->input.empty()) line += fmt::format(" --input {}", fmt::join(options->input, ","));
     if (!options->update.empty()) line = "stellatrain bench profile --update " + options->update;
+    if (options->compressors_only) line += " --compressors";
     if (options->repetitions != ProfileOptions{}.repetitions) line += fmt::format(" --repetitions {}", options->repetitions);
     if (options->min_time_s != ProfileOptions{}.min_time_s) line += fmt::format(" --min-time {}", options->min_time_s);
     const int rc = run_profile(*options, line);

@@ -86,6 +86,10 @@ class SystemOptions {
   virtual bool fix_density(double) { return false; }
   // The controller's inputs when this run has one (none otherwise).
   virtual std::optional<ControlledSystem> controlled() const { return std::nullopt; }
+  // The compressor this system runs on the node CPU (its compress tasks),
+  // for compute-time models that price each compressor by its own measured
+  // curve (docs/sim-compute.md); "": the system compresses nothing there.
+  virtual std::string cpu_compressor() const { return ""; }
 
   // Every shown field, in table order (manifest and summary).
   nlohmann::json to_json() const;

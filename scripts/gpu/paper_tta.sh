@@ -59,6 +59,13 @@
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=soonest-0.04-busy-start-0.005-lr-0.2 JOBS=3 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
 #   RESULTS=results/paper-tta-gpu-400 ITERATIONS=400 LINKS=fluct-115 SYSTEMS=soonest-0.1-busy-start-0.005,fill-85-busy,ddp JOBS=9 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
 #   RESULTS=docs/results/paper-tta-gpu LINKS=fluct-115-tune-lr SYSTEMS=stellatrain-fill-80-lr-0.025,stellatrain-fill-80-lr-0.05,stellatrain-fill-80,fill-85-busy-lr-0.025,ddp-lr-0.025,ddp,ddp-lr-0.1 JOBS=14 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
+# Before a run with exact top-k on the H100 profile (the CPU screen's
+# fixed-0.005-topk-lr-0.2 and fixed-0.00195-topk-lr-0.2, should they come
+# to the test files), its selection wants its own curve, measured on the
+# lent machine's host CPU (the profile's own CPU; about a minute), which
+# keeps every other figure of the file (docs/sim-compute.md, "Profile
+# files"); copy $OUT/gpu-measured.yaml over the profile afterwards:
+#   build-gpu/apps/stellatrain bench profile --update scenarios/profiles/gpu-measured.yaml --compressors --out $OUT/gpu-measured.yaml
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
 # (results/paper-tta-gpu), SYSTEMS (labels, comma-separated), LINKS

@@ -75,6 +75,7 @@ struct StellaTrainOptions final : OptionsOf<StellaTrainOptions> {
     return true;
   }
   std::optional<ControlledSystem> controlled() const override;
+  std::string cpu_compressor() const override { return compressor; }
 };
 
 }  // namespace st::train
