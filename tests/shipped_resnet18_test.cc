@@ -7,6 +7,7 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "apps/scenario.h"
@@ -14,6 +15,7 @@
 #include "core/train/systems/stellatrain/stellatrain_options.h"
 #include "tests/scenario_test_util.h"
 #ifdef ST_HAVE_SIM
+#include "sim/compute_model.h"
 #include "sim/sim_config.h"
 #endif
 
@@ -147,6 +149,46 @@ TEST(ShippedScenarios, ResNet18ControllerFilesAreTheTestFilesInTimingMode) {
                         [](train::StellaTrainOptions& o) { o.control.early_ticks = 1; });
   }
 }
+
+// The top-k pricing files are the CPU screen's exact top-k at 0.195% and
+// fixed 0.5% at 0.2 in timing mode on its WAN, seeds 1 and 2 to 160
+// iterations, priced by the H100 profile and by what-if copies of it that
+// charge top-k's selection at 2.94x and 5x thresholdv16's.
+TEST(ShippedScenarios, ResNet18TopKPricingFilesAreTheScreensRunsInTimingMode) {
+  const auto screen = paper_tta_scenario("resnet18-cpu-warmup-screen");
+  for (const auto& [suffix, factor] : {std::pair<std::string, double>{"", 1.0}, {"-2.94x", 2.94}, {"-5x", 5.0}}) {
+    SCOPED_TRACE(suffix);
+    const auto s = paper_tta_scenario("resnet18-cpu-topk-pricing" + suffix);
+    expect_same_wan(s, screen);
+    EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2}));
+    EXPECT_DOUBLE_EQ(s.target_accuracy, 0.0);
+    ASSERT_EQ(s.systems.size(), 2u);
+    for (const auto& system : s.systems) {
+      EXPECT_EQ(system.config.math, "timing");
+      EXPECT_EQ(system.config.iterations, 160);
+      EXPECT_EQ(system.config.model, "resnet18");
+      EXPECT_EQ(system.config.batch_per_worker, system_named(screen, system.label).config.batch_per_worker);
+      expect_same_system(system, system_named(screen, system.label));
+    }
+#ifdef ST_HAVE_SIM
+    ASSERT_TRUE(s.sim_compute);
+    const auto price = [&](const std::string& compressor) {
+      sim::ComputeModelConfig c = s.sim_compute->compute;
+      c.model = "resnet18";
+      c.compressor = compressor;
+      runtime::ComputeCost task{runtime::TaskKind::kCompress, 0, 1e6, 0, -1};
+      task.density = 0.00195;
+      return static_cast<double>(sim::make_compute_model(c)->cost(task, runtime::Nanos::zero()).count());
+    };
+    // The what-if figures are written to 5 significant digits.
+    EXPECT_NEAR(price("topk") / price("thresholdv16"), factor, 2e-4);
+    EXPECT_NE(s.sim_compute->compute.profile_path.find(suffix.empty() ? "profiles/gpu-measured.yaml"
+                                                                       : "profiles/what-if/gpu-measured-topk" + suffix),
+              std::string::npos);
+#endif
+  }
+}
+
 
 // The CPU screen of the density warm-up's blow-up on ResNet-18 is
 // resnet18-h100-fluct-115.yaml on the CPU for 10 iterations, evaluated on

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The recorded CPU screen runs of docs/results/paper-tta-cpu-screen/ that
 replace thresholdv16's 16-float blocks by a finer selection still give
-what docs/paper-tta-resnet18-accuracy.md quotes of them: exact top-k at
+what docs/paper-tta-resnet18-selection.md quotes of them: exact top-k at
 the same 0.5% ("Exact top-k in place of the blocks": best accuracies
 against ddp's, the reading, the report, the bytes) and at the blocks'
-bytes ("Exact top-k at the blocks' bytes": the same, and thresholdv16 at
-1% read beside it). Standard library only.
+bytes ("Exact top-k at the blocks' bytes": the same, thresholdv16 at 1%
+read beside it, and the timing runs that price top-k's selection as
+measured and at 2.94x and 5x thresholdv16's). Standard library only.
 
     python3 tests/test_recorded_selection.py [REPO_ROOT]
 """
+import csv
+import json
 import os
 import statistics
 import sys
@@ -17,15 +20,19 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
-from test_recorded_accuracy_gap import DOC, FIXED_0_2, FIXED_0_5_AT_0_2, expect_gap_table  # noqa: E402
+from test_recorded_accuracy_gap import FIXED_0_2, FIXED_0_5_AT_0_2, expect_gap_table  # noqa: E402
 from test_recorded_iterations import summary_entry  # noqa: E402
 from test_recorded_rates import DDP, best_to, expect_quoted_runs, unique  # noqa: E402
 from test_recorded_rule_at_0_2 import gaps_to_ddp  # noqa: E402
 
+DOC = os.path.join("docs", "paper-tta-resnet18-selection.md")
 # Exact top-k in place of the 16-float blocks, fixed 0.5% at 0.2, seeds 1 and 2 to 150.
 TOPK, TOPK_FOLDER = "fixed-0.005-topk-lr-0.2", "seeds-1-2-150-topk-lr-0.2"
 # And at the blocks' bytes (0.5% / 2.56).
 TOPK_BYTES, TOPK_BYTES_FOLDER = "fixed-0.00195-topk-lr-0.2", "seeds-1-2-150-topk-0.00195-lr-0.2"
+# Both in timing mode, priced as measured and at 2.94x and 5x for top-k's selection.
+PRICING = {"as measured": "resnet18-cpu-topk-pricing", "2.94x": "resnet18-cpu-topk-pricing-2.94x",
+           "5x": "resnet18-cpu-topk-pricing-5x"}
 # thresholdv16 at 1% at 0.2, recorded for another question.
 FIXED_1_AT_0_2, FIXED_1_FOLDER = "fixed-0.01-lr-0.2", "seeds-1-2-200-fixed-0.01-lr-0.2"
 
@@ -179,6 +186,63 @@ class TopKAtTheBlocksBytes(Selection):
                       f"a {speedup} speedup over fixed 0.5% by the fit", open_text)
         self.assertIn(f"and at the blocks' bytes to {-self.median[TOPK_BYTES]:.2f} points with a {speedup} speedup "
                       f"over them", recorded.flowing(recorded.read("README.md")))
+
+def end_of_iteration(folder, label, seed, iteration):
+    """Simulated seconds at the end of `iteration` (where its evaluation is
+    stamped) in a recorded timing run: the next iteration's start on rank 0."""
+    path = os.path.join(recorded.CPU_SCREEN, folder, label, f"seed-{seed}", "iterations.csv")
+    with open(path) as f:
+        return next(float(row["start_s"]) for row in csv.DictReader(f)
+                    if row["rank"] == "0" and int(row["iteration"]) == iteration + 1)
+
+
+class TopKPricing(Selection):
+    """The "Priced" bullet of "Exact top-k at the blocks' bytes": timing
+    runs priced as the accuracy runs were give their times at the fit's
+    iterations, and at 2.94x and 5x top-k's selection the TTA and the
+    speedup over fixed 0.5% it quotes."""
+
+    HEADING = "## Exact top-k at the blocks' bytes"
+    FOLDERS = (TOPK_BYTES_FOLDER, FIXED_0_2)
+    LABELS = (FIXED_0_5_AT_0_2, TOPK_BYTES)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.fit = {(label, seed): recorded.monotone_tta.readings(cls.runs[(label, seed)]["evaluations"], 0.85)["monotone"]
+                   for label in cls.LABELS for seed in cls.SEEDS}
+        cls.tta = {price: {(label, seed): end_of_iteration(folder, label, seed, cls.fit[(label, seed)][0])
+                           for label in cls.LABELS for seed in cls.SEEDS}
+                   for price, folder in PRICING.items()}
+
+    def test_timing_runs_give_the_accuracy_runs_times(self):
+        for key, (_, time_s, _) in self.fit.items():
+            # Both files round to the microsecond on their own.
+            self.assertLessEqual(abs(self.tta["as measured"][key] - time_s), 1.5e-6, msg=key)
+
+    def test_fixed_density_keeps_its_price(self):
+        for price in ("2.94x", "5x"):
+            for seed in self.SEEDS:
+                key = (FIXED_0_5_AT_0_2, seed)
+                self.assertEqual(self.tta[price][key], self.tta["as measured"][key])
+
+    def test_the_doc_quotes_the_repriced_tta(self):
+        for price in ("2.94x", "5x"):
+            times = [self.tta[price][(TOPK_BYTES, seed)] for seed in self.SEEDS]
+            ratios = [self.tta[price][(FIXED_0_5_AT_0_2, seed)] / self.tta[price][(TOPK_BYTES, seed)]
+                      for seed in self.SEEDS]
+            self.assertIn(f"at {price} thresholdv16's it reaches 85% at {times[0]:.2f} s and {times[1]:.2f} s, a "
+                          f"speedup of {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}) over "
+                          f"fixed 0.5%", self.text)
+
+    def test_the_manifests_say_how_the_selection_was_priced(self):
+        for price, folder in PRICING.items():
+            for seed in self.SEEDS:
+                path = os.path.join(recorded.CPU_SCREEN, folder, TOPK_BYTES, f"seed-{seed}", "manifest.json")
+                with open(path) as f:
+                    curve = json.load(f)["compute_time_model"]["compress_curve"]
+                self.assertEqual(curve, "thresholdv16 (the profile has no curve of topk's)" if price == "as measured"
+                                 else "topk", (price, seed))
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
