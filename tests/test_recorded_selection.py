@@ -46,8 +46,9 @@ def sent_per_iteration(folder, label):
 
 
 class Selection(unittest.TestCase):
-    """What both sections share: seeds 1 and 2, best accuracies to 150
-    against ddp's per label, medians, and the section's text."""
+    """What every section here shares: its seeds (1 and 2 unless a class
+    says otherwise), best accuracies to 150 against ddp's per label,
+    medians, the section's text, and its report against fixed 0.5% at 0.2."""
 
     SEEDS = (1, 2)
     HEADING = ""
@@ -59,10 +60,16 @@ class Selection(unittest.TestCase):
         # Up to its first subsection (seeds 3 and 4 have their own class).
         cls.section = recorded.doc_section(recorded.read(DOC), cls.HEADING).split("\n### ")[0]
         cls.text = recorded.flowing(cls.section)
-        cls.runs = recorded.gathered(unique((*cls.FOLDERS, *DDP[:2])))
+        cls.runs = recorded.gathered(unique((*cls.FOLDERS, *DDP[:max(cls.SEEDS)])))
         cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in cls.LABELS}
         cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
         cls.sent = {FIXED_0_5_AT_0_2: sent_per_iteration(FIXED_0_2, FIXED_0_5_AT_0_2)}
+
+    @classmethod
+    def report_on(cls, folders):
+        """monotone_tta.py's report of `folders` on the class's seeds, whole runs, against fixed 0.5% at 0.2."""
+        return recorded.monotone_report("--seeds", ",".join(map(str, cls.SEEDS)), "--whole-runs", "--against",
+                                        FIXED_0_5_AT_0_2, folders=folders)
 
     def closer(self, label):
         """Points `label` is closer to ddp than fixed 0.5% at 0.2, by the medians."""
@@ -84,8 +91,7 @@ class ExactTopK(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                              folders=(TOPK_FOLDER, FIXED_0_2))
+        cls.report = cls.report_on(cls.FOLDERS)
         cls.iterations = recorded.against_rows(recorded.against_table(cls.report))["iterations, monotone"][TOPK]
         cls.tta = recorded.ratio_table(cls.report)["monotone"][TOPK]  # "1.07x (1.04-1.10)"
         cls.sent[TOPK] = sent_per_iteration(TOPK_FOLDER, TOPK)
@@ -136,8 +142,7 @@ class TopKAtTheBlocksBytes(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                              folders=(TOPK_BYTES_FOLDER, TOPK_FOLDER, FIXED_0_2))
+        cls.report = cls.report_on((TOPK_BYTES_FOLDER, TOPK_FOLDER, FIXED_0_2))
         cls.against = recorded.against_rows(recorded.against_table(cls.report))
         cls.ratios = recorded.ratio_table(cls.report)
         for folder, label in ((TOPK_BYTES_FOLDER, TOPK_BYTES), (FIXED_1_FOLDER, FIXED_1_AT_0_2)):
@@ -218,6 +223,11 @@ class TopKPricing(Selection):
                            for label in cls.LABELS for seed in cls.SEEDS}
                    for price, folder in PRICING.items()}
 
+    def speedups(self, price):
+        """Per seed, fixed 0.5%'s TTA over top-k at 0.195%'s at `price`."""
+        return [self.tta[price][(FIXED_0_5_AT_0_2, seed)] / self.tta[price][(TOPK_BYTES, seed)]
+                for seed in self.SEEDS]
+
     def test_timing_runs_give_the_accuracy_runs_times(self):
         for key, (_, time_s, _) in self.fit.items():
             # Both files round to the microsecond on their own.
@@ -232,18 +242,13 @@ class TopKPricing(Selection):
     def test_the_doc_quotes_the_repriced_tta(self):
         for price in ("2.94x", "5x"):
             times = [self.tta[price][(TOPK_BYTES, seed)] for seed in self.SEEDS]
-            ratios = [self.tta[price][(FIXED_0_5_AT_0_2, seed)] / self.tta[price][(TOPK_BYTES, seed)]
-                      for seed in self.SEEDS]
+            ratios = self.speedups(price)
             self.assertIn(f"at {price} thresholdv16's it reaches 85% at {times[0]:.2f} s and {times[1]:.2f} s, a "
                           f"speedup of {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}) over "
                           f"fixed 0.5%", self.text)
 
     def test_what_is_open_quotes_it(self):
-        speedups = []
-        for price in ("2.94x", "5x"):
-            ratios = [self.tta[price][(FIXED_0_5_AT_0_2, seed)] / self.tta[price][(TOPK_BYTES, seed)]
-                      for seed in self.SEEDS]
-            speedups.append(f"{statistics.median(ratios):.2f}x")
+        speedups = [f"{statistics.median(self.speedups(price)):.2f}x" for price in ("2.94x", "5x")]
         self.assertIn(f"and still {speedups[0]} and {speedups[1]} with it priced at 2.94x and 5x theirs",
                       recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
 
@@ -256,25 +261,21 @@ class TopKPricing(Selection):
                 self.assertEqual(curve, "thresholdv16 (the profile has no curve of topk's)" if price == "as measured"
                                  else "topk", (price, seed))
 
-class TopKAtTheBlocksBytesOnFourSeeds(unittest.TestCase):
+class TopKAtTheBlocksBytesOnFourSeeds(Selection):
     """"Seeds 3 and 4" of "Exact top-k at the blocks' bytes": the report
     over seeds 1-4 against fixed 0.5% at 0.2, best accuracies to 150
     against ddp's per seed, and how the reading the screen file set for
     seeds 1-5 reads on four (seed 5 was stopped for time)."""
 
     SEEDS = (1, 2, 3, 4)
+    HEADING = "### Seeds 3 and 4"
+    FOLDERS = unique((TOPK_BYTES_FOLDER, TOPK_BYTES_3_4_FOLDER, *AT_0_2[:4]))
     LABELS = (FIXED_0_5_AT_0_2, TOPK_BYTES)
 
     @classmethod
     def setUpClass(cls):
-        cls.section = recorded.doc_section(recorded.read(DOC), "### Seeds 3 and 4")
-        cls.text = recorded.flowing(cls.section)
-        folders = unique((TOPK_BYTES_FOLDER, TOPK_BYTES_3_4_FOLDER, *AT_0_2[:4]))
-        cls.runs = recorded.gathered(unique((*folders, *DDP[:4])))
-        cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in cls.LABELS}
-        cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
-        cls.report = recorded.monotone_report("--seeds", "1,2,3,4", "--whole-runs", "--against", FIXED_0_5_AT_0_2,
-                                              folders=folders)
+        super().setUpClass()
+        cls.report = cls.report_on(cls.FOLDERS)
         cls.against = recorded.against_rows(recorded.against_table(cls.report))
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
@@ -284,7 +285,7 @@ class TopKAtTheBlocksBytesOnFourSeeds(unittest.TestCase):
         expect_quoted_runs(self, self.report, self.LABELS, 8)
 
     def test_the_reading_on_four_seeds(self):
-        closer = self.median[TOPK_BYTES] - self.median[FIXED_0_5_AT_0_2]
+        closer = self.closer(TOPK_BYTES)
         speedup = self.against["speedup, monotone"][TOPK_BYTES]
         # TTA within 1.1x of fixed 0.5%'s: a speedup of at least 1/1.1 by the per-seed median.
         keeps = closer >= 0.5 and float(speedup.split("x")[0]) >= 1 / 1.1
@@ -295,12 +296,13 @@ class TopKAtTheBlocksBytesOnFourSeeds(unittest.TestCase):
                       "candidate", self.text)
 
     def test_what_is_open_and_readme_quote_it(self):
-        closer = self.median[TOPK_BYTES] - self.median[FIXED_0_5_AT_0_2]
+        closer = self.closer(TOPK_BYTES)
         speedup = self.against["speedup, monotone"][TOPK_BYTES].split(" ")[0]
         self.assertIn(f"on seeds 1-4 it is {closer:.2f} points closer than the blocks by the median, "
                       f"{-self.median[TOPK_BYTES]:.2f} under ddp's, and {speedup} faster",
                       recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
         self.assertIn(f"on two seeds ({speedup} on four)", recorded.flowing(recorded.read("README.md")))
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
