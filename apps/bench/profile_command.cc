@@ -243,6 +243,12 @@ void write_profile(const std::string& path, const std::string& text) {
 
 constexpr const char* kHeader = "# Compute profile (format: docs/sim.md).\n";
 
+// An --update's result: to --out, else over the file; its comment lines
+// kept (the standard header where it had none).
+void write_updated_profile(const ProfileOptions& o, const std::string& header, const YAML::Emitter& out) {
+  write_profile(o.out.empty() ? o.update : o.out, (header.empty() ? std::string(kHeader) : header) + out.c_str() + "\n");
+}
+
 int add_compressor_curves(const ProfileOptions& o, const YAML::Node& old, const std::string& header,
                           const std::string& command_line, const TimerOptions& timer) {
   if (!old["cpu"] || !old["cpu"].IsMap())
@@ -264,7 +270,7 @@ int add_compressor_curves(const ProfileOptions& o, const YAML::Node& old, const 
     out << YAML::Key << key << YAML::Value << entry.second;
   }
   out << YAML::EndMap;
-  write_profile(o.out.empty() ? o.update : o.out, (header.empty() ? std::string(kHeader) : header) + out.c_str() + "\n");
+  write_updated_profile(o, header, out);
   return 0;
 }
 
@@ -309,7 +315,7 @@ int update_profile(const ProfileOptions& o, const std::string& command_line, con
     emit_cpu(out, k);
   }
   out << YAML::EndMap;
-  write_profile(o.out.empty() ? o.update : o.out, (header.empty() ? std::string(kHeader) : header) + out.c_str() + "\n");
+  write_updated_profile(o, header, out);
   return 0;
 }
 
