@@ -50,7 +50,8 @@ void soonest_target(train::StellaTrainOptions& o, double cost) {
 // 85%, at the same rate, and its soonest-0.1-busy that with the
 // soonest-target rule in place of filling the link, also from 0.5%, beside
 // fixed 0.5%, both also at twice the rate (the rule there at the
-// sparsity_cost fitted at that rate). Every
+// sparsity_cost fitted at that rate), and fixed 0.5% at that rate with
+// exact top-k at about the blocks' bytes. Every
 // system evaluates every 5 iterations to the end, so the monotone fit's
 // reading has evaluations after its crossing at the first reading's grain.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
@@ -83,6 +84,13 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     expect_changed_from_at_lr(system_named(s, "soonest-0.1-busy-start-0.005"),
                               system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
                               [](train::StellaTrainOptions& o) { o.control.sparsity_cost = 0.04; }, 0.2);
+    // The CPU screen's candidate: fixed 0.5% at 0.2 with exact top-k at
+    // about the blocks' bytes, as the screen has it.
+    expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), system_named(s, "fixed-0.00195-topk-lr-0.2"),
+                        [](train::StellaTrainOptions& o) {
+                          o.compressor = "topk";
+                          o.density = 0.00195;
+                        });
   }
 }
 
@@ -203,7 +211,9 @@ TEST(ShippedScenarios, ResNet18TopKPricingFilesAreTheScreensRunsInTimingMode) {
 // times its rate, with momentum correction at ddp's rate and twice it and
 // with exact lazy momentum at ddp's rate and half it, at twice its rate with
 // the density warm-up from 2% and with the rate warmed up over 20 iterations,
-// at twice its rate without staleness and with exact top-k, at full density at ddp's rate with
+// at twice its rate without staleness and with exact top-k (at 0.5% and at
+// the blocks' bytes, with thresholdv there, and the rule at 0.2 from there
+// with exact top-k), at full density at ddp's rate with
 // and without staleness,
 // the rule from 0.5% at twice its rate as the test file has
 // it and at the cost fitted at that rate, fixed 0.3% and 1% at twice their
@@ -213,7 +223,7 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   const auto base = paper_tta_scenario("resnet18-h100-fluct-115");
   const auto s = paper_tta_scenario("resnet18-cpu-warmup-screen");
   expect_same_wan(s, base);
-  ASSERT_EQ(s.systems.size(), 46u);
+  ASSERT_EQ(s.systems.size(), 47u);
   for (const auto& system : s.systems) {
     SCOPED_TRACE(system.label);
     EXPECT_EQ(system.config.compute_device, "cpu");
@@ -314,6 +324,13 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-thresholdv-lr-0.2"),
                       [](train::StellaTrainOptions& o) {
                         o.compressor = "thresholdv";
+                        o.density = 0.00195;
+                      });
+  // And the rule at 0.2 from there with exact top-k.
+  expect_changed_from(system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
+                      system_named(s, "soonest-0.04-busy-start-0.00195-topk-lr-0.2"),
+                      [](train::StellaTrainOptions& o) {
+                        o.compressor = "topk";
                         o.density = 0.00195;
                       });
   // The engine at full density at ddp's rate, with and without staleness.
