@@ -35,11 +35,13 @@ class TopSelector {
     float cutoff = 0.0f;         // magnitude of the k-th largest element
     bool nonfinite = false;      // x holds NaN/Inf; nothing was written
     std::size_t passes = 0;      // filter passes over x (1 when the hint was good)
+    float threshold = 0.0f;      // the filter threshold of the pass that kept the candidates
   };
 
   // Writes the indices of the k largest |x[i]| into out (capacity >= k).
   // `hint` > 0 is a threshold expected to be slightly below the cutoff; 0
-  // means "estimate from a sample".
+  // means "estimate from a sample". A hint that keeps fewer than k or more
+  // than the buffer holds costs one more pass, at the sample's estimate.
   Result select(const Kernels& kernels, const float* x, std::size_t n, std::size_t k, float hint,
                 uint32_t* out);
 

@@ -1,4 +1,7 @@
 #include "core/compress/compressors.h"
+
+#include <algorithm>
+
 #include "core/compress/top_select.h"
 
 namespace st::compress {
@@ -8,6 +11,11 @@ struct TopKState final : TensorState {
   TopKState(std::size_t n, std::size_t k) : selector(n, k) {}
   TopSelector selector;
   float last_cutoff = 0.0f;
+  // The next hint is last_cutoff x hint_ratio: 0.9 to start, then the
+  // threshold/cutoff ratio of the last select that needed more than one
+  // pass, so that a tensor whose tail keeps too many candidates at 0.9
+  // (normal values at low density) is filtered in one pass from then on.
+  float hint_ratio = 0.9f;
 };
 
 }  // namespace
@@ -31,10 +39,14 @@ std::size_t TopK::compress(Span<const float> grad, std::size_t k, TensorState& b
   if (n == 0) return 0;
   // The previous cutoff, lowered a little, is usually a good first filter
   // threshold for the next iteration's gradient of the same tensor.
-  const float hint = state.last_cutoff * 0.9f;
+  const float hint = state.last_cutoff * state.hint_ratio;
   const auto result = state.selector.select(kernels_, grad.data(), n, k, hint, out.indices);
   if (result.nonfinite) throw_nonfinite(state, grad.data(), n);
-  if (result.cutoff > 0.0f) state.last_cutoff = result.cutoff;
+  if (result.cutoff > 0.0f) {
+    state.last_cutoff = result.cutoff;
+    if (result.passes > 1 && result.threshold > 0.0f)
+      state.hint_ratio = std::min(1.0f, result.threshold / result.cutoff);
+  }
   for (std::size_t j = 0; j < result.count; ++j) out.values[j] = grad[out.indices[j]];
   state.last_threshold = result.cutoff;
   state.last_threshold_count = result.count;
