@@ -72,10 +72,11 @@
 # copies the file to $OUT/gpu-measured.yaml to commit. Beside it, top-k
 # against thresholdv16 on ResNet-18's real gradient:
 #   build-gpu/apps/stellatrain bench compress --input resnet18 --numel 11173962 --density 0.00195,0.005,0.01 --compressors topk,thresholdv16 --json
-# (on the 2-core build machine on 2026-12-07 the profile's timing, on
-# normal values, read top-k at 4.9x thresholdv16's at 1%, the real
-# gradient at 1.75x, and 1.58x at 0.195%: compare the two before
-# trusting the curve; priced at 2.94x or 5x the candidate is still
+# (on the 2-core build machine on 2026-12-07, after top-k's hint was
+# fixed for light-tailed values, the profile's timing on normal values
+# read top-k at 1.78x thresholdv16's at 0.1% and 3.93x at 1%, the real
+# gradient 1.5-2.2x at 0.195-1%; docs/benchmarks.md, "Exact top-k's
+# hint on normal values". Priced at 2.94x or 5x the candidate is still
 # faster than fixed 0.5% on the CPU screen's timing runs).
 #
 # Environment (all optional): BUILD_DIR (build-gpu), RESULTS
