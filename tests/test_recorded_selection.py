@@ -35,6 +35,8 @@ TOPK_BYTES, TOPK_BYTES_FOLDER = "fixed-0.00195-topk-lr-0.2", "seeds-1-2-150-topk
 TOPK_BYTES_3_4_FOLDER = "seeds-3-4-150-topk-0.00195-lr-0.2"
 TOPK_BYTES_5_FOLDER = "seed-5-150-topk-0.00195-lr-0.2"
 TOPK_BYTES_FOLDERS = (TOPK_BYTES_FOLDER, TOPK_BYTES_3_4_FOLDER, TOPK_BYTES_5_FOLDER)
+# thresholdv at the same 0.195%: its first run, whose threshold could not come down.
+THRESHOLDV, THRESHOLDV_FIRST_FOLDER = "fixed-0.00195-thresholdv-lr-0.2", "seed-1-150-thresholdv-0.00195-lr-0.2"
 # Both in timing mode, priced as measured and at 2.94x and 5x for top-k's selection.
 PRICING = {"as measured": "resnet18-cpu-topk-pricing", "2.94x": "resnet18-cpu-topk-pricing-2.94x",
            "5x": "resnet18-cpu-topk-pricing-5x"}
@@ -412,6 +414,37 @@ class TopKAgainstDdp(Selection):
                       recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
         self.assertIn(f"needs {iterations.split(' ')[0]} ddp's iterations at {speedup} ddp's TTA by the fit",
                       recorded.flowing(recorded.read("README.md")))
+
+
+def seed_wan_bytes(folder, label, seed):
+    entry = summary_entry(folder, label)
+    per_seed = {run["seed"]: run["wan_bytes"] for run in entry.get("per_seed", [])}
+    return per_seed.get(seed, entry["wan_bytes"])
+
+
+class ThresholdvFirstRun(Selection):
+    """"thresholdv at the blocks' bytes": the first run's accuracy, bytes
+    against top-k's and the bytes rank 0 sent as its threshold rose."""
+
+    HEADING = "## thresholdv at the blocks' bytes"
+    SEEDS = (1,)
+    FOLDERS = (THRESHOLDV_FIRST_FOLDER, TOPK_BYTES_FOLDER)
+    LABELS = (TOPK_BYTES,)
+
+    def test_accuracy_and_bytes_against_top_k(self):
+        mine, top_k = best_to(self.runs, THRESHOLDV, 1, 150), best_to(self.runs, TOPK_BYTES, 1, 150)
+        sent = seed_wan_bytes(THRESHOLDV_FIRST_FOLDER, THRESHOLDV, 1)
+        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 1)
+        self.assertIn(f"reached {mine * 100:.2f}% by iteration 150, {(top_k - mine) * 100:.2f} points under top-k's "
+                      f"{top_k * 100:.2f}% on that seed, at {sent / top_k_sent:.3f}x top-k's WAN bytes "
+                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
+
+    def test_the_bytes_rank_0_sent(self):
+        path = os.path.join(recorded.screen_folder(THRESHOLDV_FIRST_FOLDER), THRESHOLDV, "iterations.csv")
+        with open(path) as f:
+            sent = {int(row["iteration"]): int(row["bytes_sent"]) for row in csv.DictReader(f) if row["rank"] == "0"}
+        self.assertIn(f"rank 0 sent {sent[0]:,} bytes at iteration 0, {sent[10]:,} at 10, {sent[50]:,} at 50 and "
+                      f"{sent[149]:,} at 149", self.text)
 
 
 if __name__ == "__main__":
