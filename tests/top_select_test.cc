@@ -47,6 +47,9 @@ Reference reference(const std::vector<float>& x, std::size_t k) {
   return r;
 }
 
+// The pass counts asserted below rest on fixed seeds (libstdc++'s normal
+// values) and on the sample's estimate landing inside the buffer, which
+// its 3-sigma margin makes all but certain for any draw.
 constexpr std::size_t kNumel = 1 << 20;
 constexpr double kDensity = 0.00195;
 
@@ -107,10 +110,12 @@ TEST(TopSelector, ATieBlockLargerThanTheBufferIsExact) {
   }
 }
 
-// topk carries the threshold/cutoff ratio that fitted into its next hint:
-// exact on normal values whose scale halves and doubles between calls
-// (scaling by a power of two keeps every magnitude's order, so the
-// reference is the unscaled one's).
+// topk carries the threshold/cutoff ratio that fitted into its next hint,
+// and stays exact while that hint misses: on normal values whose scale
+// falls to a quarter and rises fourfold between calls (scaling by a power
+// of two keeps every magnitude's order, so the reference is the unscaled
+// one's). What the adapted hint saves is measured by `stellatrain bench
+// compress` (docs/benchmarks.md, "Exact top-k's hint on normal values").
 TEST(TopK, StaysExactWhileItsHintAdapts) {
   auto topk = make_compressor("topk", {simd::default_level(), 1});
   const std::size_t k = k_for_density(kNumel, kDensity);

@@ -49,12 +49,14 @@ std::size_t sample_rank(std::size_t count, std::size_t n, std::size_t m) {
 // threshold could then only rise: on ResNet-18 at 0.195% thresholdv's
 // output fell to about 1/40 of k over 150 iterations.
 std::pair<std::size_t, std::size_t> shortfall_ranks(std::size_t k, std::size_t c, std::size_t n, std::size_t m) {
-  const double per_element = static_cast<double>(m) / static_cast<double>(n);
-  const double c_points = static_cast<double>(std::max<std::size_t>(c, 1)) * per_element;
-  const double deeper = std::max(1.0, 32.0 / c_points);
+  // count / n * m in sample_rank's order, so that with deeper == 1 the
+  // ranks are sample_rank's to the last bit.
+  const auto points = [&](std::size_t count) {
+    return static_cast<double>(count) / static_cast<double>(n) * static_cast<double>(m);
+  };
+  const double deeper = std::max(1.0, 32.0 / points(std::max<std::size_t>(c, 1)));
   const auto rank = [&](std::size_t count) {
-    return std::clamp<std::size_t>(
-        static_cast<std::size_t>(std::ceil(static_cast<double>(count) * per_element * deeper)), 1, m);
+    return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(points(count) * deeper)), 1, m);
   };
   return {rank(k), rank(c)};
 }
@@ -134,7 +136,10 @@ std::size_t ThresholdV::compress(Span<const float> grad, std::size_t k, TensorSt
       const auto [rank_k, rank_c] = shortfall_ranks(k, c, n, s.sample.size());
       const float at_k = sample_value_at_rank(s.sample, rank_k);
       const float at_c = c == 0 ? 0.0f : sample_value_at_rank(s.sample, rank_c);
-      cutoff = at_c > 0.0f ? std::min(threshold, threshold * (at_k / at_c)) : threshold * 0.5f;
+      // A quantile of 0 (k's rank deep in a sample of zeros) says nothing
+      // either: halve, as when nothing passed, rather than keep a threshold
+      // of 0 that would never be stored.
+      cutoff = at_c > 0.0f && at_k > 0.0f ? std::min(threshold, threshold * (at_k / at_c)) : threshold * 0.5f;
     }
   } else if (c <= cap) {
     // More than k passed: keep the k largest, in index order.

@@ -6,8 +6,10 @@
 // torch::topk (212 ms), one vectorised filter pass keeps the elements at or
 // above a threshold that is a little below the k-th largest magnitude (from
 // a hint or a strided sample), and nth_element runs on those few candidates.
-// A threshold that misses (too few or too many candidates) is corrected by
-// bisection on the float's bit pattern, so the result is always exact.
+// A hint that misses (too few or too many candidates) is replaced by the
+// sample's estimate for one more pass when that lies between what the pass
+// learnt; after that a miss is corrected by bisection on the float's bit
+// pattern, so the result is always exact.
 //
 // Tie rule: among elements whose magnitude equals the k-th largest, the ones
 // with lower indices are taken. Output indices are strictly increasing.
@@ -36,6 +38,7 @@ class TopSelector {
     bool nonfinite = false;      // x holds NaN/Inf; nothing was written
     std::size_t passes = 0;      // filter passes over x (1 when the hint was good)
     float threshold = 0.0f;      // the filter threshold of the pass that kept the candidates
+                                 // (the cutoff itself when a tie block was scanned whole)
   };
 
   // Writes the indices of the k largest |x[i]| into out (capacity >= k).

@@ -44,8 +44,11 @@ std::size_t TopK::compress(Span<const float> grad, std::size_t k, TensorState& b
   if (result.nonfinite) throw_nonfinite(state, grad.data(), n);
   if (result.cutoff > 0.0f) {
     state.last_cutoff = result.cutoff;
+    // Floored at 0.5: a bisection that ended far below the cutoff (a
+    // tensor of mostly zeros) would otherwise leave a hint that rounds to
+    // 0, and a sample on every call.
     if (result.passes > 1 && result.threshold > 0.0f)
-      state.hint_ratio = std::min(1.0f, result.threshold / result.cutoff);
+      state.hint_ratio = std::clamp(result.threshold / result.cutoff, 0.5f, 1.0f);
   }
   for (std::size_t j = 0; j < result.count; ++j) out.values[j] = grad[out.indices[j]];
   state.last_threshold = result.cutoff;
