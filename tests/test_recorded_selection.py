@@ -37,6 +37,8 @@ TOPK_BYTES_5_FOLDER = "seed-5-150-topk-0.00195-lr-0.2"
 TOPK_BYTES_FOLDERS = (TOPK_BYTES_FOLDER, TOPK_BYTES_3_4_FOLDER, TOPK_BYTES_5_FOLDER)
 # thresholdv at the same 0.195%: its first run, whose threshold could not come down.
 THRESHOLDV, THRESHOLDV_FIRST_FOLDER = "fixed-0.00195-thresholdv-lr-0.2", "seed-1-150-thresholdv-0.00195-lr-0.2"
+# And again with the compressor fixed (commit 6e16de8).
+THRESHOLDV_FIXED_FOLDER = "seed-1-150-thresholdv-fixed-0.00195-lr-0.2"
 # Both in timing mode, priced as measured and at 2.94x and 5x for top-k's selection.
 PRICING = {"as measured": "resnet18-cpu-topk-pricing", "2.94x": "resnet18-cpu-topk-pricing-2.94x",
            "5x": "resnet18-cpu-topk-pricing-5x"}
@@ -445,6 +447,43 @@ class ThresholdvFirstRun(Selection):
             sent = {int(row["iteration"]): int(row["bytes_sent"]) for row in csv.DictReader(f) if row["rank"] == "0"}
         self.assertIn(f"rank 0 sent {sent[0]:,} bytes at iteration 0, {sent[10]:,} at 10, {sent[50]:,} at 50 and "
                       f"{sent[149]:,} at 149", self.text)
+
+
+class ThresholdvFixedRun(Selection):
+    """"With the fixed compressor, seed 1": the report against top-k at
+    0.195%, the bytes, and the reading on the one seed."""
+
+    HEADING = "### With the fixed compressor, seed 1"
+    SEEDS = (1,)
+    FOLDERS = (THRESHOLDV_FIXED_FOLDER, TOPK_BYTES_FOLDER)
+    LABELS = (TOPK_BYTES, THRESHOLDV)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.report = recorded.monotone_report("--seeds", "1", "--whole-runs", "--against", TOPK_BYTES,
+                                              folders=cls.FOLDERS)
+        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+
+    def test_the_doc_quotes_the_report(self):
+        expect_quoted_runs(self, self.report, self.LABELS, 2)
+
+    def test_the_bytes(self):
+        sent = seed_wan_bytes(THRESHOLDV_FIXED_FOLDER, THRESHOLDV, 1)
+        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 1)
+        self.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
+                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
+
+    def test_the_reading_on_one_seed(self):
+        mine, top_k = best_to(self.runs, THRESHOLDV, 1, 150), best_to(self.runs, TOPK_BYTES, 1, 150)
+        points = (top_k - mine) * 100
+        self.assertLessEqual(points, 0.5)
+        iterations = self.against["iterations, monotone"][THRESHOLDV]
+        self.assertEqual(iterations, "1.00x")
+        self.assertIn(f"its best accuracy to 150 is {mine * 100:.2f}%, {points:.2f} points under top-k's "
+                      f"{top_k * 100:.2f}%, within the reading's 0.5", self.text)
+        self.assertIn(f"at the same iteration ({recorded.monotone_tta.readings(self.runs[(THRESHOLDV, 1)]['evaluations'], 0.85)['monotone'][0]}), "
+                      f"{self.against['speedup, monotone'][THRESHOLDV]} faster", self.text)
 
 
 if __name__ == "__main__":
