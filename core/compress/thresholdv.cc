@@ -32,11 +32,20 @@ struct ThresholdVState final : TensorState {
   std::size_t threshold_k = 0;      // the k relative_threshold was learned for
 };
 
+// How many of the m sample points `count` of n elements correspond to.
+double sample_points(std::size_t count, std::size_t n, std::size_t m) {
+  return static_cast<double>(count) / static_cast<double>(n) * static_cast<double>(m);
+}
+
+// A sample rank from a number of points, within the sample.
+std::size_t rank_of(double points, std::size_t m) {
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(points)), 1, m);
+}
+
 // The sample rank that corresponds to `count` of n elements; at least 32
 // sample points above it keep the quantile stable at low density.
 std::size_t sample_rank(std::size_t count, std::size_t n, std::size_t m) {
-  const double want = std::max(32.0, static_cast<double>(count) / static_cast<double>(n) * static_cast<double>(m));
-  return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(want)), 1, m);
+  return rank_of(std::max(32.0, sample_points(count, n, m)), m);
 }
 
 // The sample ranks whose quantiles' ratio says how far to lower a
@@ -49,16 +58,8 @@ std::size_t sample_rank(std::size_t count, std::size_t n, std::size_t m) {
 // threshold could then only rise: on ResNet-18 at 0.195% thresholdv's
 // output fell to about 1/40 of k over 150 iterations.
 std::pair<std::size_t, std::size_t> shortfall_ranks(std::size_t k, std::size_t c, std::size_t n, std::size_t m) {
-  // count / n * m in sample_rank's order, so that with deeper == 1 the
-  // ranks are sample_rank's to the last bit.
-  const auto points = [&](std::size_t count) {
-    return static_cast<double>(count) / static_cast<double>(n) * static_cast<double>(m);
-  };
-  const double deeper = std::max(1.0, 32.0 / points(std::max<std::size_t>(c, 1)));
-  const auto rank = [&](std::size_t count) {
-    return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(points(count) * deeper)), 1, m);
-  };
-  return {rank(k), rank(c)};
+  const double deeper = std::max(1.0, 32.0 / sample_points(std::max<std::size_t>(c, 1), n, m));
+  return {rank_of(sample_points(k, n, m) * deeper, m), rank_of(sample_points(c, n, m) * deeper, m)};
 }
 
 float sample_value_at_rank(std::vector<float>& sample, std::size_t j) {

@@ -114,7 +114,7 @@ mkdir -p "$RESULTS"
 
 # Top-k's curve, when a system to run needs it and the profile lacks it.
 PROFILE=scenarios/profiles/gpu-measured.yaml
-if [[ ",$SYSTEMS," == *topk* ]] && ! grep -q '^  compress_ns_per_element_at_density_by_compressor:' "$PROFILE"; then
+if [[ "$SYSTEMS" == *topk* ]] && ! grep -q '^  compress_ns_per_element_at_density_by_compressor:' "$PROFILE"; then
   echo "paper-tta: measuring the compressors' curves into $PROFILE"
   "$APP" bench profile --update "$PROFILE" --compressors > "$RESULTS/profile-compressors.log" 2>&1 ||
     { tail -20 "$RESULTS/profile-compressors.log"; exit 1; }
