@@ -53,15 +53,26 @@ Reference reference(const std::vector<float>& x, std::size_t k) {
 constexpr std::size_t kNumel = 1 << 20;
 constexpr double kDensity = 0.00195;
 
+// kNumel normal values of one seed, k at kDensity, their reference top-k
+// and a selector sized for them.
+struct NormalValues {
+  explicit NormalValues(uint64_t seed)
+      : x(gaussian(kNumel, seed)), k(k_for_density(kNumel, kDensity)), expected(reference(x, k)), selector(kNumel, k) {}
+  Selected select_with(float hint) { return select(selector, x, k, hint); }
+
+  std::vector<float> x;
+  std::size_t k;
+  Reference expected;
+  TopSelector selector;
+};
+
 TEST(TopSelector, AHintThatOverflowsTheBufferCostsOneMorePass) {
-  const auto x = gaussian(kNumel, 7);
-  const std::size_t k = k_for_density(kNumel, kDensity);
-  const auto [top, cutoff] = reference(x, k);
-  TopSelector selector(kNumel, k);
+  NormalValues v(7);
+  const float cutoff = v.expected.cutoff;
   // 0.8 of the cutoff keeps about 6.8k normal values: more than 2k + 4096
   // (at the profile's 4M elements 0.9 of it, 2.7k, is already more).
-  const auto s = select(selector, x, k, 0.8f * cutoff);
-  EXPECT_EQ(s.indices, top);
+  const auto s = v.select_with(0.8f * cutoff);
+  EXPECT_EQ(s.indices, v.expected.indices);
   EXPECT_FLOAT_EQ(s.result.cutoff, cutoff);
   EXPECT_EQ(s.result.passes, 2u);
   EXPECT_LT(s.result.threshold, cutoff);
@@ -69,27 +80,23 @@ TEST(TopSelector, AHintThatOverflowsTheBufferCostsOneMorePass) {
 }
 
 TEST(TopSelector, AHintAboveTheCutoffCostsOneMorePass) {
-  const auto x = gaussian(kNumel, 8);
-  const std::size_t k = k_for_density(kNumel, kDensity);
-  const auto [top, cutoff] = reference(x, k);
-  TopSelector selector(kNumel, k);
+  NormalValues v(8);
+  const float cutoff = v.expected.cutoff;
   // The tensor's magnitudes fell since the hint was learnt: too few pass it.
-  const auto s = select(selector, x, k, 1.2f * cutoff);
-  EXPECT_EQ(s.indices, top);
+  const auto s = v.select_with(1.2f * cutoff);
+  EXPECT_EQ(s.indices, v.expected.indices);
   EXPECT_EQ(s.result.passes, 2u);
   EXPECT_LE(s.result.threshold, cutoff);
 }
 
 TEST(TopSelector, AGoodHintTakesOnePassAndTheSampleAloneToo) {
-  const auto x = gaussian(kNumel, 9);
-  const std::size_t k = k_for_density(kNumel, kDensity);
-  const auto [top, cutoff] = reference(x, k);
-  TopSelector selector(kNumel, k);
-  const auto hinted = select(selector, x, k, 0.97f * cutoff);
-  EXPECT_EQ(hinted.indices, top);
+  NormalValues v(9);
+  const float cutoff = v.expected.cutoff;
+  const auto hinted = v.select_with(0.97f * cutoff);
+  EXPECT_EQ(hinted.indices, v.expected.indices);
   EXPECT_EQ(hinted.result.passes, 1u);
   EXPECT_FLOAT_EQ(hinted.result.threshold, 0.97f * cutoff);
-  const auto unhinted = select(selector, x, k, 0.0f);
+  const auto unhinted = v.select_with(0.0f);
   EXPECT_EQ(unhinted.indices, hinted.indices);
   EXPECT_EQ(unhinted.result.passes, 1u);
 }
