@@ -57,8 +57,7 @@ class FittedCostAtTwiceTheRate(unittest.TestCase):
         cls.runs = recorded.gathered((*cls.FOLDERS, *tuple(AT_0_2.values())[1:]))
 
     def test_the_cost_is_the_fit_over_the_first_crossings(self):
-        first = lambda label, seed: recorded.monotone_tta.readings(recorded.monotone_tta.up_to(
-            self.runs[(label, seed)]["evaluations"], 200), 0.85)["first"][0]
+        first = lambda label, seed: recorded.reading_of(self.runs[(label, seed)], "first", 200)[0]
         # analysis/fit_sparsity_cost.py's fit, given the three folders' crossings as one folder's.
         points = [(float(label.split("-")[1]), label, [first(label, seed) for seed in SEEDS]) for label in AT_0_2]
         (n1,), k = fit_pooled([points])
@@ -167,8 +166,7 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
         self.assertEqual(speedup, f"{1 / statistics.median(self.ratios()):.2f}")
 
     def test_the_doc_quotes_seed_4_s_readings_and_ranges(self):
-        first = recorded.monotone_tta.readings(recorded.monotone_tta.up_to(
-            self.runs[(self.FITTED, 4)]["evaluations"], 200), 0.85)["first"]
+        first = recorded.reading_of(self.runs[(self.FITTED, 4)], "first", 200)
         ratio = first[1] / fit_to_200(self.runs, "fixed-0.005-lr-0.2", 4)[1]
         self.assertIn(f"Seed 4's {self.ratios()[3]:.2f}x is the fit's: its first evaluation at 85% is at iteration "
                       f"{first[0]} ({ratio:.2f}x)", self.text)

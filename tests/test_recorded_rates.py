@@ -45,8 +45,7 @@ def unique(folders):
 
 def fit_to_200(runs, label, seed):
     """(iteration, time_s, evaluations after) of the run's monotone fit at 85%, read to iteration 200, or None."""
-    return recorded.monotone_tta.readings(recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], 200),
-                                          0.85)["monotone"]
+    return recorded.reading_of(runs[(label, seed)], "monotone", 200)
 
 
 def expect_quoted_runs(test, report, labels, runs):

@@ -90,6 +90,15 @@ def gathered(folders):
     return run_folders.gather([run_folders.folder_spec(screen_folder(f)) for f in folders])[0]
 
 
+def reading_of(run, reading, last=None, target=0.85):
+    """(iteration, time_s, evaluations after) of a gathered run's first
+    evaluation at the target ("first") or its monotone fit's ("monotone"),
+    its evaluations read to iteration `last` (all of them when None), or
+    None where it does not reach the target."""
+    evaluations = run["evaluations"] if last is None else monotone_tta.up_to(run["evaluations"], last)
+    return monotone_tta.readings(evaluations, target)[reading]
+
+
 def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
     folders = [screen_folder(f) for f in folders]
     out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders, *extra],

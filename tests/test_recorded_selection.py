@@ -57,6 +57,7 @@ class Selection(unittest.TestCase):
     says otherwise), best accuracies to 150 against ddp's per label,
     medians, the section's text, and its report against fixed 0.5% at 0.2."""
 
+    DOC = DOC
     SEEDS = (1, 2)
     HEADING = ""
     FOLDERS = ()
@@ -65,7 +66,7 @@ class Selection(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # Up to its first subsection (seeds 3 and 4 have their own class).
-        cls.section = recorded.doc_section(recorded.read(DOC), cls.HEADING).split("\n### ")[0]
+        cls.section = recorded.doc_section(recorded.read(cls.DOC), cls.HEADING).split("\n### ")[0]
         cls.text = recorded.flowing(cls.section)
         cls.runs = recorded.gathered(unique((*cls.FOLDERS, *DDP[:max(cls.SEEDS)])))
         cls.gaps = {label: gaps_to_ddp(cls.runs, label, cls.SEEDS) for label in cls.LABELS}
@@ -73,10 +74,17 @@ class Selection(unittest.TestCase):
         cls.sent = {FIXED_0_5_AT_0_2: sent_per_iteration(FIXED_0_2, FIXED_0_5_AT_0_2)}
 
     @classmethod
-    def report_on(cls, folders):
-        """monotone_tta.py's report of `folders` on the class's seeds, whole runs, against fixed 0.5% at 0.2."""
-        return recorded.monotone_report("--seeds", ",".join(map(str, cls.SEEDS)), "--whole-runs", "--against",
-                                        FIXED_0_5_AT_0_2, folders=folders)
+    def report_on(cls, folders, against=FIXED_0_5_AT_0_2):
+        """Keeps monotone_tta.py's report of `folders` on the class's seeds,
+        whole runs, against `against` (fixed 0.5% at 0.2 unless named), as
+        cls.report, and the rows of its --against table as cls.against."""
+        cls.report = recorded.monotone_report("--seeds", ",".join(map(str, cls.SEEDS)), "--whole-runs", "--against",
+                                              against, folders=folders)
+        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+
+    def expect_table_quoted(self, first_cells):
+        """The section quotes, whole, the report's table whose header starts with `first_cells`."""
+        self.assertIn(self.report[self.report.index(first_cells):].split("\n\n")[0], self.section)
 
     def closer(self, label):
         """Points `label` is closer to ddp than fixed 0.5% at 0.2, by the medians."""
@@ -98,8 +106,8 @@ class ExactTopK(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = cls.report_on(cls.FOLDERS)
-        cls.iterations = recorded.against_rows(recorded.against_table(cls.report))["iterations, monotone"][TOPK]
+        cls.report_on(cls.FOLDERS)
+        cls.iterations = cls.against["iterations, monotone"][TOPK]
         cls.tta = recorded.ratio_table(cls.report)["monotone"][TOPK]  # "1.07x (1.04-1.10)"
         cls.sent[TOPK] = sent_per_iteration(TOPK_FOLDER, TOPK)
 
@@ -114,7 +122,7 @@ class ExactTopK(Selection):
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, (FIXED_0_5_AT_0_2, TOPK), 4)
-        self.assertIn(self.report[self.report.index("| reading |"):].split("\n\n")[0], self.section)
+        self.expect_table_quoted("| reading |")
         median, spread = self.tta.split(" ")
         self.assertIn(f"It reaches 85% in {self.iterations.split(' ')[0]} fixed 0.5%'s iterations by the fit",
                       self.text)
@@ -149,8 +157,7 @@ class TopKAtTheBlocksBytes(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = cls.report_on((TOPK_BYTES_FOLDER, TOPK_FOLDER, FIXED_0_2))
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+        cls.report_on((TOPK_BYTES_FOLDER, TOPK_FOLDER, FIXED_0_2))
         cls.ratios = recorded.ratio_table(cls.report)
         for folder, label in ((TOPK_BYTES_FOLDER, TOPK_BYTES), (FIXED_1_FOLDER, FIXED_1_AT_0_2)):
             cls.sent[label] = sent_per_iteration(folder, label)
@@ -161,7 +168,7 @@ class TopKAtTheBlocksBytes(Selection):
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, (FIXED_0_5_AT_0_2, TOPK, TOPK_BYTES), 6)
         for table in ("| reading |", "| quantity |"):
-            self.assertIn(self.report[self.report.index(table):].split("\n\n")[0], self.section)
+            self.expect_table_quoted(table)
 
     def test_the_reading_set_before_the_runs(self):
         wins = self.closer(TOPK_BYTES) >= 0.5
@@ -224,7 +231,7 @@ class TopKPricing(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.fit = {(label, seed): recorded.monotone_tta.readings(cls.runs[(label, seed)]["evaluations"], 0.85)["monotone"]
+        cls.fit = {(label, seed): recorded.reading_of(cls.runs[(label, seed)], "monotone")
                    for label in cls.LABELS for seed in cls.SEEDS}
         cls.tta = {price: {(label, seed): end_of_iteration(folder, label, seed, cls.fit[(label, seed)][0])
                            for label in cls.LABELS for seed in cls.SEEDS}
@@ -282,8 +289,7 @@ class TopKAtTheBlocksBytesOnFourSeeds(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = cls.report_on(cls.FOLDERS)
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+        cls.report_on(cls.FOLDERS)
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
         expect_gap_table(self, self.LABELS)
@@ -324,15 +330,14 @@ class TopKAtTheBlocksBytesOnFiveSeeds(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = cls.report_on(cls.FOLDERS)
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+        cls.report_on(cls.FOLDERS)
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
         expect_gap_table(self, self.LABELS)
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 10)
-        self.assertIn(self.report[self.report.index("| reading |"):].split("\n\n")[0], self.section)
+        self.expect_table_quoted("| reading |")
 
     def test_the_reading_on_five_seeds(self):
         closer = self.closer(TOPK_BYTES)
@@ -371,9 +376,7 @@ class TopKAgainstDdp(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = recorded.monotone_report("--seeds", "1,2,3,4,5", "--whole-runs", "--against", "ddp",
-                                              folders=cls.FOLDERS)
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+        cls.report_on(cls.FOLDERS, "ddp")
 
     def cell(self, quantity):
         return self.against[quantity][TOPK_BYTES]
@@ -461,9 +464,7 @@ class ThresholdvFixedRun(Selection):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.report = recorded.monotone_report("--seeds", "1", "--whole-runs", "--against", TOPK_BYTES,
-                                              folders=cls.FOLDERS)
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
+        cls.report_on(cls.FOLDERS, TOPK_BYTES)
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 2)
@@ -482,7 +483,7 @@ class ThresholdvFixedRun(Selection):
         self.assertEqual(iterations, "1.00x")
         self.assertIn(f"its best accuracy to 150 is {mine * 100:.2f}%, {points:.2f} points under top-k's "
                       f"{top_k * 100:.2f}%, within the reading's 0.5", self.text)
-        self.assertIn(f"at the same iteration ({recorded.monotone_tta.readings(self.runs[(THRESHOLDV, 1)]['evaluations'], 0.85)['monotone'][0]}), "
+        self.assertIn(f"at the same iteration ({recorded.reading_of(self.runs[(THRESHOLDV, 1)], 'monotone')[0]}), "
                       f"{self.against['speedup, monotone'][THRESHOLDV]} faster", self.text)
 
 

@@ -11,7 +11,6 @@ ddp's. Standard library only.
 """
 import csv
 import os
-import statistics
 import sys
 import unittest
 
@@ -19,9 +18,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
 from test_recorded_accuracy_gap import expect_gap_table  # noqa: E402
-from test_recorded_rates import DDP, expect_quoted_runs, unique  # noqa: E402
-from test_recorded_rule_at_0_2 import gaps_to_ddp  # noqa: E402
-from test_recorded_selection import TOPK, TOPK_BYTES, TOPK_BYTES_FOLDER, TOPK_FOLDER, seed_wan_bytes  # noqa: E402
+from test_recorded_rates import expect_quoted_runs  # noqa: E402
+from test_recorded_selection import (TOPK, TOPK_BYTES, TOPK_BYTES_FOLDER, TOPK_FOLDER, Selection,  # noqa: E402
+                                     seed_wan_bytes)
 
 sys.path.insert(0, os.path.join(recorded.ROOT, "analysis"))
 from fit_sparsity_cost import fit_pooled  # noqa: E402
@@ -31,12 +30,6 @@ SCREEN = os.path.join("scenarios", "paper-tta", "resnet18-cpu-warmup-screen.yaml
 RULE = "soonest-0.04-busy-start-0.00195-topk-lr-0.2"
 RULE_FOLDERS = ("seed-1-150-rule-topk-lr-0.2", "seed-2-150-rule-topk-lr-0.2")
 SEEDS = (1, 2)
-
-
-def crossing(runs, label, seed, reading):
-    """The iteration of the run's first evaluation at 85% ("first") or its monotone fit's ("monotone")."""
-    return recorded.monotone_tta.readings(recorded.monotone_tta.up_to(runs[(label, seed)]["evaluations"], 150),
-                                          0.85)[reading][0]
 
 
 def densities_to_150(folder, seed):
@@ -58,7 +51,7 @@ class TopKCost(unittest.TestCase):
         cls.screen = recorded.flowing(recorded.read(SCREEN).replace("#", " "))
 
     def fit(self, reading):
-        points = [(density, label, [crossing(self.runs, label, seed, reading) for seed in SEEDS])
+        points = [(density, label, [recorded.reading_of(self.runs[(label, seed)], reading, 150)[0] for seed in SEEDS])
                   for density, label in ((0.005, TOPK), (0.00195, TOPK_BYTES))]
         (n1,), k = fit_pooled([points])
         return points, n1, k
@@ -77,24 +70,23 @@ class TopKCost(unittest.TestCase):
         self.assertIn(f"{k:.3f} by the fit's crossings", self.text)
 
 
-class RuleWithTopK(unittest.TestCase):
-    """The report against fixed top-k at 0.195%, the reading set before
-    the runs, the densities and the best accuracies against ddp's."""
+class RuleWithTopK(Selection):
+    """"Seeds 1 and 2": the report against fixed top-k at 0.195%, the
+    reading set before the runs, the bytes, the densities and the best
+    accuracies against ddp's."""
+
+    DOC = DOC
+    HEADING = "## Seeds 1 and 2"
+    FOLDERS = (*RULE_FOLDERS, TOPK_BYTES_FOLDER)
+    LABELS = (TOPK_BYTES, RULE)
 
     @classmethod
     def setUpClass(cls):
-        cls.section = recorded.read(DOC)
-        cls.text = recorded.flowing(cls.section)
-        cls.runs = recorded.gathered(unique((*RULE_FOLDERS, TOPK_BYTES_FOLDER, *DDP[:2])))
-        cls.report = recorded.monotone_report("--seeds", "1,2", "--whole-runs", "--against", TOPK_BYTES,
-                                              folders=(*RULE_FOLDERS, TOPK_BYTES_FOLDER))
-        cls.against = recorded.against_rows(recorded.against_table(cls.report))
-        cls.gaps = {label: gaps_to_ddp(cls.runs, label, SEEDS) for label in (TOPK_BYTES, RULE)}
-        cls.median = {label: statistics.median(gaps) for label, gaps in cls.gaps.items()}
-        cls.SEEDS = SEEDS
+        super().setUpClass()
+        cls.report_on(cls.FOLDERS, TOPK_BYTES)
 
     def test_the_doc_quotes_the_report(self):
-        expect_quoted_runs(self, self.report, (TOPK_BYTES, RULE), 4)
+        expect_quoted_runs(self, self.report, self.LABELS, 4)
 
     def test_the_reading_set_before_the_runs(self):
         ratios = recorded.ratio_table(self.report)["monotone"]
@@ -129,7 +121,7 @@ class RuleWithTopK(unittest.TestCase):
                           f"{densities[-1]:.2%} at the end", self.text)
 
     def test_the_table_quotes_best_accuracies_against_ddp(self):
-        expect_gap_table(self, (TOPK_BYTES, RULE))
+        expect_gap_table(self, self.LABELS)
 
 
 if __name__ == "__main__":
