@@ -46,6 +46,13 @@ void soonest_target(train::StellaTrainOptions& o, double cost) {
   o.control.sparsity_cost = cost;
 }
 
+// Each entry chosen alone by `compressor` in place of thresholdv16's
+// blocks, at 0.195%: about fixed 0.5%'s bytes with top-k's 2.56x per entry.
+void at_the_blocks_bytes(train::StellaTrainOptions& o, const char* compressor) {
+  o.compressor = compressor;
+  o.density = 0.00195;
+}
+
 // Each test file's fill-85-busy is its stellatrain-fill-80 kept busy at
 // 85%, at the same rate, and its soonest-0.1-busy that with the
 // soonest-target rule in place of filling the link, also from 0.5%, beside
@@ -87,10 +94,7 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     // The CPU screen's candidate: fixed 0.5% at 0.2 with exact top-k at
     // about the blocks' bytes, as the screen has it.
     expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), system_named(s, "fixed-0.00195-topk-lr-0.2"),
-                        [](train::StellaTrainOptions& o) {
-                          o.compressor = "topk";
-                          o.density = 0.00195;
-                        });
+                        [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "topk"); });
   }
 }
 
@@ -316,23 +320,14 @@ TEST(ShippedScenarios, ResNet18WarmupScreenTakesTheWarmupApart) {
                       [](train::StellaTrainOptions& o) { o.compressor = "topk"; });
   // And with exact top-k at about the blocks' bytes (0.5% / 2.56).
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-topk-lr-0.2"),
-                      [](train::StellaTrainOptions& o) {
-                        o.compressor = "topk";
-                        o.density = 0.00195;
-                      });
+                      [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "topk"); });
   // And with thresholdv at that density.
   expect_changed_from(fixed_0_5_at_0_2, system_named(s, "fixed-0.00195-thresholdv-lr-0.2"),
-                      [](train::StellaTrainOptions& o) {
-                        o.compressor = "thresholdv";
-                        o.density = 0.00195;
-                      });
+                      [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "thresholdv"); });
   // And the rule at 0.2 from there with exact top-k.
   expect_changed_from(system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
                       system_named(s, "soonest-0.04-busy-start-0.00195-topk-lr-0.2"),
-                      [](train::StellaTrainOptions& o) {
-                        o.compressor = "topk";
-                        o.density = 0.00195;
-                      });
+                      [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "topk"); });
   // The engine at full density at ddp's rate, with and without staleness.
   const auto dense = [](train::StellaTrainOptions& o) { o.density = 1.0; };
   expect_changed_from_at_lr(fixed_0_5, system_named(s, "dense-lr-0.05"), dense, 0.05);
