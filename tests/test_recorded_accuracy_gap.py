@@ -262,7 +262,7 @@ class LrWarmup(unittest.TestCase):
     def test_seed_1_fails_the_criterion(self):
         fixed, warm = self.best("fixed-0.005-lr-0.2", 1), self.best(LR_WARMUP, 1)
         self.assertLess(warm, fixed + 0.5)
-        fit = {label: recorded.monotone_tta.readings(self.runs[(label, 1)]["evaluations"], 0.85)["monotone"]
+        fit = {label: recorded.reading_of(self.runs[(label, 1)], "monotone")
                for label in ("fixed-0.005-lr-0.2", LR_WARMUP)}
         ratio = fit[LR_WARMUP][1] / fit["fixed-0.005-lr-0.2"][1]
         self.assertIn(f"best accuracy to 150 is {warm:.2f}%, {fixed - warm:.2f} points under fixed 0.5%'s at 0.2 where "
@@ -392,7 +392,7 @@ class WhereTheGapGoes(unittest.TestCase):
                       self.text)
         first = recorded.ratio_table(self.report)["first"][FIXED_S0].split(" ")[0]
         self.assertIn(f"reaches 85% at {first} fixed 0.5%'s TTA by the first evaluation", self.text)
-        fit = {seed: recorded.monotone_tta.readings(self.runs[(FIXED_S0, seed)]["evaluations"], 0.85)["monotone"]
+        fit = {seed: recorded.reading_of(self.runs[(FIXED_S0, seed)], "monotone")
                for seed in self.SEEDS}
         self.assertIsNone(fit[2])
         self.assertEqual(fit[1][0], max(self.runs[(FIXED_S0, 1)]["evaluations"][0]))

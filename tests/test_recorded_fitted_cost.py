@@ -194,7 +194,7 @@ class FittedCostOnFiveSeeds(unittest.TestCase):
         self.assertIn(f"1.16x faster by the fit over the four seeds where that rule reaches 85% by iteration 200** "
                       f"({cell[1].strip('()').replace('-', 'x-')}x per seed", self.text)
         self.assertEqual(cell[0], "1.16x")
-        whole = recorded.monotone_tta.readings(self.runs[(RULE, 5)]["evaluations"], 0.85)["monotone"]
+        whole = recorded.reading_of(self.runs[(RULE, 5)], "monotone")
         self.assertIn(f"on seed 5 the rule at 0.1 reaches it only at iteration {whole[0]} of its 250, where the rule "
                       f"at 0.04 and 0.2 reaches it at {fit_to_200(self.runs, self.FITTED, 5)[0]}", self.text)
 

@@ -141,15 +141,14 @@ class AgainstDdp(unittest.TestCase):
 
     def test_the_prose_counts_the_seeds_within_the_bound(self):
         runs = self.runs
-        fit = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"]
+        fit = lambda label, seed: recorded.reading_of(runs[(label, seed)], "monotone")
         within = {label: sum(fit(label, seed)[0] <= 1.5 * fit("ddp", seed)[0] for seed in SEEDS)
                   for label in ("fixed-0.005", recorded.RULE, "fixed-0.01")}
         text = recorded.flowing(self.section)
         self.assertEqual(within["fixed-0.005"], within[recorded.RULE])
         self.assertIn(f"each within it on {WORDS[within['fixed-0.005']]} seeds of five", text)
         self.assertIn(f"within it on {WORDS[within['fixed-0.01']]} seeds, fixed 0.3%", text)
-        ddp = lambda reading: sorted(recorded.monotone_tta.readings(runs[("ddp", seed)]["evaluations"], 0.85)
-                                     [reading][0] for seed in SEEDS)
+        ddp = lambda reading: sorted(recorded.reading_of(runs[("ddp", seed)], reading)[0] for seed in SEEDS)
         first, fitted = ddp("first"), ddp("monotone")
         self.assertIn(f"By the first evaluation ddp reaches 85% at iteration {first[2]} (median; {first[0]}-{first[-1]}), "
                       f"by the fit at {fitted[2]} ({fitted[0]}-{fitted[-1]})", text)
@@ -273,7 +272,7 @@ class Clipping(unittest.TestCase):
         self.assertEqual(recorded.run_rows(self.section, ("fixed-0.005", *CLIP_LABELS)), quoted)
         # Norm 2 against no clipping by the fit, unrounded, from the script's own readings.
         runs = recorded.gathered(CLIPPED)
-        fit = {label: recorded.monotone_tta.readings(runs[(label, 1)]["evaluations"], 0.85)["monotone"]
+        fit = {label: recorded.reading_of(runs[(label, 1)], "monotone")
                for label in ("fixed-0.005", "fixed-0.005-clip-2")}
         ratio, iterations = (fit["fixed-0.005-clip-2"][i] / fit["fixed-0.005"][i] for i in (1, 0))
         self.assertIn(f"{ratio:.3f}x fixed 0.5%'s", recorded.flowing(self.section))

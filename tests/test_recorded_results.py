@@ -350,7 +350,7 @@ class RecordedCpuScreen(unittest.TestCase):
         cells = {(label, seed): {"first": first, "monotone": monotone}
                  for label, seed, first, monotone in run_rows(readings)}
         def at(label, seed, reading):
-            iteration, seconds, _ = monotone_tta.readings(runs[(label, int(seed))]["evaluations"], 0.85)[reading]
+            iteration, seconds, _ = reading_of(runs[(label, int(seed))], reading)
             cell = cells[(label, seed)][reading]  # the report's row agrees
             self.assertTrue(cell.startswith(f"{seconds:.2f} s (it {iteration},"), (label, seed, cell))
             return seconds, iteration

@@ -71,7 +71,7 @@ def gaps_to_ddp(runs, label, seeds=SEEDS):
 
 def cuts_at_0_2(runs, density):
     """Per seed, the percent fewer iterations to 85% (whole runs' monotone fit) at 0.2 than at 0.1."""
-    at = lambda label, seed: recorded.monotone_tta.readings(runs[(label, seed)]["evaluations"], 0.85)["monotone"][0]
+    at = lambda label, seed: recorded.reading_of(runs[(label, seed)], "monotone")[0]
     return [round((1 - at(f"fixed-{density}-lr-0.2", seed) / at(f"fixed-{density}", seed)) * 100) for seed in SEEDS]
 
 
@@ -262,8 +262,7 @@ class DensitiesAtTwiceTheRate(unittest.TestCase):
         quoted = recorded.run_rows(report, labels)
         self.assertEqual(len(quoted), 12)
         self.assertEqual(recorded.run_rows(self.subsection, labels), quoted)
-        fit = lambda label, seed: recorded.monotone_tta.readings(self.runs[(label, seed)]["evaluations"],
-                                                                 0.85)["monotone"][0]
+        fit = lambda label, seed: recorded.reading_of(self.runs[(label, seed)], "monotone")[0]
         cuts = []
         for density, percent in (("0.003", "0.3%"), ("0.005", "0.5%"), ("0.01", "1%")):
             at = [[fit(f"fixed-{density}{rate}", seed) for seed in SEEDS] for rate in ("-lr-0.2", "")]
