@@ -1,12 +1,16 @@
 // Trace replay on the emulated WAN (emu/link_replay.h, emu/link_shaper.h):
 // delivered vs configured rate in 1 s bins, as link.csv records them, while
-// one bulk TCP flow keeps each replayed direction busy; and the outage gate
-// (0 Mbps) holding packets without leaking. Needs root (skips otherwise).
+// a flow keeps each replayed direction busy; and the outage gate (0 Mbps)
+// holding packets without leaking. Needs root (skips otherwise).
 //
 // Three clusters, one node each, so that each replayed direction's ACKs
 // return over a direction of their own (constant 1 Gbps): a->b replays
-// traces/fluct-115mbps.csv (0-60 s), c->b a real trace from
-// ../shared/traces/real (60 s with its outage; skipped when absent).
+// traces/fluct-115mbps.csv (0-60 s) under one bulk TCP flow, c->b a real
+// trace from ../shared/traces/real (60 s with its outage; skipped when
+// absent) under UDP paced at 1.2x the trace. Bulk TCP through that outage
+// is no measure of the shaper: its timeouts while the gate is closed leave
+// it a small window, and it regained the rate over about 10 s in runs here
+// and on CI (17-22% MAE), the link idle meanwhile.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -70,15 +74,16 @@ net::WanDirection direction(const traces::Trace& trace, double mbps, double dela
   return d;
 }
 
-// One 60 s replay with a bulk TCP flow through a->b (and c->b with the
-// real trace): link.csv's rows and the CPU share stolen meanwhile.
+// One 60 s replay with a bulk TCP flow through a->b (and paced UDP through
+// c->b when `real` is given): link.csv's rows and the CPU share stolen
+// meanwhile.
 struct Replayed {
   std::vector<Row> rows;
   double stolen_share = 0;
   std::string delay_method;
 };
 
-Replayed replay_with_bulk_flows(const net::TopologyConfig& config, bool have_real) {
+Replayed replay_with_busy_links(const net::TopologyConfig& config, const traces::Trace* real) {
   const auto network = testing::make_test_network(config);
   const EmulationPlan& plan = network->plan();
   const auto& a = plan.nodes[0];
@@ -87,8 +92,8 @@ Replayed replay_with_bulk_flows(const net::TopologyConfig& config, bool have_rea
   const CpuTimes host_start = cpu_times();
   network->replay().start_clock();
   BulkFlow from_a(b.netns, b.address, a.netns, 9100);
-  std::unique_ptr<BulkFlow> from_c;
-  if (have_real) from_c = std::make_unique<BulkFlow>(b.netns, b.address, c.netns, 9101);
+  std::unique_ptr<testing::PacedUdpFlow> from_c;
+  if (real) from_c = std::make_unique<testing::PacedUdpFlow>(b.netns, b.address, c.netns, 9101, *real, 1.2);
   std::this_thread::sleep_for(std::chrono::duration<double>(kExcerptS + 0.2));
   network->replay().stop();
   from_a.stop();
@@ -115,15 +120,18 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
       if (from != to) config.wan[{from, to}] = direction(traces::Trace(), 1000, 10);
   config.wan[{0, 1}] = direction(fluct, 0, 20);
   // Starlink on the Autobahn, 20-80 s: 0 Mbps at 47-48 s (27-28 s here).
-  if (have_real)
-    config.wan[{2, 1}] = direction(traces::crop(traces::read_trace(real_path.string()), 20, 20 + kExcerptS), 0, 20);
+  traces::Trace real;
+  if (have_real) {
+    real = traces::crop(traces::read_trace(real_path.string()), 20, 20 + kExcerptS);
+    config.wan[{2, 1}] = direction(real, 0, 20);
+  }
 
   // A measurement that misses while the hypervisor stole the CPU is taken
   // again, up to three in all; one the host kept up with stands.
   const auto until = static_cast<int64_t>(kExcerptS);
   Replayed replayed;
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    replayed = replay_with_bulk_flows(config, have_real);
+    replayed = replay_with_busy_links(config, have_real ? &real : nullptr);
     const bool within = relative_mae(replayed.rows, "a->b", until, nullptr) <= 0.03 &&
                         (!have_real || relative_mae(replayed.rows, "c->b", until, nullptr) <= 0.03);
     if (within || replayed.stolen_share <= testing::kStolenShareThatVoidsATiming) break;
@@ -138,7 +146,7 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
   EXPECT_LE(fluct_mae, 0.03);
   if (have_real) {
     const double real_mae = relative_mae(rows, "c->b", until, &mean);
-    std::printf("c->b starlink-autobahn-10min.csv 20-80 s: link.csv MAE %.2f%% of the mean %.1f Mbps\n",
+    std::printf("c->b starlink-autobahn-10min.csv 20-80 s (paced UDP): link.csv MAE %.2f%% of the mean %.1f Mbps\n",
                 100 * real_mae, mean);
     EXPECT_LE(real_mae, 0.03);
     // The outage itself: nothing configured, nothing delivered.
@@ -148,10 +156,12 @@ TEST(EmuLinkReplay, DeliveredFollowsTheTraceWithinThreePercent) {
         EXPECT_LT(row.delivered, 0.05) << "second " << row.second << " leaked through the closed gate";
       }
   }
+  // The seconds more than 10% off, of the two replayed links.
   for (const auto& row : rows)
-    if (row.link == "a->b" && row.second >= 1 && row.second < until && std::abs(row.delivered - row.configured) > 0.1 * row.configured)
-      std::printf("  a->b second %lld: configured %.1f delivered %.1f\n", static_cast<long long>(row.second),
-                  row.configured, row.delivered);
+    if ((row.link == "a->b" || row.link == "c->b") && row.second >= 1 && row.second < until &&
+        row.configured > 0 && std::abs(row.delivered - row.configured) > 0.1 * row.configured)
+      std::printf("  %s second %lld: configured %.1f delivered %.1f\n", row.link.c_str(),
+                  static_cast<long long>(row.second), row.configured, row.delivered);
 }
 
 // Two nodes exchanging 8 MB each way per iteration over

@@ -1,9 +1,10 @@
 #pragma once
 // Helpers for the emulation backend's tests: skipping without privileges,
-// a bulk TCP flow and a UDP one-way delay probe run on threads inside the
-// emulator's node namespaces (a thread may enter a network namespace on
-// its own; its sockets stay there). Everything runs in namespaces the test
-// builds itself (prefix st-), which the EmuNetwork removes.
+// a bulk TCP flow, a trace-paced UDP flow and a UDP one-way delay probe run
+// on threads inside the emulator's node namespaces (a thread may enter a
+// network namespace on its own; its sockets stay there). Everything runs
+// in namespaces the test builds itself (prefix st-), which the EmuNetwork
+// removes.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -28,6 +29,7 @@
 #include "emu/host_check.h"
 #include "emu/netns.h"
 #include "emu/process.h"
+#include "traces/trace.h"
 
 #define ST_SKIP_WITHOUT_EMU_PRIVILEGES()                                                                       \
   do {                                                                                                         \
@@ -184,6 +186,78 @@ class BulkFlow {
 
   CountedConnection connection_;
   std::thread sender_;
+  std::atomic<bool> stopped_{false};
+};
+
+// UDP datagrams from `client_netns` to `server_netns`:`address`:`port` at
+// `factor` times `trace`'s rate (its time 0 is construction), paced in
+// 1 ms ticks, until stop(); a socket in the server namespace drains them.
+// Unlike TCP it never backs off, so the bottleneck queue stays full and
+// what the link delivers is the shaper's rate alone (TCP after an outage
+// regains its rate over seconds: the congestion control, not the shaper).
+class PacedUdpFlow {
+ public:
+  PacedUdpFlow(const std::string& server_netns, const std::string& address, const std::string& client_netns,
+               uint16_t port, traces::Trace trace, double factor)
+      : trace_(std::move(trace)), factor_(factor), to_(address_of(address, port)) {
+    {
+      NetnsScope inside(server_netns);
+      receiver_ = socket(AF_INET, SOCK_DGRAM, 0);
+    }
+    const sockaddr_in any = address_of("0.0.0.0", port);
+    if (bind(receiver_, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0) {
+      const std::string error = std::strerror(errno);
+      close(receiver_);
+      throw std::runtime_error("paced UDP flow bind: " + error);
+    }
+    timeval timeout{0, 100'000};  // lets the drain thread see stop()
+    setsockopt(receiver_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    {
+      NetnsScope inside(client_netns);
+      sender_ = socket(AF_INET, SOCK_DGRAM, 0);
+    }
+    drain_ = std::thread([this] { drain(); });
+    pace_ = std::thread([this] { send_paced(); });
+  }
+  ~PacedUdpFlow() { stop(); }
+  PacedUdpFlow(const PacedUdpFlow&) = delete;
+  PacedUdpFlow& operator=(const PacedUdpFlow&) = delete;
+
+  void stop() {
+    if (stopped_.exchange(true)) return;
+    if (pace_.joinable()) pace_.join();
+    if (drain_.joinable()) drain_.join();
+    close(sender_);
+    close(receiver_);
+  }
+
+ private:
+  static constexpr std::size_t kPayloadBytes = 1400;  // 1428 on the wire: one packet under a 1500 MTU
+
+  void send_paced() {
+    const std::vector<char> payload(kPayloadBytes, 'u');
+    const double start = monotonic_s();
+    double owed_bytes = 0, last = start;
+    while (!stopped_) {
+      const double now = monotonic_s();
+      owed_bytes += factor_ * trace_.rate_at(now - start) * 1e6 / 8 * (now - last);
+      last = now;
+      for (; owed_bytes >= kPayloadBytes; owed_bytes -= kPayloadBytes)
+        sendto(sender_, payload.data(), payload.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to_),
+               sizeof(to_));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  void drain() {
+    std::vector<char> block(1 << 16);
+    while (!stopped_) recv(receiver_, block.data(), block.size(), 0);
+  }
+
+  traces::Trace trace_;
+  double factor_;
+  sockaddr_in to_;
+  int receiver_ = -1, sender_ = -1;
+  std::thread pace_, drain_;
   std::atomic<bool> stopped_{false};
 };
 
