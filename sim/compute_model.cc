@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/compress/compressor_names.h"
 #include "core/model/flops.h"
 #include "core/runtime/cpu_cores.h"
 #include "core/util/yaml_fields.h"
@@ -252,10 +253,11 @@ void price_run_compressor(const util::YamlField& cpu, const std::string& compres
     const auto table = cpu.at(kCurvesByCompressor);
     table.require_map();
     for (const auto& name : table.keys()) {
-      if (name != "thresholdv" && name != "topk" && name != "randomk")
-        table.fail(fmt::format("'{}' is not a compressor with a curve of its own here (thresholdv, topk, randomk; "
+      const auto own_curves = compress::compressors_with_own_curves();
+      if (std::find(own_curves.begin(), own_curves.end(), name) == own_curves.end())
+        table.fail(fmt::format("'{}' is not a compressor with a curve of its own here ({}; "
                                "thresholdv16's is compress_ns_per_element_at_density)",
-                               name));
+                               name, compress::joined_names(own_curves)));
       curves[name] = read_density_table(table.at(name));
     }
   }

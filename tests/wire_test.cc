@@ -8,6 +8,7 @@
 #include <random>
 
 #include "compress_test_util.h"
+#include "core/compress/compressor_names.h"
 #include "core/compress/compressors.h"
 #include "core/compress/wire.h"
 
@@ -89,7 +90,7 @@ TEST(Wire, BestEncodingAndSizes) {
 // best encoding: u16 under one block, block16 from one block on (a partial
 // last block included).
 TEST(Wire, WholeChunkSizeIsWhatATensorSentWholeEncodesTo) {
-  for (const std::string compressor : {"thresholdv16", "thresholdv", "topk", "randomk"})
+  for (const std::string& compressor : compress::base_compressor_names())
     for (std::size_t n : {1u, 10u, 16u, 40u, 512u, 4000u}) {
       const auto chunk = make_chunk(compressor, n, n, 7);
       ASSERT_EQ(chunk.count, n) << compressor << " " << n;

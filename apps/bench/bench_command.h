@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/compressor_names.h"
+
 namespace CLI {
 class App;
 }
@@ -16,7 +18,7 @@ struct BenchCommandOptions {
   std::vector<std::size_t> numels;     // 0: each input's own size
   std::vector<double> densities{0.01};
   std::vector<std::string> inputs{"auto"};
-  std::vector<std::string> compressors{"topk", "randomk", "thresholdv", "thresholdv16"};
+  std::vector<std::string> compressors = compress::base_compressor_names();
   std::vector<std::string> optimizers{"sparse_sgd", "sparse_adam"};
   int threads = 1;
   std::string simd = "auto";

@@ -16,6 +16,7 @@
 
 #include "apps/bench/bench_inputs.h"
 #include "core/compress/compressor.h"
+#include "core/compress/compressor_names.h"
 #include "core/optim/sparse_optimizer.h"
 
 namespace {
@@ -55,7 +56,9 @@ void register_all(const std::shared_ptr<st::bench::BenchInput>& input) {
       for (auto _ : state) benchmark::DoNotOptimize(at::topk(t.abs(), static_cast<int64_t>(k)));
       set_bytes(state, n);
     })->Unit(benchmark::kMillisecond);
-    for (const char* name : {"topk", "randomk", "thresholdv", "thresholdv16", "ef:thresholdv16"}) {
+    auto names = st::compress::base_compressor_names();
+    names.push_back("ef:thresholdv16");
+    for (const std::string& name : names) {
       benchmark::RegisterBenchmark(fmt::format("{}/density:{}", name, density).c_str(), [input, name, k, n](benchmark::State& state) {
         auto c = st::compress::make_compressor(name);
         auto s = c->make_state(n, k, "bench");

@@ -14,12 +14,13 @@
 
 #include "apps/bench/bench_inputs.h"
 #include "apps/bench/median_timer.h"
+#include "core/compress/compressor_names.h"
 #include "core/simd/simd_level.h"
 
 namespace st::bench {
 
 struct SuiteOptions {
-  std::vector<std::string> compressors{"topk", "randomk", "thresholdv", "thresholdv16"};
+  std::vector<std::string> compressors = compress::base_compressor_names();
   std::vector<std::string> optimizers{"sparse_sgd", "sparse_adam"};
   int threads = 1;
   simd::Level simd = simd::default_level();

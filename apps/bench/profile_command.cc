@@ -253,7 +253,7 @@ int add_compressor_curves(const ProfileOptions& o, const YAML::Node& old, const 
                           const std::string& command_line, const TimerOptions& timer) {
   if (!old["cpu"] || !old["cpu"].IsMap())
     throw std::runtime_error(fmt::format("{}: no cpu: map to add the compressors' curves to", o.update));
-  spdlog::info("profile: timing thresholdv16 and {} at {} densities for {}", fmt::join(kOtherCompressors, ", "),
+  spdlog::info("profile: timing thresholdv16 and {} at {} densities for {}", compress::joined_names(compress::compressors_with_own_curves()),
                std::size(kCompressDensities), o.update);
   const CompressorCurves curves = time_compressor_curves(timer);
   YAML::Emitter out;
@@ -333,7 +333,7 @@ int run_profile(const ProfileOptions& o, const std::string& command_line) {
   out << YAML::Key << "compute_device" << YAML::Value << on.str();
   spdlog::info("profile: timing kernels (gather, copy, view, thresholdv16 and {} at {} densities, sparse and dense "
                "SGD, top-k)",
-               fmt::join(kOtherCompressors, ", "), std::size(kCompressDensities));
+               compress::joined_names(compress::compressors_with_own_curves()), std::size(kCompressDensities));
   KernelNs k = time_kernels(timer);
   if (on.is_cuda()) {
     spdlog::info("profile: timing the dense SGD step and top-k on {}", on.str());

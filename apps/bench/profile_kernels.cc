@@ -50,7 +50,8 @@ CompressCurve time_compression(const TimerOptions& timer, const std::vector<floa
 CompressorCurves curves_on(const TimerOptions& timer, const std::vector<float>& grad) {
   CompressorCurves out;
   out.thresholdv16 = time_compression(timer, grad, "thresholdv16");
-  for (const char* name : kOtherCompressors) out.others.emplace_back(name, time_compression(timer, grad, name));
+  for (const auto& name : compress::compressors_with_own_curves())
+    out.others.emplace_back(name, time_compression(timer, grad, name));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/bench/median_timer.h"
+#include "core/compress/compressor_names.h"
 
 namespace st::device {
 struct ComputeDevice;
@@ -23,23 +24,24 @@ inline constexpr double kCompressDensities[] = {0.001, 0.01, 0.05, 0.2, 0.5};
 // (density, ns per scanned element), densities increasing.
 using CompressCurve = std::vector<std::pair<double, double>>;
 
-// The compressors timed beside thresholdv16, whose curve is the profile's
-// `compress_ns_per_element_at_density` (the engine's default); these go to
-// `compress_ns_per_element_at_density_by_compressor`.
-inline constexpr const char* kOtherCompressors[] = {"thresholdv", "topk", "randomk"};
 
 struct KernelNs {
   double gather = 0, copy = 0, view = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
   CompressCurve compress;  // thresholdv16
-  std::vector<std::pair<std::string, CompressCurve>> other_compressors;  // kOtherCompressors, in order
+  // compress::compressors_with_own_curves(), in order: timed beside
+  // thresholdv16, whose curve is the profile's
+  // `compress_ns_per_element_at_density` (the engine's default); these go to
+  // `compress_ns_per_element_at_density_by_compressor`.
+  std::vector<std::pair<std::string, CompressCurve>> other_compressors;
 };
 
 // Every CPU figure on this machine, and torch::topk on the CPU (`topk`,
 // which stands in for the accelerator's on a CPU-only profile).
 KernelNs time_kernels(const TimerOptions& timer);
 
-// thresholdv16's curve and each of kOtherCompressors', timed one after the
-// other on the same gradient (so their ratios are measured side by side).
+// thresholdv16's curve and each of compress::compressors_with_own_curves()',
+// timed one after the other on the same gradient (so their ratios are
+// measured side by side).
 struct CompressorCurves {
   CompressCurve thresholdv16;
   std::vector<std::pair<std::string, CompressCurve>> others;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/compress/compressor_names.h"
 #include "core/compress/compressors.h"
 
 namespace st::compress {
@@ -66,8 +67,8 @@ std::unique_ptr<Compressor> make_compressor(const std::string& name, const Compr
   if (name == "thresholdv") return std::make_unique<ThresholdV>(options.simd);
   if (name == "thresholdv16") return std::make_unique<ThresholdV16>(options.simd);
   throw std::invalid_argument(fmt::format(
-      "unknown compressor '{}' (known: topk, randomk, thresholdv, thresholdv16, with optional 'ef:', 'mc:', 'mcm:' or 'clip:' prefixes)",
-      name));
+      "unknown compressor '{}' (known: {}, with optional 'ef:', 'mc:', 'mcm:' or 'clip:' prefixes)", name,
+      joined_names()));
 }
 
 const Kernels& kernels(simd::Level level) {

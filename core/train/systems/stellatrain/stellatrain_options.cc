@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/compress/compressor_names.h"
 #include "core/control/controller_presets.h"
 #include "core/train/config.h"
 #include "core/util/yaml_fields.h"
@@ -269,7 +270,7 @@ std::vector<OptionField> StellaTrainOptions::make_fields() {
   return Fields<O>()
       .custom(preset)
       .number("density", &O::density, 1e-6, 1, "--density", "Fraction of gradient elements sent")
-      .choice("compressor", &O::compressor, {"thresholdv16", "thresholdv", "topk", "randomk"}, "--compressor",
+      .choice("compressor", &O::compressor, compress::base_compressor_names(), "--compressor",
               "The compressor (docs/compression.md)")
       .integer("staleness", &O::staleness, 0, 1, "--staleness", "0 or 1")
       .boolean("fp16", &O::fp16_values, "--fp16", "Send gradient values as fp16")
@@ -375,8 +376,8 @@ void StellaTrainOptions::validate(const TrainConfig&) const {
   require(warmup.start > 0 && warmup.start <= 1, "density_warmup.start", "must be in (0, 1]");
   require(momentum_at == "master" || momentum_at == "node", "momentum_at",
           fmt::format("'{}' is not one of master, node", momentum_at));
-  require(compressor == "thresholdv16" || compressor == "thresholdv" || compressor == "topk" || compressor == "randomk",
-          "compressor", fmt::format("'{}' is not one of thresholdv16, thresholdv, topk, randomk", compressor));
+  require(compress::is_base_compressor(compressor), "compressor",
+          fmt::format("'{}' is not one of {}", compressor, compress::joined_names()));
   if (!controller) return;
   try {
     control::validate(control);
