@@ -58,7 +58,7 @@ void at_the_blocks_bytes(train::StellaTrainOptions& o, const char* compressor) {
 // soonest-target rule in place of filling the link, also from 0.5%, beside
 // fixed 0.5%, both also at twice the rate (the rule there at the
 // sparsity_cost fitted at that rate), and fixed 0.5% at that rate with
-// exact top-k at about the blocks' bytes. Every
+// exact top-k at about the blocks' bytes, and the rule from there. Every
 // system evaluates every 5 iterations to the end, so the monotone fit's
 // reading has evaluations after its crossing at the first reading's grain.
 TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
@@ -94,6 +94,10 @@ TEST(ShippedScenarios, ResNet18TestFilesKeepTheLinkBusyAt85) {
     // The CPU screen's candidate: fixed 0.5% at 0.2 with exact top-k at
     // about the blocks' bytes, as the screen has it.
     expect_changed_from(system_named(s, "fixed-0.005-lr-0.2"), system_named(s, "fixed-0.00195-topk-lr-0.2"),
+                        [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "topk"); });
+    // And the rule at 0.2 from there, as the screen has it.
+    expect_changed_from(system_named(s, "soonest-0.04-busy-start-0.005-lr-0.2"),
+                        system_named(s, "soonest-0.04-busy-start-0.00195-topk-lr-0.2"),
                         [](train::StellaTrainOptions& o) { at_the_blocks_bytes(o, "topk"); });
   }
 }

@@ -64,6 +64,10 @@
 # "Exact top-k at the blocks' bytes"), beside fixed 0.5% at 0.2, on every
 # link (18 runs):
 #   RESULTS=docs/results/paper-tta-gpu SYSTEMS=fixed-0.00195-topk-lr-0.2,fixed-0.005-lr-0.2 JOBS=6 OMP_NUM_THREADS=1 bash scripts/gpu/paper_tta.sh
+# then the soonest-target rule from there with exact top-k (1.05x the
+# candidate's TTA over five CPU validation seeds;
+# docs/paper-tta-resnet18-topk-rule.md, "Seeds 3 to 5"; 9 runs):
+#   RESULTS=docs/results/paper-tta-gpu SYSTEMS=soonest-0.04-busy-start-0.00195-topk-lr-0.2 JOBS=3 OMP_NUM_THREADS=2 bash scripts/gpu/paper_tta.sh
 # A top-k system's selection is priced by top-k's own curve in the H100
 # profile, measured on the lent machine's host CPU (the profile's own
 # CPU; about a minute), keeping every other figure of the file
