@@ -7,7 +7,8 @@ against ddp's, the reading, the report, the bytes) and at the blocks'
 bytes ("Exact top-k at the blocks' bytes": the same, thresholdv16 at 1%
 read beside it, and the timing runs that price top-k's selection as
 measured and at 2.94x and 5x thresholdv16's; then seeds 3 and 4, seed 5,
-and the candidate against ddp on all five). Standard library only.
+and the candidate against ddp on all five). thresholdv there is
+tests/test_recorded_thresholdv.py's. Standard library only.
 
     python3 tests/test_recorded_selection.py [REPO_ROOT]
 """
@@ -35,11 +36,6 @@ TOPK_BYTES, TOPK_BYTES_FOLDER = "fixed-0.00195-topk-lr-0.2", "seeds-1-2-150-topk
 TOPK_BYTES_3_4_FOLDER = "seeds-3-4-150-topk-0.00195-lr-0.2"
 TOPK_BYTES_5_FOLDER = "seed-5-150-topk-0.00195-lr-0.2"
 TOPK_BYTES_FOLDERS = (TOPK_BYTES_FOLDER, TOPK_BYTES_3_4_FOLDER, TOPK_BYTES_5_FOLDER)
-# thresholdv at the same 0.195%: its first run, whose threshold could not come down.
-THRESHOLDV, THRESHOLDV_FIRST_FOLDER = "fixed-0.00195-thresholdv-lr-0.2", "seed-1-150-thresholdv-0.00195-lr-0.2"
-# And again with the compressor fixed (commit 6e16de8), then on seed 2.
-THRESHOLDV_FIXED_FOLDER = "seed-1-150-thresholdv-fixed-0.00195-lr-0.2"
-THRESHOLDV_FIXED_2_FOLDER = "seed-2-150-thresholdv-fixed-0.00195-lr-0.2"
 # Both in timing mode, priced as measured and at 2.94x and 5x for top-k's selection.
 PRICING = {"as measured": "resnet18-cpu-topk-pricing", "2.94x": "resnet18-cpu-topk-pricing-2.94x",
            "5x": "resnet18-cpu-topk-pricing-5x"}
@@ -426,101 +422,6 @@ def seed_wan_bytes(folder, label, seed):
     entry = summary_entry(folder, label)
     per_seed = {run["seed"]: run["wan_bytes"] for run in entry.get("per_seed", [])}
     return per_seed.get(seed, entry["wan_bytes"])
-
-
-class ThresholdvFirstRun(Selection):
-    """"thresholdv at the blocks' bytes": the first run's accuracy, bytes
-    against top-k's and the bytes rank 0 sent as its threshold rose."""
-
-    HEADING = "## thresholdv at the blocks' bytes"
-    SEEDS = (1,)
-    FOLDERS = (THRESHOLDV_FIRST_FOLDER, TOPK_BYTES_FOLDER)
-    LABELS = (TOPK_BYTES,)
-
-    def test_accuracy_and_bytes_against_top_k(self):
-        mine, top_k = best_to(self.runs, THRESHOLDV, 1, 150), best_to(self.runs, TOPK_BYTES, 1, 150)
-        sent = seed_wan_bytes(THRESHOLDV_FIRST_FOLDER, THRESHOLDV, 1)
-        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 1)
-        self.assertIn(f"reached {mine * 100:.2f}% by iteration 150, {(top_k - mine) * 100:.2f} points under top-k's "
-                      f"{top_k * 100:.2f}% on that seed, at {sent / top_k_sent:.3f}x top-k's WAN bytes "
-                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
-
-    def test_the_bytes_rank_0_sent(self):
-        path = os.path.join(recorded.screen_folder(THRESHOLDV_FIRST_FOLDER), THRESHOLDV, "iterations.csv")
-        with open(path) as f:
-            sent = {int(row["iteration"]): int(row["bytes_sent"]) for row in csv.DictReader(f) if row["rank"] == "0"}
-        self.assertIn(f"rank 0 sent {sent[0]:,} bytes at iteration 0, {sent[10]:,} at 10, {sent[50]:,} at 50 and "
-                      f"{sent[149]:,} at 149", self.text)
-
-
-class ThresholdvFixedRun(Selection):
-    """"With the fixed compressor, seed 1": the report against top-k at
-    0.195%, the bytes, and the reading on the one seed."""
-
-    HEADING = "### With the fixed compressor, seed 1"
-    SEEDS = (1,)
-    FOLDERS = (THRESHOLDV_FIXED_FOLDER, TOPK_BYTES_FOLDER)
-    LABELS = (TOPK_BYTES, THRESHOLDV)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
-
-    def test_the_doc_quotes_the_report(self):
-        expect_quoted_runs(self, self.report, self.LABELS, 2)
-
-    def test_the_bytes(self):
-        sent = seed_wan_bytes(THRESHOLDV_FIXED_FOLDER, THRESHOLDV, 1)
-        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 1)
-        self.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
-                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
-
-    def test_the_reading_on_one_seed(self):
-        mine, top_k = best_to(self.runs, THRESHOLDV, 1, 150), best_to(self.runs, TOPK_BYTES, 1, 150)
-        points = (top_k - mine) * 100
-        self.assertLessEqual(points, 0.5)
-        iterations = self.against["iterations, monotone"][THRESHOLDV]
-        self.assertEqual(iterations, "1.00x")
-        self.assertIn(f"its best accuracy to 150 is {mine * 100:.2f}%, {points:.2f} points under top-k's "
-                      f"{top_k * 100:.2f}%, within the reading's 0.5", self.text)
-        self.assertIn(f"at the same iteration ({recorded.reading_of(self.runs[(THRESHOLDV, 1)], 'monotone')[0]}), "
-                      f"{self.against['speedup, monotone'][THRESHOLDV]} faster", self.text)
-
-
-class ThresholdvFixedOnTwoSeeds(Selection):
-    """"With the fixed compressor, seed 2": the report against top-k at
-    0.195% on seeds 1 and 2, seed 2's bytes, and the reading the screen
-    file set (the median over the two seeds of the best accuracy to 150
-    within 0.5 points of top-k's)."""
-
-    HEADING = "### With the fixed compressor, seed 2"
-    FOLDERS = (THRESHOLDV_FIXED_FOLDER, THRESHOLDV_FIXED_2_FOLDER, TOPK_BYTES_FOLDER)
-    LABELS = (TOPK_BYTES, THRESHOLDV)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
-
-    def test_the_doc_quotes_the_report(self):
-        expect_quoted_runs(self, self.report, self.LABELS, 4)
-        self.expect_table_quoted("| quantity |")
-
-    def test_the_bytes_on_seed_2(self):
-        sent = seed_wan_bytes(THRESHOLDV_FIXED_2_FOLDER, THRESHOLDV, 2)
-        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 2)
-        self.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
-                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
-
-    def test_the_reading_on_two_seeds(self):
-        # Accuracies are whole hundredths of a percent: rounded, the median of two halves exactly.
-        under = [round((best_to(self.runs, TOPK_BYTES, seed, 150) - best_to(self.runs, THRESHOLDV, seed, 150)) * 100,
-                       2) for seed in self.SEEDS]
-        median = statistics.median(under)
-        verdict = "within" if median <= 0.5 else "not within"
-        self.assertIn(f"its best accuracy to 150 is {median:.2f} points under top-k's by the median over seeds 1 and "
-                      f"2 ({under[0]:.2f} and {under[1]:.2f}), {verdict} the reading's 0.5", self.text)
 
 
 if __name__ == "__main__":
