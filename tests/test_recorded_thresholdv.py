@@ -29,6 +29,14 @@ THRESHOLDV_FIXED_FOLDER = "seed-1-150-thresholdv-fixed-0.00195-lr-0.2"
 THRESHOLDV_FIXED_2_FOLDER = "seed-2-150-thresholdv-fixed-0.00195-lr-0.2"
 
 
+def expect_bytes_against_top_k(test, folder, seed):
+    """The section quotes `folder`'s thresholdv WAN bytes on `seed` against top-k's at 0.195%."""
+    sent = seed_wan_bytes(folder, THRESHOLDV, seed)
+    top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, seed)
+    test.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
+                  f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", test.text)
+
+
 class ThresholdvFirstRun(Selection):
     """"thresholdv at the blocks' bytes": the first run's accuracy, bytes
     against top-k's and the bytes rank 0 sent as its threshold rose."""
@@ -64,20 +72,13 @@ class ThresholdvFixedRun(Selection):
     SEEDS = (1,)
     FOLDERS = (THRESHOLDV_FIXED_FOLDER, TOPK_BYTES_FOLDER)
     LABELS = (TOPK_BYTES, THRESHOLDV)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
+    REPORT_AGAINST = TOPK_BYTES
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 2)
 
     def test_the_bytes(self):
-        sent = seed_wan_bytes(THRESHOLDV_FIXED_FOLDER, THRESHOLDV, 1)
-        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 1)
-        self.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
-                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
+        expect_bytes_against_top_k(self, THRESHOLDV_FIXED_FOLDER, 1)
 
     def test_the_reading_on_one_seed(self):
         mine, top_k = best_to(self.runs, THRESHOLDV, 1, 150), best_to(self.runs, TOPK_BYTES, 1, 150)
@@ -101,21 +102,14 @@ class ThresholdvFixedOnTwoSeeds(Selection):
     HEADING = "### With the fixed compressor, seed 2"
     FOLDERS = (THRESHOLDV_FIXED_FOLDER, THRESHOLDV_FIXED_2_FOLDER, TOPK_BYTES_FOLDER)
     LABELS = (TOPK_BYTES, THRESHOLDV)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
+    REPORT_AGAINST = TOPK_BYTES
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 4)
         self.expect_table_quoted("| quantity |")
 
     def test_the_bytes_on_seed_2(self):
-        sent = seed_wan_bytes(THRESHOLDV_FIXED_2_FOLDER, THRESHOLDV, 2)
-        top_k_sent = seed_wan_bytes(TOPK_BYTES_FOLDER, TOPK_BYTES, 2)
-        self.assertIn(f"{sent / top_k_sent:.3f}x top-k's WAN bytes over the 150 iterations "
-                      f"({sent / 1e6:.2f} MB against {top_k_sent / 1e6:.2f} MB", self.text)
+        expect_bytes_against_top_k(self, THRESHOLDV_FIXED_2_FOLDER, 2)
 
     def test_the_reading_on_two_seeds(self):
         # Accuracies are whole hundredths of a percent: rounded, the median of two halves exactly.

@@ -37,6 +37,14 @@ RULE_SEED_FOLDERS = {1: RULE_FOLDERS[0], 2: RULE_FOLDERS[1], 3: RULE_FOLDERS_3_5
                      5: RULE_FOLDERS_3_5[1]}
 
 
+def rule_against_best(report):
+    """The rule's monotone cell of the report's ratio table, "1.01x (0.98-1.05)",
+    with its median ratio and the per-seed low and high as text."""
+    cell = recorded.ratio_table(report)["monotone"][RULE]
+    low, high = cell.split("(")[1].rstrip(")").split("-")
+    return cell, float(cell.split("x")[0]), low, high
+
+
 def densities_to_150(folder, seed):
     """The rule's density at each tick to iteration 150 (control.csv) of a
     recorded run (a folder of several seeds keeps each in seed-N/)."""
@@ -88,22 +96,15 @@ class RuleWithTopK(Selection):
     HEADING = "## Seeds 1 and 2"
     FOLDERS = (*RULE_FOLDERS, TOPK_BYTES_FOLDER)
     LABELS = (TOPK_BYTES, RULE)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
+    REPORT_AGAINST = TOPK_BYTES
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 4)
 
     def test_the_reading_set_before_the_runs(self):
-        ratios = recorded.ratio_table(self.report)["monotone"]
-        self.assertEqual(ratios["best"].split(" ")[0], TOPK_BYTES)
-        cell = ratios[RULE]  # "1.01x (0.98-1.05)": the rule's TTA over the best fixed density's, per seed
+        self.assertEqual(recorded.ratio_table(self.report)["monotone"]["best"].split(" ")[0], TOPK_BYTES)
+        cell, ratio, low, high = rule_against_best(self.report)  # the rule's TTA over the best fixed density's
         self.assertNotIn("not reached", cell)
-        ratio = float(cell.split("x")[0])
-        low, high = cell.split("(")[1].rstrip(")").split("-")
         self.assertIn(f"the rule takes {ratio:.2f}x fixed top-k's TTA at 0.195% by the median of the fit, "
                       f"{'within' if ratio <= 1.1 else 'not within'} the controller's 1.1x ({low}x and {high}x per "
                       f"seed)", self.text)
@@ -136,11 +137,7 @@ class RuleWithTopKOnFiveSeeds(Selection):
     HEADING = "## Seeds 3 to 5"
     FOLDERS = unique((*RULE_FOLDERS, *RULE_FOLDERS_3_5, *TOPK_BYTES_FOLDERS))
     LABELS = (TOPK_BYTES, RULE)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.report_on(cls.FOLDERS, TOPK_BYTES)
+    REPORT_AGAINST = TOPK_BYTES
 
     def test_the_doc_quotes_the_report(self):
         expect_quoted_runs(self, self.report, self.LABELS, 10)
@@ -148,17 +145,14 @@ class RuleWithTopKOnFiveSeeds(Selection):
         self.expect_table_quoted("| quantity |")
 
     def test_the_reading_set_before_the_runs(self):
-        cell = recorded.ratio_table(self.report)["monotone"][RULE]
+        cell, ratio, low, high = rule_against_best(self.report)
         self.assertNotIn("not reached", cell)
-        ratio = float(cell.split("x")[0])
-        low, high = cell.split("(")[1].rstrip(")").split("-")
         self.assertLessEqual(ratio, 1.1)
         self.assertIn(f"over five seeds the rule takes {ratio:.2f}x the candidate's TTA by the median of the fit, "
                       f"within the controller's 1.1x ({low}x to {high}x per seed)", self.text)
 
     def test_what_is_open_and_readme_quote_it(self):
-        cell = recorded.ratio_table(self.report)["monotone"][RULE]
-        low, high = cell.split("(")[1].rstrip(")").split("-")
+        cell, _, low, high = rule_against_best(self.report)
         self.assertIn(f"took {cell.split(' ')[0]} the candidate's TTA by the fit over five CPU validation seeds "
                       f"({low}x to {high}x;", recorded.flowing(recorded.read(os.path.join("docs", "paper-tta-open.md"))))
         self.assertIn(f"and with exact top-k {cell.split(' ')[0]} the top-k candidate over five",
