@@ -252,8 +252,8 @@ void price_run_compressor(const util::YamlField& cpu, const std::string& compres
   if (cpu.has(kCurvesByCompressor)) {
     const auto table = cpu.at(kCurvesByCompressor);
     table.require_map();
+    const auto own_curves = compress::compressors_with_own_curves();
     for (const auto& name : table.keys()) {
-      const auto own_curves = compress::compressors_with_own_curves();
       if (std::find(own_curves.begin(), own_curves.end(), name) == own_curves.end())
         table.fail(fmt::format("'{}' is not a compressor with a curve of its own here ({}; "
                                "thresholdv16's is compress_ns_per_element_at_density)",

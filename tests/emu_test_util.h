@@ -78,6 +78,27 @@ inline sockaddr_in address_of(const std::string& host, uint16_t port) {
   return a;
 }
 
+// A UDP socket opened inside `netns` (it stays there).
+inline int udp_socket_in(const std::string& netns) {
+  NetnsScope inside(netns);
+  return socket(AF_INET, SOCK_DGRAM, 0);
+}
+
+// A UDP socket inside `netns` bound to `port` on every address there, its
+// receives timing out after `timeout`; throws "<what> bind: ..." when the
+// port cannot be had.
+inline int bound_udp_receiver(const std::string& netns, uint16_t port, timeval timeout, const std::string& what) {
+  const int receiver = udp_socket_in(netns);
+  const sockaddr_in any = address_of("0.0.0.0", port);
+  if (bind(receiver, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0) {
+    const std::string error = std::strerror(errno);
+    close(receiver);
+    throw std::runtime_error(what + " bind: " + error);
+  }
+  setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  return receiver;
+}
+
 // One TCP connection from `client_netns` to `server_netns`:`address`:`port`
 // whose receiving end reads all the time, on a thread of its own, and
 // counts the stream bytes. The sending socket is the owner's to write to;
@@ -199,23 +220,12 @@ class PacedUdpFlow {
  public:
   PacedUdpFlow(const std::string& server_netns, const std::string& address, const std::string& client_netns,
                uint16_t port, traces::Trace trace, double factor)
-      : trace_(std::move(trace)), factor_(factor), to_(address_of(address, port)) {
-    {
-      NetnsScope inside(server_netns);
-      receiver_ = socket(AF_INET, SOCK_DGRAM, 0);
-    }
-    const sockaddr_in any = address_of("0.0.0.0", port);
-    if (bind(receiver_, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0) {
-      const std::string error = std::strerror(errno);
-      close(receiver_);
-      throw std::runtime_error("paced UDP flow bind: " + error);
-    }
-    timeval timeout{0, 100'000};  // lets the drain thread see stop()
-    setsockopt(receiver_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    {
-      NetnsScope inside(client_netns);
-      sender_ = socket(AF_INET, SOCK_DGRAM, 0);
-    }
+      : trace_(std::move(trace)),
+        factor_(factor),
+        to_(address_of(address, port)),
+        // The timeout lets the drain thread see stop().
+        receiver_(bound_udp_receiver(server_netns, port, timeval{0, 100'000}, "paced UDP flow")),
+        sender_(udp_socket_in(client_netns)) {
     drain_ = std::thread([this] { drain(); });
     pace_ = std::thread([this] { send_paced(); });
   }
@@ -321,20 +331,8 @@ class ExchangeLoop {
 // `interval_s` apart. Returns them in seconds, in arrival order.
 inline std::vector<double> one_way_delays(const std::string& from_netns, const std::string& to_netns,
                                           const std::string& address, uint16_t port, int count, double interval_s) {
-  int receiver = -1, sender = -1;
-  {
-    NetnsScope inside(to_netns);
-    receiver = socket(AF_INET, SOCK_DGRAM, 0);
-  }
-  const sockaddr_in any = address_of("0.0.0.0", port);
-  if (bind(receiver, reinterpret_cast<const sockaddr*>(&any), sizeof(any)) != 0)
-    throw std::runtime_error(std::string("probe bind: ") + std::strerror(errno));
-  timeval timeout{2, 0};
-  setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  {
-    NetnsScope inside(from_netns);
-    sender = socket(AF_INET, SOCK_DGRAM, 0);
-  }
+  const int receiver = bound_udp_receiver(to_netns, port, timeval{2, 0}, "probe");
+  const int sender = udp_socket_in(from_netns);
   std::vector<double> delays;
   std::thread listen_thread([&] {
     for (int i = 0; i < count; ++i) {

@@ -24,7 +24,6 @@ inline constexpr double kCompressDensities[] = {0.001, 0.01, 0.05, 0.2, 0.5};
 // (density, ns per scanned element), densities increasing.
 using CompressCurve = std::vector<std::pair<double, double>>;
 
-
 struct KernelNs {
   double gather = 0, copy = 0, view = 0, optimize_index = 0, optimize_dense = 0, topk = 0;
   CompressCurve compress;  // thresholdv16
