@@ -3,14 +3,10 @@
 // also hosts the store), train a small model on disjoint synthetic shards.
 // Checked against a single-process reference that averages every worker's
 // gradient by hand and steps torch::optim::SGD.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -25,18 +21,17 @@
 #include <memory>
 #include <thread>
 
+#include "c10d_test_util.h"
 #include "core/c10d/gloo_ddp.h"
 #include "core/c10d/gloo_group.h"
-#include "free_port.h"
 #include "core/data/dataset.h"
 #include "core/data/sampler.h"
 #include "core/data/synthetic.h"
 #include "core/model/model.h"
+#include "free_port.h"
 
 namespace st::c10d_ddp {
 namespace {
-
-using ::testing::HasSubstr;
 
 class OneThread : public ::testing::Environment {
  public:
@@ -44,16 +39,9 @@ class OneThread : public ::testing::Environment {
 };
 const auto* const kThreads = ::testing::AddGlobalTestEnvironment(new OneThread);
 
-using test::free_port;
-
-GlooGroupOptions loopback(int rank, int world_size, uint16_t port, int timeout_ms = 20000) {
-  GlooGroupOptions options;
-  options.rank = rank;
-  options.world_size = world_size;
-  options.master_port = port;
-  options.timeout = std::chrono::milliseconds(timeout_ms);
-  return options;
-}
+using st::test::free_port;
+using test::loopback;
+using test::run_ranks;
 
 struct Scenario {
   std::string model = "mlp";
@@ -98,25 +86,6 @@ std::vector<std::vector<data::Batch>> batches_of_rank(const Scenario& s, int ran
   for (int step = 0; step < s.steps; ++step)
     for (auto& stream : streams) batches[step].push_back(synthetic_train().get_batch(stream.next(s.batch_size)));
   return batches;
-}
-
-// Runs body(rank, port) on one thread per rank, each with its own
-// GlooGroup; returns each rank's error message ("" when it succeeded).
-std::vector<std::string> run_ranks(int world_size, const std::function<void(int rank, uint16_t port)>& body) {
-  const uint16_t port = free_port();
-  std::vector<std::string> errors(world_size);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < world_size; ++r) {
-    ranks.emplace_back([&, r] {
-      try {
-        body(r, port);
-      } catch (const std::exception& error) {
-        errors[r] = error.what();
-      }
-    });
-  }
-  for (std::thread& rank : ranks) rank.join();
-  return errors;
 }
 
 std::vector<at::Tensor> buffers_of(const model::Model& model) {
@@ -344,66 +313,6 @@ TEST(DdpGloo, ReducerRefusesSeveralLocalWorkersAndBatchCountsMustMatch) {
   GlooDdp ddp(group, two);
   EXPECT_EQ(ddp.engine(), GradientEngine::kBucketedAllreduce);
   EXPECT_THROW(ddp.train_step(synthetic_train().get_range(0, 8)), std::invalid_argument);
-}
-
-// Expects connect() to fail with a GlooGroupError mentioning every fragment,
-// no later than `bound` after the start.
-void expect_connect_fails(const GlooGroupOptions& options, const std::vector<std::string>& fragments,
-                          std::chrono::milliseconds bound) {
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    GlooGroup::connect(options);
-    ADD_FAILURE() << "connect() succeeded";
-  } catch (const GlooGroupError& error) {
-    for (const std::string& fragment : fragments) EXPECT_THAT(error.what(), HasSubstr(fragment));
-  }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, bound);
-}
-
-TEST(GlooGroup, NobodyListeningOnTheMasterPortFailsWithinTheTimeout) {
-  const uint16_t port = free_port();
-  const auto options = loopback(1, 2, port, 2500);
-  expect_connect_fails(options, {"rank 1 of 2", "127.0.0.1:" + std::to_string(port), "2500 ms"},
-                       std::chrono::milliseconds(2500 + 3000));
-}
-
-TEST(GlooGroup, UnresolvableMasterAddressFailsWithinTheTimeout) {
-  auto options = loopback(1, 2, 29999, 1500);
-  options.master_addr = "no-such-host.invalid";
-  expect_connect_fails(options, {"rank 1 of 2", "no-such-host.invalid:29999", "cannot resolve"},
-                       std::chrono::milliseconds(1500 + 5000));
-}
-
-TEST(GlooGroup, RankZeroWithoutPeersFailsWithinTheTimeout) {
-  expect_connect_fails(loopback(0, 2, free_port(), 1000), {"rank 0 of 2", "only 1 of 2 ranks joined"},
-                       std::chrono::milliseconds(1000 + 3000));
-}
-
-TEST(GlooGroup, RejectsInvalidOptions) {
-  expect_connect_fails(loopback(2, 2, 29500), {"rank must be in [0, world_size)"}, std::chrono::milliseconds(1000));
-  auto both_devices = loopback(0, 1, 29500);
-  both_devices.device_interface = "lo";
-  both_devices.device_hostname = "127.0.0.1";
-  expect_connect_fails(both_devices, {"not both"}, std::chrono::milliseconds(1000));
-}
-
-TEST(GlooGroup, LoopbackMasterPutsTheGlooDeviceOnLoopback) {
-  auto options = loopback(0, 1, 29500);
-  EXPECT_EQ(default_device_address(options), "127.0.0.1");
-  options.master_addr = "localhost";
-  EXPECT_EQ(default_device_address(options), "127.0.0.1");
-}
-
-TEST(GlooGroup, TwoRanksMeetAndPassABarrier) {
-  const auto errors = run_ranks(2, [](int r, uint16_t port) {
-    auto options = loopback(r, 2, port);
-    if (r == 1) options.device_interface = "lo";  // by interface name instead of the loopback default
-    GlooGroup group = GlooGroup::connect(options);
-    EXPECT_EQ(group.rank(), r);
-    EXPECT_EQ(group.device_address(), r == 1 ? "lo" : "127.0.0.1");
-    group.barrier();
-  });
-  EXPECT_EQ(errors, std::vector<std::string>(2, ""));
 }
 
 // One rank per process, the way the baseline really runs: the test binary
