@@ -12,13 +12,15 @@ computed here from the runs. Standard library only.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_recorded_results as recorded  # noqa: E402  (its ROOT reads the same argv)
+from test_recorded_accuracy_gap import expect_gap_table  # noqa: E402
+from test_recorded_rates import expect_quoted_runs  # noqa: E402
+from test_recorded_rule_at_0_2 import gaps_to_ddp  # noqa: E402
 
 ROOT = recorded.ROOT
 DOC = os.path.join("docs", "paper-tta-resnet18-cpu-test.md")
@@ -30,13 +32,6 @@ SEEDS = (1, 2, 3)
 POINTS_BOUND, ITERATIONS_BOUND, SPEEDUP_BOUND = 1.0, 1.5, 104.0
 
 
-def best_to(run, iteration):
-    """A gathered run's best evaluation to `iteration` (which it must reach), in percent."""
-    iterations, _, accuracies, _ = recorded.monotone_tta.up_to(run["evaluations"], iteration)
-    assert iterations[-1] == iteration, iteration
-    return max(accuracies) * 100
-
-
 def leading_figure(cell):
     """1.00 of "1.00x (0.86-1.25)"."""
     return float(cell.split("x")[0])
@@ -46,23 +41,18 @@ class CandidateOnTestData(unittest.TestCase):
     """"The candidate against ddp on test data": the report, the best
     accuracies, and the reading's three bounds."""
 
+    SEEDS = SEEDS  # expect_gap_table reads the class's seeds, runs, gaps and medians
+
     @classmethod
     def setUpClass(cls):
         cls.section = recorded.doc_section(recorded.read(DOC), "## The candidate against ddp on test data")
         cls.text = recorded.flowing(cls.section)
-        out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), FOLDER, "--seeds",
-                              ",".join(map(str, SEEDS)), "--whole-runs", "--against", "ddp"],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise AssertionError(out.stderr)
-        cls.report = out.stdout
+        cls.report = recorded.monotone_report_at([FOLDER], "--seeds", ",".join(map(str, SEEDS)), "--whole-runs",
+                                                 "--against", "ddp")
         cls.against = recorded.against_rows(recorded.against_table(cls.report))
-        cls.runs = recorded.run_folders.gather([recorded.run_folders.folder_spec(FOLDER)])[0]
-        cls.best = {(label, seed): best_to(cls.runs[(label, seed)], 150) for label in ("ddp", CANDIDATE)
-                    for seed in SEEDS}
-        # Accuracies are whole hundredths of a percent on 2000 samples: the
-        # gaps are rounded to them before the median.
-        cls.gaps = [round(cls.best[(CANDIDATE, seed)] - cls.best[("ddp", seed)], 2) for seed in SEEDS]
+        cls.runs = recorded.gathered_at([FOLDER])
+        cls.gaps = {CANDIDATE: gaps_to_ddp(cls.runs, CANDIDATE, SEEDS)}
+        cls.median = {CANDIDATE: statistics.median(cls.gaps[CANDIDATE])}
 
     def test_every_run_is_the_scenario_files(self):
         self.assertEqual(sorted(self.runs), sorted((label, seed) for label in ("ddp", CANDIDATE) for seed in SEEDS))
@@ -72,16 +62,10 @@ class CandidateOnTestData(unittest.TestCase):
             self.assertEqual(settings(f.read()), settings(recorded.read(SCENARIO)))
 
     def test_the_doc_quotes_the_report(self):
-        readings = recorded.run_rows(self.report, ("ddp", CANDIDATE))
-        self.assertEqual(len(readings), 2 * len(SEEDS))
-        self.assertEqual(recorded.run_rows(self.section, ("ddp", CANDIDATE)), readings)
-        self.assertIn("\n".join(recorded.against_table(self.report)), self.section)
+        expect_quoted_runs(self, self.report, ("ddp", CANDIDATE), 2 * len(SEEDS))
 
     def test_the_best_accuracies_against_ddp(self):
-        for seed, gap in zip(SEEDS, self.gaps):
-            self.assertIn(f"| {seed} | {self.best[('ddp', seed)]:.2f}% | {self.best[(CANDIDATE, seed)]:.2f}% "
-                          f"({gap:+.2f}) |", self.section)
-        self.assertIn(f"| median | | {statistics.median(self.gaps):+.2f} |", self.section)
+        expect_gap_table(self, (CANDIDATE,))
 
     def test_the_iteration_times(self):
         with open(os.path.join(FOLDER, "summary.json")) as f:
@@ -91,7 +75,7 @@ class CandidateOnTestData(unittest.TestCase):
                       f"an iteration-time ratio of {ddp / mine:.1f}x", self.text)
 
     def test_the_reading_bound_by_bound(self):
-        under = -statistics.median(self.gaps)
+        under = -self.median[CANDIDATE]
         iterations = self.against["iterations, monotone"][CANDIDATE]
         speedup = self.against["speedup, monotone"][CANDIDATE]
         verdicts = (

@@ -85,9 +85,14 @@ def screen_folder(name):
     return os.path.join(CPU_SCREEN, "resnet18-cpu-warmup-screen-" + name)
 
 
+def gathered_at(paths):
+    """{(label, seed): run} over results folders (paths), as analysis/monotone_tta.py gathers them."""
+    return run_folders.gather([run_folders.folder_spec(path) for path in paths])[0]
+
+
 def gathered(folders):
-    """{(label, seed): run} over the screen folders, as analysis/monotone_tta.py gathers them."""
-    return run_folders.gather([run_folders.folder_spec(screen_folder(f)) for f in folders])[0]
+    """gathered_at over the screen folders."""
+    return gathered_at([screen_folder(f) for f in folders])
 
 
 def reading_of(run, reading, last=None, target=0.85):
@@ -99,13 +104,18 @@ def reading_of(run, reading, last=None, target=0.85):
     return monotone_tta.readings(evaluations, target)[reading]
 
 
-def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
-    folders = [screen_folder(f) for f in folders]
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *folders, *extra],
+def monotone_report_at(paths, *extra):
+    """analysis/monotone_tta.py's report on results folders (paths), with `extra` arguments."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "monotone_tta.py"), *paths, *extra],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise AssertionError(out.stderr)
     return out.stdout
+
+
+def monotone_report(*extra, folders=CPU_SCREEN_FOLDERS):
+    """monotone_report_at over the screen folders."""
+    return monotone_report_at([screen_folder(f) for f in folders], *extra)
 
 
 def table_cells(line):
